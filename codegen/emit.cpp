@@ -1,0 +1,291 @@
+#include "codegen/emit.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kiln {
+
+const char* glsl_compute_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF16: return "float";
+    case DType::kI32: return "int";
+    case DType::kI64: return "int64_t";
+    case DType::kBool: return "bool";
+  }
+  unreachable("bad dtype");
+}
+
+const char* glsl_storage_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "float";
+    case DType::kF16: return "float16_t";
+    case DType::kI32: return "int";
+    case DType::kI64: return "int64_t";
+    case DType::kBool: return "uint8_t";
+  }
+  unreachable("bad dtype");
+}
+
+std::string glsl_convert(const std::string& expr, DType from, DType to) {
+  std::string ft = glsl_compute_type(from), tt = glsl_compute_type(to);
+  if (ft == tt) return expr;
+  if (to == DType::kBool) return "(" + expr + " != " + ft + "(0))";
+  if (from == DType::kBool) return "((" + expr + ") ? " + tt + "(1) : " + tt + "(0))";
+  return tt + "(" + expr + ")";
+}
+
+std::string glsl_literal(double value, DType dtype) {
+  char buf[64];
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF16:
+      if (std::isnan(value)) return "uintBitsToFloat(0x7fc00000u)";
+      if (std::isinf(value)) return value > 0 ? "KILN_INF" : "(-KILN_INF)";
+      std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(static_cast<float>(value)));
+      return buf;
+    case DType::kI32:
+      std::snprintf(buf, sizeof buf, "int(%d)", static_cast<int32_t>(value));
+      return buf;
+    case DType::kI64:
+      std::snprintf(buf, sizeof buf, "int64_t(%lldl)", static_cast<long long>(value));
+      return buf;
+    case DType::kBool: return value != 0 ? "true" : "false";
+  }
+  unreachable("bad dtype");
+}
+
+Emitter::Emitter(const Graph& graph, const FusionDecision& fusion, bool vec4)
+    : graph_(graph), fusion_(fusion), vec4_(vec4) {}
+
+std::string Emitter::vtype(DType dtype) const {
+  return vec4_ ? "vec4" : glsl_compute_type(dtype);
+}
+
+std::string Emitter::fresh(const std::string& prefix) { return prefix + std::to_string(counter_++); }
+
+void Emitter::note_dtype(DType d) {
+  if (d == DType::kI64) int64_ = true;
+  if (d == DType::kF16) f16_ = true;
+  if (d == DType::kBool) i8_ = true;
+  if (vec4_ && d != DType::kF32) failed_ = true;
+}
+
+int Emitter::binding(NodeId node) {
+  for (size_t i = 0; i < bindings_.size(); ++i)
+    if (bindings_[i] == node) return static_cast<int>(i);
+  bindings_.push_back(node);
+  vec_use_.push_back(false);
+  scalar_use_.push_back(false);
+  note_dtype(graph_.node(node).meta.dtype);
+  return static_cast<int>(bindings_.size() - 1);
+}
+
+std::string Emitter::declarations() const {
+  std::string s;
+  for (size_t i = 0; i < bindings_.size(); ++i) {
+    DType dt = graph_.node(bindings_[i]).meta.dtype;
+    std::string qual = i == 0 ? "" : "readonly ";
+    std::string b = std::to_string(i);
+    // Binding 0 (the output) is always declared so the interface is stable.
+    if (scalar_use_[i] || (i == 0 && !vec_use_[i]))
+      s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b + " { " +
+           glsl_storage_type(dt) + " data[]; } b" + b + ";\n";
+    if (vec_use_[i])
+      s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b +
+           "v { vec4 data[]; } b" + b + "v;\n";
+  }
+  return s;
+}
+
+Index Emitter::broadcast_index(const Index& index, const Shape& out_shape, const Shape& in_shape) {
+  Index in(in_shape.size());
+  size_t offset = out_shape.size() - in_shape.size();
+  for (size_t d = 0; d < in_shape.size(); ++d)
+    in[d] = in_shape[d] == 1 ? IndexExpr{"0u", 0} : index[d + offset];
+  return in;
+}
+
+Index Emitter::decompose(const std::string& linear, const Shape& shape, const std::string& prefix,
+                         int last_lane) {
+  Index index(shape.size());
+  std::vector<int64_t> strides = contiguous_strides(shape);
+  for (size_t k = 0; k < shape.size(); ++k) {
+    int lane = k + 1 == shape.size() ? last_lane : 0;
+    if (shape[k] == 1) {
+      index[k] = {"0u", 0};
+      continue;
+    }
+    std::string e = linear;
+    if (strides[k] != 1) e = "(" + e + " / " + std::to_string(strides[k]) + "u)";
+    if (k != 0) e = "(" + e + " % " + std::to_string(shape[k]) + "u)";
+    std::string var = prefix + std::to_string(k);
+    add_statement("const uint " + var + " = " + e + ";");
+    index[k] = {var, lane};
+  }
+  return index;
+}
+
+Index Emitter::view_input_index(const Node& n, const Index& index) {
+  const Shape& in_shape = graph_.node(n.inputs[0]).meta.shape;
+  const Shape& out_shape = n.meta.shape;
+  if (n.op == OpKind::Permute) {
+    Index in(in_shape.size());
+    for (size_t i = 0; i < n.attrs.dims.size(); ++i) in[n.attrs.dims[i]] = index[i];
+    return in;
+  }
+  if (n.op == OpKind::Expand) return broadcast_index(index, out_shape, in_shape);
+  // Reshape.
+  if (in_shape == out_shape) return index;
+  Shape in_nz, out_nz;
+  for (Dim d : in_shape) if (d != 1) in_nz.push_back(d);
+  for (Dim d : out_shape) if (d != 1) out_nz.push_back(d);
+  Index in(in_shape.size());
+  if (in_nz == out_nz) {  // only size-1 dims inserted or removed
+    size_t k = 0;
+    for (size_t j = 0; j < in_shape.size(); ++j) {
+      if (in_shape[j] == 1) {
+        in[j] = {"0u", 0};
+        continue;
+      }
+      while (out_shape[k] == 1) ++k;
+      in[j] = index[k++];
+    }
+    return in;
+  }
+  // General: through the row-major linear index.
+  std::vector<int64_t> cout = contiguous_strides(out_shape);
+  std::string lin;
+  bool others_zero = true;
+  for (size_t k = 0; k < out_shape.size(); ++k) {
+    if (out_shape[k] == 1) continue;
+    if (k + 1 < out_shape.size() && index[k].lane != 0) others_zero = false;
+    if (!lin.empty()) lin += " + ";
+    lin += cout[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(cout[k]) + "u";
+  }
+  if (lin.empty()) lin = "0u";
+  std::string var = fresh("l");
+  add_statement("const uint " + var + " = " + lin + ";");
+  bool keep_last = !in_shape.empty() && !out_shape.empty() && in_shape.back() == out_shape.back() &&
+                   others_zero && index.back().lane >= 0;
+  bool all_zero = others_zero && (out_shape.empty() || index.back().lane == 0);
+  Index dec = decompose(var, in_shape, fresh("r") + "_", 0);
+  for (size_t j = 0; j < in_shape.size(); ++j) {
+    dec[j].lane = all_zero ? 0 : (keep_last ? 0 : -1);
+    if (in_shape[j] == 1) dec[j].lane = 0;
+  }
+  if (keep_last) dec.back() = index.back();
+  return dec;
+}
+
+std::string Emitter::load(NodeId node, const Index& index) {
+  int b = binding(node);
+  const Node& n = graph_.node(node);
+  std::vector<int64_t> strides = contiguous_strides(n.meta.shape);
+  std::string lin;
+  for (size_t k = 0; k < index.size(); ++k) {
+    if (n.meta.shape[k] == 1) continue;
+    if (!lin.empty()) lin += " + ";
+    lin += strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
+  }
+  if (lin.empty()) lin = "0u";
+  std::string bs = "b" + std::to_string(b);
+  if (vec4_) {
+    bool others_zero = true;
+    for (size_t k = 0; k + 1 < index.size(); ++k) others_zero &= index[k].lane == 0;
+    int last = index.empty() ? 0 : index.back().lane;
+    if (others_zero && last == 1) {
+      vec_use_[b] = true;
+      return bs + "v.data[(" + lin + ") / 4u]";
+    }
+    if (others_zero && last == 0) {
+      scalar_use_[b] = true;
+      return "vec4(" + bs + ".data[" + lin + "])";
+    }
+    failed_ = true;
+    return "vec4(0)";
+  }
+  scalar_use_[b] = true;
+  std::string raw = bs + ".data[" + lin + "]";
+  switch (n.meta.dtype) {
+    case DType::kF16: return "float(" + raw + ")";
+    case DType::kBool: return "(uint(" + raw + ") != 0u)";
+    default: return raw;
+  }
+}
+
+std::string Emitter::value(NodeId id, const Index& index) {
+  std::string key = std::to_string(id);
+  for (const IndexExpr& e : index) key += "|" + e.expr;
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  const Node& n = graph_.node(id);
+  note_dtype(n.meta.dtype);
+  std::string result;
+  if (fusion_.materialize[id] && id != root_) {
+    std::string var = fresh("x");
+    add_statement("const " + vtype(n.meta.dtype) + " " + var + " = " + load(id, index) + ";");
+    result = var;
+  } else if (n.op == OpKind::Full) {
+    result = vtype(n.meta.dtype) + "(" + glsl_literal(n.attrs.scalar, n.meta.dtype) + ")";
+  } else if (is_movement(n.op)) {
+    result = value(n.inputs[0], view_input_index(n, index));
+  } else if (is_elementwise(n.op)) {
+    fused_.push_back(id);
+    std::vector<std::string> args;
+    std::vector<DType> types;
+    for (NodeId in : n.inputs) {
+      const Node& src = graph_.node(in);
+      args.push_back(value(in, broadcast_index(index, n.meta.shape, src.meta.shape)));
+      types.push_back(src.meta.dtype);
+    }
+    std::string var = fresh("v");
+    add_statement("const " + vtype(n.meta.dtype) + " " + var + " = " + op_expr(n, args, types) +
+                  ";");
+    result = var;
+  } else {
+    unreachable("reduction reached the elementwise emitter unmaterialized");
+  }
+  memo_[key] = result;
+  return result;
+}
+
+std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args,
+                             const std::vector<DType>& types) {
+  DType out = n.meta.dtype;
+  // Operand type: compares and `where` use the promoted input type; everything else the output.
+  DType operand = out;
+  if (op_category(n.op) == OpCategory::kCompare) operand = promote_types(types[0], types[1]);
+  auto arg = [&](size_t i) {
+    if (n.op == OpKind::Where && i == 0) return args[0];
+    return glsl_convert(args[i], types[i], operand);
+  };
+  std::string T = vtype(operand);
+  switch (n.op) {
+    case OpKind::Neg: return "(-" + arg(0) + ")";
+    case OpKind::Exp: return "exp(" + arg(0) + ")";
+    case OpKind::Log: return "log(" + arg(0) + ")";
+    case OpKind::Sqrt: return "sqrt(" + arg(0) + ")";
+    case OpKind::Rsqrt: return "inversesqrt(" + arg(0) + ")";
+    case OpKind::Tanh: return "kiln_tanh(" + arg(0) + ")";
+    case OpKind::Sigmoid: return "kiln_sigmoid(" + arg(0) + ")";
+    case OpKind::Relu: return "max(" + arg(0) + ", " + T + "(0))";
+    case OpKind::Gelu: return "kiln_gelu(" + arg(0) + ")";
+    case OpKind::Add: return "(" + arg(0) + " + " + arg(1) + ")";
+    case OpKind::Sub: return "(" + arg(0) + " - " + arg(1) + ")";
+    case OpKind::Mul: return "(" + arg(0) + " * " + arg(1) + ")";
+    case OpKind::Div: return "(" + arg(0) + " / " + arg(1) + ")";
+    case OpKind::Maximum: return "max(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Minimum: return "min(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Eq: return "(" + arg(0) + " == " + arg(1) + ")";
+    case OpKind::Ne: return "(" + arg(0) + " != " + arg(1) + ")";
+    case OpKind::Lt: return "(" + arg(0) + " < " + arg(1) + ")";
+    case OpKind::Le: return "(" + arg(0) + " <= " + arg(1) + ")";
+    case OpKind::Gt: return "(" + arg(0) + " > " + arg(1) + ")";
+    case OpKind::Ge: return "(" + arg(0) + " >= " + arg(1) + ")";
+    case OpKind::Where: return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+    case OpKind::Cast: return glsl_convert(args[0], types[0], out);
+    default: unreachable("not an elementwise op");
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,76 @@
+#include "codegen/fusion.h"
+
+namespace kiln {
+
+const char* fusion_rule_name(FusionRule rule) {
+  switch (rule) {
+    case FusionRule::kGraphOutput: return "graph_output";
+    case FusionRule::kReduceBoundary: return "reduce_boundary";
+    case FusionRule::kMultiConsumer: return "multi_consumer";
+    case FusionRule::kUnfused: return "unfused";
+    case FusionRule::kInlinePointwise: return "inline_pointwise";
+    case FusionRule::kInlineView: return "inline_view";
+    case FusionRule::kInlineLiteral: return "inline_literal";
+  }
+  return "?";
+}
+
+bool rule_inline_view(const Node& n) { return is_movement(n.op); }
+bool rule_inline_literal(const Node& n) { return n.op == OpKind::Full; }
+bool rule_multi_consumer(const Node& n, int uses) { return is_elementwise(n.op) && uses > 1; }
+
+FusionDecision decide_fusion(const Graph& graph, bool fuse) {
+  const size_t n = graph.size();
+  FusionDecision d;
+  d.materialize.assign(n, false);
+  d.rule.assign(n, FusionRule::kInlinePointwise);
+  std::vector<bool> is_output(n, false);
+  for (NodeId o : graph.outputs()) is_output[o] = true;
+  // Effective consumers: a view folds into each of its consumers, so a producer read through a
+  // view is read once per consumer of that view.
+  std::vector<int> uses(n, 0);
+  for (NodeId o : graph.outputs()) ++uses[o];
+  for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
+    int weight = (rule_inline_view(*it) && !is_output[it->id]) ? uses[it->id] : 1;
+    for (NodeId in : it->inputs) uses[in] += weight;
+  }
+
+  for (const Node& node : graph.nodes()) {
+    if (node.op == OpKind::Input || node.op == OpKind::Constant) {
+      d.materialize[node.id] = true;  // already a buffer
+      continue;
+    }
+    FusionRule rule;
+    bool mat;
+    if (is_output[node.id]) {
+      rule = FusionRule::kGraphOutput, mat = true;
+    } else if (rule_inline_literal(node)) {
+      rule = FusionRule::kInlineLiteral, mat = false;
+    } else if (rule_inline_view(node)) {
+      rule = FusionRule::kInlineView, mat = false;
+    } else if (is_reduce(node.op)) {
+      rule = FusionRule::kReduceBoundary, mat = true;
+    } else if (!fuse) {
+      rule = FusionRule::kUnfused, mat = true;
+    } else if (rule_multi_consumer(node, uses[node.id])) {
+      rule = FusionRule::kMultiConsumer, mat = true;
+    } else {
+      rule = FusionRule::kInlinePointwise, mat = false;
+    }
+    d.materialize[node.id] = mat;
+    d.rule[node.id] = rule;
+  }
+  return d;
+}
+
+std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& d) {
+  std::string s;
+  for (const Node& node : graph.nodes()) {
+    if (node.op == OpKind::Input || node.op == OpKind::Constant) continue;
+    s += "%" + std::to_string(node.id) + " " + op_name(node.op) + ": " +
+         fusion_rule_name(d.rule[node.id]) + (d.materialize[node.id] ? " (stored)" : "") + "\n";
+  }
+  return s;
+}
+
+}  // namespace kiln

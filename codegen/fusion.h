@@ -1,0 +1,39 @@
+/// \file fusion.h
+/// The fusion pass: decides, from producer->consumer dependencies, which compute nodes are
+/// materialized (kernel roots, written to memory) and which are folded into their consumers.
+/// Every decision is one of the named legality rules below, each a separately tested predicate.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace kiln {
+
+enum class FusionRule {
+  kGraphOutput,       // a graph output is written to memory
+  kReduceBoundary,    // a reduction is a kernel root (its prologue folds into its loads)
+  kMultiConsumer,     // elementwise node read by several consumers: computed once, stored
+  kUnfused,           // fusion disabled: every compute op is its own kernel
+  kInlinePointwise,   // elementwise/view node with one consumer folds into it
+  kInlineView,        // views never copy: folded into index math of every consumer
+  kInlineLiteral,     // `full` becomes a literal
+};
+const char* fusion_rule_name(FusionRule rule);
+
+struct FusionDecision {
+  std::vector<bool> materialize;  // per node; sources (input/constant) are always buffers
+  std::vector<FusionRule> rule;   // why, per compute node
+};
+
+/// Rule predicates (exposed for unit tests).
+bool rule_inline_view(const Node& n);
+bool rule_inline_literal(const Node& n);
+bool rule_multi_consumer(const Node& n, int uses);
+
+FusionDecision decide_fusion(const Graph& graph, bool fuse);
+/// "%3 mul: inline_pointwise" lines.
+std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& d);
+
+}  // namespace kiln

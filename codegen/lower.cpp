@@ -1,0 +1,207 @@
+#include "codegen/lower.h"
+
+#include <algorithm>
+
+#include "codegen/emit.h"
+#include "codegen/fusion.h"
+#include "codegen/spirv.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint32_t kElementwiseLocalSize = 256;
+constexpr uint32_t kWorkgroupReduceMinR = 128;  // below this, one invocation per output
+
+uint32_t groups_for(int64_t work, uint32_t local_size, const TargetCaps& caps) {
+  int64_t g = (work + local_size - 1) / local_size;
+  return static_cast<uint32_t>(std::min<int64_t>(g, caps.max_workgroup_count_x));
+}
+
+std::string extensions(const Emitter& e) {
+  std::string s;
+  if (e.needs_int64()) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
+  if (e.needs_16bit()) s += "#extension GL_EXT_shader_16bit_storage : require\n";
+  if (e.needs_8bit()) s += "#extension GL_EXT_shader_8bit_storage : require\n";
+  return s;
+}
+
+Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& caps) {
+  if (e.needs_int64() && !caps.shader_int64)
+    return unimplemented(name + ": the device has no shaderInt64 (i64 tensors)");
+  if (e.needs_16bit() && !caps.storage_buffer_16bit)
+    return unimplemented(name + ": the device has no 16-bit storage (f16 tensors)");
+  if (e.needs_8bit() && !caps.storage_buffer_8bit)
+    return unimplemented(name + ": the device has no 8-bit storage (bool tensors)");
+  return {};
+}
+
+/// Elementwise root: vec4 when every value is f32 and every load is contiguous or broadcast
+/// along the innermost dim; otherwise scalar.
+Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                    const CodegenOptions& opt, bool vec4) {
+  const Node& n = g.node(root);
+  Emitter e(g, fusion, vec4);
+  e.set_root(root);
+  e.bind_output(root);
+  std::string body;
+  Index index = e.decompose(vec4 ? "(g * 4u)" : "g", n.meta.shape, "i", vec4 ? 1 : 0);
+  std::string v = e.value(root, index);
+  if (vec4) {
+    e.add_statement("b0v.data[g] = " + v + ";");
+    e.store_output_vec4();
+  } else {
+    std::string store = glsl_convert(v, n.meta.dtype, n.meta.dtype);
+    if (n.meta.dtype == DType::kF16) store = "float16_t(" + v + ")";
+    if (n.meta.dtype == DType::kBool) store = "uint8_t((" + v + ") ? 1u : 0u)";
+    e.add_statement("b0.data[g] = " + store + ";");
+  }
+  if (e.failed()) return unimplemented("not vectorisable");
+  Kernel k;
+  k.variant = vec4 ? KernelVariant::kElementwiseVec4 : KernelVariant::kElementwise;
+  int64_t work = vec4 ? n.meta.numel() / 4 : n.meta.numel();
+  k.local_size = std::min(kElementwiseLocalSize, opt.caps.max_workgroup_invocations);
+  k.groups = {groups_for(work, k.local_size, opt.caps), 1, 1};
+  std::string kernel_src = e.declarations() + "\nvoid kiln_element(uint g) {\n" + e.take_body() + "}\n";
+  k.root = root;
+  k.bindings = e.bindings();
+  k.fused_nodes = e.fused_nodes();
+  k.name = op_name(n.op);
+  KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
+  KILN_ASSIGN_OR_RETURN(
+      k.glsl, preprocess_glsl("elementwise.comp",
+                              {{"KILN_LOCAL_SIZE", std::to_string(k.local_size)},
+                               {"KILN_TOTAL", std::to_string(work) + "u"}},
+                              {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
+  return k;
+}
+
+Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt) {
+  const Node& n = g.node(root);
+  const Node& src = g.node(n.inputs[0]);
+  Shape kept, reduced;
+  std::vector<bool> is_reduced(src.meta.shape.size(), false);
+  for (int64_t a : n.attrs.dims) is_reduced[a] = true;
+  for (size_t d = 0; d < src.meta.shape.size(); ++d)
+    (is_reduced[d] ? reduced : kept).push_back(src.meta.shape[d]);
+  int64_t outputs = numel(kept), r_count = numel(reduced);
+
+  // Accumulator: float for floats, i64 for bool sums, the input's integer type otherwise.
+  DType acc = n.meta.dtype == DType::kF16 ? DType::kF32 : n.meta.dtype;
+  std::string acc_t = glsl_compute_type(acc);
+  std::string init, combine;
+  if (n.op == OpKind::Max) {
+    if (acc == DType::kBool) init = "false", combine = "((a) || (b))";
+    else if (is_floating(acc)) init = "(-KILN_INF)", combine = "max(a, b)";
+    else if (acc == DType::kI32) init = "int(0x80000000)", combine = "max(a, b)";
+    else init = "int64_t(0x8000000000000000ul)", combine = "max(a, b)";
+  } else {
+    init = acc_t + "(0)", combine = "((a) + (b))";
+  }
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  // kiln_load(o, r): the prologue, at input index assembled from kept (o) and reduced (r) dims.
+  Index ko = e.decompose("o", kept, "o", 0);
+  Index kr = e.decompose("r", reduced, "r", 0);
+  Index in(src.meta.shape.size());
+  for (size_t d = 0, a = 0, b = 0; d < in.size(); ++d) in[d] = is_reduced[d] ? kr[b++] : ko[a++];
+  std::string loaded = glsl_convert(e.value(n.inputs[0], in), src.meta.dtype, acc);
+  std::string load_body = e.take_body();
+  e.reset_scope();
+  std::string result = "acc";
+  if (n.op == OpKind::Mean) result = "(acc / float(" + std::to_string(r_count) + "))";
+  std::string store = result;
+  if (n.meta.dtype == DType::kF16) store = "float16_t(" + result + ")";
+  if (n.meta.dtype == DType::kBool) store = "uint8_t((" + result + ") ? 1u : 0u)";
+  std::string kernel_src = e.declarations() + "\n" + acc_t + " kiln_load(uint o, uint r) {\n" +
+                           load_body + "  return " + loaded + ";\n}\n\nvoid kiln_store(uint o, " +
+                           acc_t + " acc) {\n  b0.data[o] = " + store + ";\n}\n";
+
+  Kernel k;
+  k.root = root;
+  k.bindings = e.bindings();
+  k.fused_nodes = e.fused_nodes();
+  k.fused_nodes.push_back(root);
+  k.name = op_name(n.op);
+  KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
+  bool workgroup = r_count >= kWorkgroupReduceMinR;
+  k.variant = workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread;
+  if (workgroup) {
+    k.local_size = std::min<uint32_t>(128, opt.caps.max_workgroup_invocations);
+    k.groups = {static_cast<uint32_t>(std::min<int64_t>(outputs, opt.caps.max_workgroup_count_x)), 1, 1};
+  } else {
+    k.local_size = std::min<uint32_t>(64, opt.caps.max_workgroup_invocations);
+    k.groups = {groups_for(outputs, k.local_size, opt.caps), 1, 1};
+  }
+  KILN_ASSIGN_OR_RETURN(
+      k.glsl, preprocess_glsl("reduce.comp",
+                              {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
+                               {"KILN_OUTPUTS", std::to_string(outputs) + "u"},
+                               {"KILN_R", std::to_string(r_count) + "u"},
+                               {"ACC_T", acc_t},
+                               {"KILN_INIT", init},
+                               {"KILN_COMBINE(a, b)", combine},
+                               {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
+                              {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
+  return k;
+}
+
+}  // namespace
+
+TargetCaps TargetCaps::generic() {
+  TargetCaps c;
+  c.subgroup_size = 32;
+  c.max_workgroup_invocations = 1024;
+  c.max_workgroup_count_x = 65535;
+  c.max_shared_memory = 32768;
+  c.shader_int64 = c.storage_buffer_16bit = c.storage_buffer_8bit = true;
+  c.device_key = "generic";
+  return c;
+}
+
+const char* kernel_variant_name(KernelVariant v) {
+  switch (v) {
+    case KernelVariant::kElementwise: return "elementwise";
+    case KernelVariant::kElementwiseVec4: return "elementwise_vec4";
+    case KernelVariant::kReduceThread: return "reduce_thread";
+    case KernelVariant::kReduceWorkgroup: return "reduce_workgroup";
+  }
+  return "?";
+}
+
+Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& options) {
+  FusionDecision fusion = decide_fusion(graph, options.fuse);
+  KernelPlan plan;
+  plan.fusion_log = fusion_decision_to_string(graph, fusion);
+  for (const Node& n : graph.nodes()) {
+    if (!fusion.materialize[n.id] || is_source(n.op)) continue;
+    plan.materialized.push_back(n.id);
+    Expected<Kernel> k = unimplemented("");
+    if (is_reduce(n.op)) {
+      k = reduce_kernel(graph, fusion, n.id, options);
+    } else {
+      bool vec_ok = options.vectorize && n.meta.dtype == DType::kF32 && !n.meta.shape.empty() &&
+                    n.meta.shape.back() % 4 == 0 && n.meta.numel() > 0;
+      if (vec_ok) k = elementwise_kernel(graph, fusion, n.id, options, true);
+      if (!k.ok()) k = elementwise_kernel(graph, fusion, n.id, options, false);
+    }
+    if (!k.ok()) return k.status().with_context("kernel for %" + std::to_string(n.id));
+    k->name = "k" + std::to_string(plan.kernels.size()) + "_" + k->name;
+    if (n.meta.numel() == 0) k->groups = {0, 0, 0};
+    plan.kernels.push_back(std::move(k).value());
+  }
+  return plan;
+}
+
+Status compile_kernels(KernelPlan& plan, const CodegenOptions& options) {
+  for (Kernel& k : plan.kernels) {
+    KILN_ASSIGN_OR_RETURN(k.spirv, compile_glsl(k.glsl, k.name));
+    k.cache_key = stable_hash(k.glsl + "|ls=" + std::to_string(k.local_size) +
+                              "|shaderc:vulkan1.2:spv1.3:O|" + options.caps.device_key);
+  }
+  return {};
+}
+
+}  // namespace kiln

@@ -1,0 +1,18 @@
+/// \file lower.h
+/// The codegen pipeline: fusion decision -> one kernel per stored node -> GLSL from the
+/// templates in shaders/ -> SPIR-V (shaderc) -> spirv-val.
+#pragma once
+
+#include "codegen/kernel.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+/// Fuses and emits GLSL for every kernel of `graph` (SPIR-V not yet compiled).
+/// Unsupported dtype/feature combinations return unimplemented (the caller falls back).
+Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& options);
+
+/// Compiles every kernel's GLSL to validated SPIR-V and sets its cache key.
+Status compile_kernels(KernelPlan& plan, const CodegenOptions& options);
+
+}  // namespace kiln

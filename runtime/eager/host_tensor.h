@@ -1,0 +1,32 @@
+/// \file host_tensor.h
+/// A dense, contiguous, row-major tensor in host memory: the interpreter's value type.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "kiln/dtype.h"
+
+namespace kiln {
+
+struct HostTensor {
+  TensorMeta meta;
+  std::vector<std::byte> data;  // meta.nbytes() bytes
+
+  HostTensor() = default;
+  explicit HostTensor(TensorMeta m) : meta(std::move(m)), data(meta.nbytes()) {}
+
+  template <typename T>
+  T* ptr() { return reinterpret_cast<T*>(data.data()); }
+  template <typename T>
+  const T* ptr() const { return reinterpret_cast<const T*>(data.data()); }
+
+  /// Element i converted to double (f16 decoded, bool as 0/1).
+  double get(int64_t i) const;
+  /// Stores v at element i, converted to this tensor's dtype (C++ conversion rules).
+  void set(int64_t i, double v);
+};
+
+}  // namespace kiln

@@ -1,0 +1,204 @@
+#include "graph/op.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kiln {
+namespace {
+
+struct OpInfo {
+  const char* name;
+  OpCategory category;
+  int arity;
+};
+
+constexpr OpInfo kOps[] = {
+#define KILN_OP(e, name, cat, arity) {name, OpCategory::k##cat, arity},
+#include "graph/ops.def"
+#undef KILN_OP
+};
+
+const OpInfo& info(OpKind op) { return kOps[static_cast<size_t>(op)]; }
+
+std::string dims_str(std::span<const int64_t> d) { return shape_str(d); }
+
+Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& what) {
+  std::string msg = std::string(op_name(op)) + "(";
+  for (size_t i = 0; i < ins.size(); ++i) msg += (i ? ", " : "") + ins[i].str();
+  return invalid_argument(msg + "): " + what);
+}
+
+}  // namespace
+
+const char* op_name(OpKind op) { return info(op).name; }
+OpCategory op_category(OpKind op) { return info(op).category; }
+int op_arity(OpKind op) { return info(op).arity; }
+
+bool op_from_name(std::string_view name, OpKind* out) {
+  for (size_t i = 0; i < std::size(kOps); ++i) {
+    if (name == kOps[i].name) {
+      *out = static_cast<OpKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_elementwise(OpKind op) {
+  switch (op_category(op)) {
+    case OpCategory::kUnary:
+    case OpCategory::kBinary:
+    case OpCategory::kCompare:
+    case OpCategory::kTernary:
+    case OpCategory::kCast: return true;
+    default: return false;
+  }
+}
+bool is_reduce(OpKind op) { return op_category(op) == OpCategory::kReduce; }
+bool is_movement(OpKind op) { return op_category(op) == OpCategory::kMovement; }
+bool is_source(OpKind op) { return op_category(op) == OpCategory::kSource; }
+
+std::string Attrs::str(OpKind op) const {
+  char buf[64];
+  switch (op) {
+    case OpKind::Input:
+    case OpKind::Constant: return "index=" + std::to_string(index);
+    case OpKind::Full:
+      std::snprintf(buf, sizeof buf, "%.9g", scalar);
+      return std::string("value=") + buf + ", dtype=" + dtype_name(dtype) +
+             ", shape=" + dims_str(dims);
+    case OpKind::Cast: return std::string("dtype=") + dtype_name(dtype);
+    case OpKind::Sum:
+    case OpKind::Mean:
+    case OpKind::Max:
+      return "axes=" + dims_str(dims) + (keepdim ? ", keepdim" : "");
+    case OpKind::Reshape:
+    case OpKind::Expand: return "shape=" + dims_str(dims);
+    case OpKind::Permute: return "perm=" + dims_str(dims);
+    default: return "";
+  }
+}
+
+Expected<Shape> broadcast_shapes(std::span<const Dim> a, std::span<const Dim> b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    Dim da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    Dim db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return invalid_argument("shapes " + shape_str(a) + " and " + shape_str(b) +
+                              " are not broadcastable (dim " + std::to_string(i) + ": " +
+                              std::to_string(da) + " vs " + std::to_string(db) + ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= std::max(rank, 1) || (rank == 0))
+      return invalid_argument("axis " + std::to_string(a) + " is out of range for rank " +
+                              std::to_string(rank));
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    return invalid_argument("repeated axis in " + dims_str(axes));
+  return out;
+}
+
+Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs) {
+  if (op_arity(op) >= 0 && static_cast<int>(ins.size()) != op_arity(op))
+    return op_error(op, ins, "expects " + std::to_string(op_arity(op)) + " inputs");
+  switch (op_category(op)) {
+    case OpCategory::kSource:
+      if (op == OpKind::Full) {
+        for (Dim d : attrs.dims)
+          if (d < 0) return op_error(op, ins, "negative size in shape " + dims_str(attrs.dims));
+        return TensorMeta{attrs.dtype, attrs.dims};
+      }
+      return op_error(op, ins, "input and constant nodes carry their own meta");
+    case OpCategory::kUnary: {
+      DType dt = ins[0].dtype;
+      if (dt == DType::kBool) return op_error(op, ins, "not defined for bool tensors");
+      bool int_ok = op == OpKind::Neg || op == OpKind::Relu;
+      if (!int_ok && !is_floating(dt)) dt = DType::kF32;  // exp(int) -> f32, as in PyTorch
+      return TensorMeta{dt, ins[0].shape};
+    }
+    case OpCategory::kBinary:
+    case OpCategory::kCompare: {
+      KILN_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(ins[0].shape, ins[1].shape));
+      DType dt = promote_types(ins[0].dtype, ins[1].dtype);
+      if (op_category(op) == OpCategory::kCompare) return TensorMeta{DType::kBool, shape};
+      if (dt == DType::kBool) return op_error(op, ins, "arithmetic is not defined on bool tensors");
+      if (op == OpKind::Div && !is_floating(dt)) dt = DType::kF32;  // true division
+      return TensorMeta{dt, shape};
+    }
+    case OpCategory::kTernary: {
+      if (ins[0].dtype != DType::kBool)
+        return op_error(op, ins, "condition must be bool, got " + std::string(dtype_name(ins[0].dtype)));
+      auto s1 = broadcast_shapes(ins[0].shape, ins[1].shape);
+      if (!s1.ok()) return op_error(op, ins, s1.status().message());
+      auto s2 = broadcast_shapes(*s1, ins[2].shape);
+      if (!s2.ok()) return op_error(op, ins, s2.status().message());
+      return TensorMeta{promote_types(ins[1].dtype, ins[2].dtype), *s2};
+    }
+    case OpCategory::kCast: return TensorMeta{attrs.dtype, ins[0].shape};
+    case OpCategory::kReduce: {
+      auto axes = normalize_axes(attrs.dims, ins[0].rank());
+      if (!axes.ok()) return op_error(op, ins, axes.status().message());
+      if (*axes != attrs.dims) return op_error(op, ins, "axes must be normalised (sorted, >= 0)");
+      if (axes->empty()) return op_error(op, ins, "needs at least one axis");
+      DType dt = ins[0].dtype;
+      if (dt == DType::kBool && op != OpKind::Max) dt = DType::kI64;
+      if (op == OpKind::Mean && !is_floating(dt))
+        return op_error(op, ins, "mean needs a floating-point input");
+      if (op == OpKind::Max) {
+        for (int64_t a : *axes)
+          if (ins[0].shape[a] == 0) return op_error(op, ins, "max over an empty axis");
+      }
+      Shape out;
+      for (int i = 0; i < ins[0].rank(); ++i) {
+        bool reduced = std::find(axes->begin(), axes->end(), i) != axes->end();
+        if (!reduced) out.push_back(ins[0].shape[i]);
+        else if (attrs.keepdim) out.push_back(1);
+      }
+      return TensorMeta{dt, out};
+    }
+    case OpCategory::kMovement: {
+      const Shape& in = ins[0].shape;
+      if (op == OpKind::Reshape) {
+        for (Dim d : attrs.dims)
+          if (d < 0) return op_error(op, ins, "negative size in shape " + dims_str(attrs.dims));
+        if (numel(attrs.dims) != numel(in))
+          return op_error(op, ins, "cannot reshape to " + dims_str(attrs.dims) + " (" +
+                                       std::to_string(numel(in)) + " elements vs " +
+                                       std::to_string(numel(attrs.dims)) + ")");
+        return TensorMeta{ins[0].dtype, attrs.dims};
+      }
+      if (op == OpKind::Permute) {
+        std::vector<int64_t> sorted = attrs.dims;
+        std::sort(sorted.begin(), sorted.end());
+        bool ok = static_cast<int>(sorted.size()) == ins[0].rank();
+        for (size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == static_cast<int64_t>(i);
+        if (!ok) return op_error(op, ins, dims_str(attrs.dims) + " is not a permutation");
+        Shape out;
+        for (int64_t p : attrs.dims) out.push_back(in[p]);
+        return TensorMeta{ins[0].dtype, out};
+      }
+      // Expand: NumPy broadcasting of `in` to exactly attrs.dims.
+      if (attrs.dims.size() < in.size())
+        return op_error(op, ins, "cannot expand to fewer dims " + dims_str(attrs.dims));
+      auto b = broadcast_shapes(in, attrs.dims);
+      if (!b.ok() || *b != attrs.dims)
+        return op_error(op, ins, "cannot expand to " + dims_str(attrs.dims));
+      return TensorMeta{ins[0].dtype, attrs.dims};
+    }
+  }
+  unreachable("bad op category");
+}
+
+}  // namespace kiln

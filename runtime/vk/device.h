@@ -1,0 +1,153 @@
+/// \file device.h
+/// The Vulkan device seam. Everything above runtime/vk talks to the GPU only through this
+/// header; no Vulkan type appears in it, so codegen and capture build without Vulkan headers.
+///
+/// Thread safety: a VulkanDevice may be used from one thread at a time (the caller serialises).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/status.h"
+
+namespace kiln::vk {
+
+/// What `kiln devices` prints and what codegen reads to choose kernel variants.
+struct DeviceInfo {
+  uint32_t index = 0;  // position in the instance's physical-device list
+  std::string name;
+  std::string vendor;       // "NVIDIA", "AMD", "Intel", "Mesa", ... (from the vendor id)
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  std::string type;         // "discrete", "integrated", "virtual", "cpu", "other"
+  std::string driver_name;  // VkPhysicalDeviceDriverProperties
+  std::string driver_info;
+  std::string api_version;  // "1.3.230"
+  std::array<uint8_t, 16> device_uuid{};
+  std::array<uint8_t, 16> driver_uuid{};
+  uint32_t subgroup_size = 0;
+  uint32_t max_shared_memory = 0;  // bytes per workgroup
+  std::array<uint32_t, 3> max_workgroup_size{};
+  uint32_t max_workgroup_invocations = 0;
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint64_t max_storage_buffer_range = 0;
+  uint32_t max_push_constants_size = 0;
+  uint64_t min_storage_buffer_offset_alignment = 0;
+  float timestamp_period_ns = 0;  // 0: no timestamps on the compute queue
+  bool unified_memory = false;    // a device-local memory type is also host-visible
+  // Features (enabled on the logical device when present).
+  bool shader_float16 = false;     // shaderFloat16 arithmetic
+  bool shader_int8 = false;
+  bool shader_int16 = false;
+  bool shader_int64 = false;
+  bool storage_buffer_16bit = false;
+  bool storage_buffer_8bit = false;
+  bool subgroup_basic = false;
+  bool subgroup_arithmetic = false;
+  bool subgroup_shuffle = false;
+  bool subgroup_ballot = false;
+};
+
+/// A sub-allocated range of a device memory block. Freed (returned to its block) when the last
+/// reference goes away; it keeps its device alive.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual size_t size() const = 0;
+  /// Host pointer when the memory is host-visible (unified memory), else nullptr.
+  virtual void* mapped() const = 0;
+};
+using BufferRef = std::shared_ptr<Buffer>;
+
+/// A compute pipeline built from SPIR-V. Owned by the device's pipeline cache.
+struct Pipeline;
+
+/// What a kernel needs from the runtime to become a pipeline.
+struct PipelineDesc {
+  std::vector<uint32_t> spirv;
+  std::string entry = "main";
+  uint32_t num_bindings = 0;        // storage buffers at set 0, bindings 0..n-1
+  uint32_t push_constant_bytes = 0;  // <= 128
+  std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (constant_id, 32-bit value)
+  std::string label;                 // for logs and profiles
+  /// Complete cache key (source hash, spec constants, workgroup size, compiler options);
+  /// the device adds its own identity. Equal keys must mean interchangeable pipelines.
+  std::string cache_key;
+};
+
+/// One dispatch in a submission. Bindings are whole buffers, in binding order.
+struct Dispatch {
+  const Pipeline* pipeline = nullptr;
+  std::vector<BufferRef> bindings;
+  std::vector<uint8_t> push_constants;
+  std::array<uint32_t, 3> groups{1, 1, 1};
+};
+
+/// Per-dispatch GPU time from timestamp queries (when the queue supports them).
+struct DispatchTiming {
+  std::string label;
+  double gpu_ms = 0;
+};
+
+struct DeviceStats {
+  uint64_t pipelines_created = 0;
+  uint64_t pipeline_cache_hits = 0;
+  uint64_t dispatches = 0;
+  uint64_t submissions = 0;
+  uint64_t bytes_allocated = 0;   // live sub-allocations
+  uint64_t blocks_allocated = 0;  // live VkDeviceMemory blocks
+  uint64_t validation_errors = 0;
+};
+
+struct DeviceOptions {
+  /// Khronos validation layer + a debug messenger that counts (and prints) every error.
+  /// Default: on when KILN_VALIDATE=1.
+  bool validation = false;
+  /// Device selector: index or case-insensitive name substring. Empty: KILN_DEVICE, else the
+  /// best device by type (discrete > integrated > virtual > cpu).
+  std::string selector;
+};
+
+class VulkanDevice {
+ public:
+  /// Lists physical devices. Creates (and destroys) a temporary instance.
+  static Expected<std::vector<DeviceInfo>> enumerate();
+  /// Creates the device chosen by `options`.
+  static Expected<std::shared_ptr<VulkanDevice>> create(const DeviceOptions& options);
+  /// The process-wide default device, created on first use with KILN_VALIDATE / KILN_DEVICE.
+  static Expected<std::shared_ptr<VulkanDevice>> default_device();
+
+  virtual ~VulkanDevice() = default;
+  virtual const DeviceInfo& info() const = 0;
+
+  /// Sub-allocates `bytes` (a zero-size request returns a valid 4-byte buffer).
+  virtual Expected<BufferRef> allocate(size_t bytes) = 0;
+  /// Host -> device. `bytes` <= buffer size. Maps directly on unified memory, else stages.
+  virtual Status upload(const BufferRef& dst, const void* src, size_t bytes) = 0;
+  /// Device -> host.
+  virtual Status download(const BufferRef& src, void* dst, size_t bytes) = 0;
+
+  /// Returns the cached pipeline for desc.cache_key, creating it on a miss (counted in stats).
+  virtual Expected<const Pipeline*> pipeline(const PipelineDesc& desc) = 0;
+
+  /// Records the dispatches into one command buffer, with a compute->compute memory barrier
+  /// between consecutive dispatches, submits it and waits on a fence. When `timings` is non-null
+  /// and timestamps are supported, fills one entry per dispatch.
+  virtual Status run(std::span<const Dispatch> dispatches,
+                     std::vector<DispatchTiming>* timings = nullptr) = 0;
+
+  virtual DeviceStats stats() const = 0;
+  /// Validation-layer messages of severity error seen so far (text), for tests.
+  virtual std::vector<std::string> validation_messages() const = 0;
+};
+
+/// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.
+const char* vk_result_name(int32_t result);
+
+}  // namespace kiln::vk
