@@ -41,7 +41,7 @@ Expected<NodeId> Graph::add(OpKind op, std::vector<NodeId> inputs, Attrs attrs,
     KILN_ASSIGN_OR_RETURN(attrs.dims, normalize_axes(attrs.dims, metas[0].rank()));
   }
   auto meta = infer_meta(op, metas, attrs);
-  if (!meta.ok()) return meta.status().with_context(loc.empty() ? "graph" : "at " + loc);
+  if (!meta.ok()) return loc.empty() ? meta.status() : meta.status().with_context("at " + loc);
   Node n;
   n.id = static_cast<NodeId>(nodes_.size());
   n.op = op;

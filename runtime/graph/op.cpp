@@ -130,7 +130,9 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     }
     case OpCategory::kBinary:
     case OpCategory::kCompare: {
-      KILN_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(ins[0].shape, ins[1].shape));
+      auto b = broadcast_shapes(ins[0].shape, ins[1].shape);
+      if (!b.ok()) return op_error(op, ins, b.status().message());
+      Shape shape = std::move(b).value();
       DType dt = promote_types(ins[0].dtype, ins[1].dtype);
       if (op_category(op) == OpCategory::kCompare) return TensorMeta{DType::kBool, shape};
       if (dt == DType::kBool) return op_error(op, ins, "arithmetic is not defined on bool tensors");
@@ -190,6 +192,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
         return TensorMeta{ins[0].dtype, out};
       }
       // Expand: NumPy broadcasting of `in` to exactly attrs.dims.
+      for (Dim d : attrs.dims)
+        if (d < 0) return op_error(op, ins, "negative size in shape " + dims_str(attrs.dims));
       if (attrs.dims.size() < in.size())
         return op_error(op, ins, "cannot expand to fewer dims " + dims_str(attrs.dims));
       auto b = broadcast_shapes(in, attrs.dims);

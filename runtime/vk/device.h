@@ -122,6 +122,11 @@ class VulkanDevice {
   static Expected<std::shared_ptr<VulkanDevice>> create(const DeviceOptions& options);
   /// The process-wide default device, created on first use with KILN_VALIDATE / KILN_DEVICE.
   static Expected<std::shared_ptr<VulkanDevice>> default_device();
+  /// The DeviceInfo::index of the device `selector` picks among `devices` (an index or a
+  /// case-insensitive name substring; empty: KILN_DEVICE, else the best by type). This is the
+  /// choice create() and default_device() make; invalid_argument lists the devices on no match.
+  static Expected<uint32_t> select_device(std::span<const DeviceInfo> devices,
+                                          const std::string& selector = "");
 
   virtual ~VulkanDevice() = default;
   virtual const DeviceInfo& info() const = 0;

@@ -1,0 +1,9 @@
+/// \file kiln.h
+/// Umbrella header: everything an application needs.
+#pragma once
+
+#include "kiln/compile.h"
+#include "kiln/dtype.h"
+#include "kiln/logging.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"

@@ -1,0 +1,158 @@
+/// \file tensor.h
+/// kiln::Tensor and the op functions: the C++ front end.
+///
+/// Outside kiln::compile, ops run eagerly: on CPU tensors through the interpreter, on Vulkan
+/// tensors one dispatch per op (the unfused baseline). Inside a traced function they are
+/// recorded into a graph instead. Errors (bad shapes, dtypes, devices) throw kiln::Error.
+/// Tensors are reference-counted handles; copying one does not copy data. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/dtype.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+struct TensorImpl;
+
+/// Where a tensor's data lives.
+class Device {
+ public:
+  enum class Kind : uint8_t { kCpu, kVulkan };
+  static Device cpu() { return Device(Kind::kCpu); }
+  /// The default Vulkan device (KILN_DEVICE selects it; see docs/runtime.md).
+  static Device vulkan() { return Device(Kind::kVulkan); }
+  Kind kind() const { return kind_; }
+  bool is_cpu() const { return kind_ == Kind::kCpu; }
+  std::string str() const { return is_cpu() ? "cpu" : "vulkan"; }
+  bool operator==(const Device&) const = default;
+
+ private:
+  explicit Device(Kind kind) : kind_(kind) {}
+  Kind kind_;
+};
+
+/// True if a Vulkan device can be created (the error is available from vulkan_status()).
+bool vulkan_available();
+Status vulkan_status();
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  /// Copies `data` (row-major, numel(shape) elements) into a new tensor on `device`.
+  template <typename T>
+  static Tensor from_data(std::span<const T> data, Shape shape, Device device = Device::cpu()) {
+    return from_bytes(dtype_of<T>(), std::move(shape), data.data(), data.size() * sizeof(T),
+                      device);
+  }
+  template <typename T>
+  static Tensor from_vector(const std::vector<T>& data, Shape shape,
+                            Device device = Device::cpu()) {
+    return from_data(std::span<const T>(data), std::move(shape), device);
+  }
+  static Tensor from_bytes(DType dtype, Shape shape, const void* data, size_t bytes,
+                           Device device = Device::cpu());
+  /// A tensor filled with `value` (host data; uploaded for Vulkan).
+  static Tensor full(Shape shape, double value, DType dtype = DType::kF32,
+                     Device device = Device::cpu());
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const;
+  const Shape& shape() const;
+  int64_t size(int dim) const;
+  int dim() const;
+  int64_t numel() const;
+  Device device() const;
+  TensorMeta meta() const;
+  /// True while this tensor is a placeholder inside a trace (no data).
+  bool is_traced() const;
+
+  /// Copies the data to the host. T must match dtype (float also reads f16).
+  template <typename T>
+  std::vector<T> to_vector() const {
+    std::vector<T> out(static_cast<size_t>(numel()));
+    read_into(dtype_of<T>(), out.data(), out.size() * sizeof(T));
+    return out;
+  }
+  /// Element values as doubles, whatever the dtype.
+  std::vector<double> to_doubles() const;
+  /// A copy on `device` (this tensor if already there).
+  Tensor to(Device device) const;
+  /// Overwrites the data in place (same dtype and element count); bumps version().
+  void copy_from(const void* data, size_t bytes);
+  uint64_t version() const;
+
+  std::string str() const;  // "Tensor(f32[2, 3], vulkan)"
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  void read_into(DType as, void* out, size_t bytes) const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+using Loc = std::source_location;
+
+// Elementwise (NumPy broadcasting, dtype promotion bool < i32 < i64 < f16 < f32).
+Tensor add(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor sub(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor mul(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor div(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor maximum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor minimum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor neg(const Tensor& a, Loc loc = Loc::current());
+Tensor exp(const Tensor& a, Loc loc = Loc::current());
+Tensor log(const Tensor& a, Loc loc = Loc::current());
+Tensor sqrt(const Tensor& a, Loc loc = Loc::current());
+Tensor rsqrt(const Tensor& a, Loc loc = Loc::current());
+Tensor tanh(const Tensor& a, Loc loc = Loc::current());
+Tensor sigmoid(const Tensor& a, Loc loc = Loc::current());
+Tensor relu(const Tensor& a, Loc loc = Loc::current());
+Tensor gelu(const Tensor& a, Loc loc = Loc::current());  // erf form
+Tensor eq(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor ne(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor lt(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor le(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor gt(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor ge(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor cast(const Tensor& a, DType dtype, Loc loc = Loc::current());
+/// A scalar with the dtype it will be used at (rank 0).
+Tensor scalar(double value, DType dtype = DType::kF32, Loc loc = Loc::current());
+
+// Reductions over `axes` (negative counts from the end).
+Tensor sum(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
+           Loc loc = Loc::current());
+Tensor mean(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
+            Loc loc = Loc::current());
+Tensor max(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
+           Loc loc = Loc::current());
+
+// Views: never copy inside a compiled graph (folded into index math).
+Tensor reshape(const Tensor& a, Shape shape, Loc loc = Loc::current());
+Tensor permute(const Tensor& a, std::vector<int64_t> perm, Loc loc = Loc::current());
+Tensor expand(const Tensor& a, Shape shape, Loc loc = Loc::current());
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+
+}  // namespace kiln

@@ -1,0 +1,152 @@
+#include "capture/guards.h"
+
+namespace kiln {
+
+const char* guard_kind_name(GuardKind kind) {
+  switch (kind) {
+    case GuardKind::kArity: return "arity";
+    case GuardKind::kDType: return "dtype";
+    case GuardKind::kDevice: return "device";
+    case GuardKind::kRank: return "rank";
+    case GuardKind::kSize: return "size";
+    case GuardKind::kConstantAlive: return "captured_identity";
+  }
+  return "?";
+}
+
+GuardSet GuardSet::build(const std::vector<Tensor>& args,
+                         const std::vector<CapturedConstant>& constants, std::string fn_name) {
+  GuardSet s;
+  s.fn_name_ = std::move(fn_name);
+  s.guards_.push_back({GuardKind::kArity, 0, 0, static_cast<int64_t>(args.size())});
+  for (size_t i = 0; i < args.size(); ++i) {
+    int32_t idx = static_cast<int32_t>(i);
+    const TensorImpl& t = *args[i].impl();
+    s.guards_.push_back({GuardKind::kDType, idx, 0, static_cast<int64_t>(t.meta.dtype)});
+    s.guards_.push_back({GuardKind::kDevice, idx, 0, static_cast<int64_t>(t.device.kind())});
+    s.guards_.push_back({GuardKind::kRank, idx, 0, t.meta.rank()});
+    for (int d = 0; d < t.meta.rank(); ++d)
+      s.guards_.push_back({GuardKind::kSize, idx, d, t.meta.shape[d]});
+  }
+  for (size_t j = 0; j < constants.size(); ++j)
+    s.guards_.push_back({GuardKind::kConstantAlive, static_cast<int32_t>(j), 0, 1});
+  return s;
+}
+
+bool GuardSet::check(const Guard& g, const std::vector<Tensor>& args,
+                     const std::vector<CapturedConstant>& constants) const {
+  switch (g.kind) {
+    case GuardKind::kArity: return static_cast<int64_t>(args.size()) == g.expected;
+    case GuardKind::kDType: return static_cast<int64_t>(args[g.index].impl()->meta.dtype) == g.expected;
+    case GuardKind::kDevice:
+      return static_cast<int64_t>(args[g.index].impl()->device.kind()) == g.expected;
+    case GuardKind::kRank: return args[g.index].impl()->meta.rank() == g.expected;
+    case GuardKind::kSize: return args[g.index].impl()->meta.shape[g.dim] == g.expected;
+    case GuardKind::kConstantAlive: return !constants[g.index].tensor.expired();
+  }
+  return false;
+}
+
+int GuardSet::first_failure(const std::vector<Tensor>& args,
+                            const std::vector<CapturedConstant>& constants) const {
+  // Guards are ordered so that each one's preconditions (arity before any input, rank before
+  // sizes) are checked first: a failure stops the scan before an out-of-range access.
+  for (size_t i = 0; i < guards_.size(); ++i)
+    if (!check(guards_[i], args, constants)) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<int> GuardSet::all_failures(const std::vector<Tensor>& args,
+                                        const std::vector<CapturedConstant>& constants) const {
+  std::vector<int> out;
+  int bad_input = -1;
+  for (size_t i = 0; i < guards_.size(); ++i) {
+    const Guard& g = guards_[i];
+    if (g.kind == GuardKind::kArity && !check(g, args, constants)) return {static_cast<int>(i)};
+    if (g.kind != GuardKind::kConstantAlive && g.kind != GuardKind::kArity && g.index == bad_input)
+      continue;  // rank already differs: size guards of this input are meaningless
+    if (!check(g, args, constants)) {
+      out.push_back(static_cast<int>(i));
+      if (g.kind == GuardKind::kRank) bad_input = g.index;
+    }
+  }
+  return out;
+}
+
+std::string GuardSet::provenance(const Guard& g,
+                                 const std::vector<CapturedConstant>& constants) const {
+  if (g.kind == GuardKind::kArity) return "from the signature of '" + fn_name_ + "'";
+  if (g.kind == GuardKind::kConstantAlive)
+    return "tensor captured by '" + fn_name_ + "' at " +
+           (constants[g.index].loc.empty() ? "an unknown location" : constants[g.index].loc);
+  return "from argument " + std::to_string(g.index) + " of '" + fn_name_ + "'";
+}
+
+std::string GuardSet::describe_failure(int i, const std::vector<Tensor>& args,
+                                       const std::vector<CapturedConstant>& constants) const {
+  const Guard& g = guards_[i];
+  std::string what, got;
+  const TensorImpl* t =
+      (g.kind != GuardKind::kArity && g.kind != GuardKind::kConstantAlive) ? args[g.index].impl() : nullptr;
+  switch (g.kind) {
+    case GuardKind::kArity:
+      what = "number of arguments: expected " + std::to_string(g.expected);
+      got = std::to_string(args.size());
+      break;
+    case GuardKind::kDType:
+      what = "input " + std::to_string(g.index) + " dtype: expected " +
+             dtype_name(static_cast<DType>(g.expected));
+      got = dtype_name(t->meta.dtype);
+      break;
+    case GuardKind::kDevice:
+      what = "input " + std::to_string(g.index) + " device: expected " +
+             (g.expected == static_cast<int64_t>(Device::Kind::kCpu) ? "cpu" : "vulkan");
+      got = t->device.str();
+      break;
+    case GuardKind::kRank:
+      what = "input " + std::to_string(g.index) + " rank: expected " + std::to_string(g.expected);
+      got = std::to_string(t->meta.rank());
+      break;
+    case GuardKind::kSize:
+      what = "input " + std::to_string(g.index) + " size of dim " + std::to_string(g.dim) +
+             ": expected " + std::to_string(g.expected);
+      got = std::to_string(t->meta.shape[g.dim]);
+      break;
+    case GuardKind::kConstantAlive:
+      what = "captured tensor " + std::to_string(g.index) + " (" + constants[g.index].meta.str() +
+             ") no longer exists";
+      return what + " (" + provenance(g, constants) + ")";
+  }
+  return what + ", got " + got + " (" + provenance(g, constants) + ")";
+}
+
+std::string GuardSet::to_string(const std::vector<CapturedConstant>& constants) const {
+  std::string s;
+  for (const Guard& g : guards_) {
+    s += guard_kind_name(g.kind);
+    switch (g.kind) {
+      case GuardKind::kArity: s += " == " + std::to_string(g.expected); break;
+      case GuardKind::kDType:
+        s += "(input " + std::to_string(g.index) + ") == " + dtype_name(static_cast<DType>(g.expected));
+        break;
+      case GuardKind::kDevice:
+        s += "(input " + std::to_string(g.index) + ") == " +
+             (g.expected == static_cast<int64_t>(Device::Kind::kCpu) ? "cpu" : "vulkan");
+        break;
+      case GuardKind::kRank:
+        s += "(input " + std::to_string(g.index) + ") == " + std::to_string(g.expected);
+        break;
+      case GuardKind::kSize:
+        s += "(input " + std::to_string(g.index) + ", dim " + std::to_string(g.dim) +
+             ") == " + std::to_string(g.expected);
+        break;
+      case GuardKind::kConstantAlive:
+        s += "(captured " + std::to_string(g.index) + ": " + constants[g.index].meta.str() + ")";
+        break;
+    }
+    s += "    # " + provenance(g, constants) + "\n";
+  }
+  return s;
+}
+
+}  // namespace kiln

@@ -1,0 +1,60 @@
+/// \file guards.h
+/// Guards: the facts about a call's inputs that a traced graph depends on. Checked on every
+/// call by a flat loop over precomputed records (no allocation, no strings); descriptions are
+/// built only when a guard fails and a log asks for them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "capture/trace.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+enum class GuardKind : uint8_t {
+  kArity,          // number of tensor arguments
+  kDType,          // input dtype
+  kDevice,         // input device kind
+  kRank,           // input rank
+  kSize,           // exact size of one input dim
+  kConstantAlive,  // a captured tensor still exists (its identity)
+};
+const char* guard_kind_name(GuardKind kind);
+
+struct Guard {
+  GuardKind kind;
+  int32_t index = 0;  // input or captured-constant index
+  int32_t dim = 0;
+  int64_t expected = 0;
+};
+
+class GuardSet {
+ public:
+  /// Guards for a trace that saw `args` and captured `constants`; `fn_name` for provenance.
+  static GuardSet build(const std::vector<Tensor>& args,
+                        const std::vector<CapturedConstant>& constants, std::string fn_name);
+
+  /// Index of the first failing guard, or -1 when all pass.
+  int first_failure(const std::vector<Tensor>& args,
+                    const std::vector<CapturedConstant>& constants) const;
+  bool check(const Guard& g, const std::vector<Tensor>& args,
+             const std::vector<CapturedConstant>& constants) const;
+  std::vector<int> all_failures(const std::vector<Tensor>& args,
+                                const std::vector<CapturedConstant>& constants) const;
+
+  /// "input 0 dim 1 size: expected 8, got 16 (from argument 0 of 'fn')".
+  std::string describe_failure(int i, const std::vector<Tensor>& args,
+                               const std::vector<CapturedConstant>& constants) const;
+  /// One guard a line, with where it came from.
+  std::string to_string(const std::vector<CapturedConstant>& constants) const;
+  const std::vector<Guard>& guards() const { return guards_; }
+
+ private:
+  std::string provenance(const Guard& g, const std::vector<CapturedConstant>& constants) const;
+  std::vector<Guard> guards_;
+  std::string fn_name_;
+};
+
+}  // namespace kiln

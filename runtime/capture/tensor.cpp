@@ -1,0 +1,161 @@
+// kiln::Tensor: creation, metadata, host <-> device transfer.
+#include <cstring>
+
+#include "capture/tensor_impl.h"
+#include "capture/trace.h"
+#include "codegen/spirv.h"
+#include "kiln/compile.h"
+
+namespace kiln {
+
+std::shared_ptr<vk::VulkanDevice> default_vulkan_device() {
+  return value_or_throw(vk::VulkanDevice::default_device());
+}
+
+bool vulkan_available() { return vk::VulkanDevice::default_device().ok(); }
+Status vulkan_status() { return vk::VulkanDevice::default_device().status(); }
+
+HostTensor to_host(const Tensor& t) {
+  TensorImpl* impl = t.impl();
+  if (!impl) throw Error(invalid_argument("use of an undefined tensor"));
+  if (impl->trace)
+    throw Error(invalid_argument(
+        "data of a traced tensor was requested inside kiln::compile (" + impl->meta.str() +
+        "); host values are not available while tracing — keep the value as a tensor (use "
+        "where() instead of if) or compute it outside the compiled function"));
+  if (impl->literal) {
+    HostTensor h(impl->meta);
+    h.set(0, *impl->literal);
+    return h;
+  }
+  if (impl->device.is_cpu()) return *impl->host;
+  HostTensor h(impl->meta);
+  auto dev = default_vulkan_device();
+  throw_if_error(dev->download(impl->buffer, h.data.data(), h.data.size()));
+  return h;
+}
+
+Tensor from_host(HostTensor host, Device device) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->meta = host.meta;
+  impl->device = device;
+  if (device.is_cpu()) {
+    impl->host = std::make_shared<HostTensor>(std::move(host));
+  } else {
+    auto dev = default_vulkan_device();
+    impl->buffer = value_or_throw(dev->allocate(host.data.size()));
+    throw_if_error(dev->upload(impl->buffer, host.data.data(), host.data.size()));
+  }
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* data, size_t bytes, Device device) {
+  for (Dim d : shape)
+    if (d < 0) throw Error(invalid_argument("negative size in shape " + shape_str(shape)));
+  HostTensor h(TensorMeta{dtype, std::move(shape)});
+  if (bytes != h.data.size())
+    throw Error(invalid_argument("Tensor::from_data: " + std::to_string(bytes) + " bytes for " +
+                                 h.meta.str() + ", which needs " + std::to_string(h.data.size())));
+  if (bytes) std::memcpy(h.data.data(), data, bytes);
+  return from_host(std::move(h), device);
+}
+
+Tensor Tensor::full(Shape shape, double value, DType dtype, Device device) {
+  HostTensor h(TensorMeta{dtype, std::move(shape)});
+  for (int64_t i = 0; i < h.meta.numel(); ++i) h.set(i, value);
+  return from_host(std::move(h), device);
+}
+
+static TensorImpl& checked(const std::shared_ptr<TensorImpl>& impl) {
+  if (!impl) throw Error(invalid_argument("use of an undefined tensor"));
+  return *impl;
+}
+
+DType Tensor::dtype() const { return checked(impl_).meta.dtype; }
+const Shape& Tensor::shape() const { return checked(impl_).meta.shape; }
+int Tensor::dim() const { return checked(impl_).meta.rank(); }
+int64_t Tensor::numel() const { return checked(impl_).meta.numel(); }
+Device Tensor::device() const { return checked(impl_).device; }
+TensorMeta Tensor::meta() const { return checked(impl_).meta; }
+bool Tensor::is_traced() const { return checked(impl_).trace != nullptr; }
+uint64_t Tensor::version() const { return checked(impl_).version; }
+
+int64_t Tensor::size(int d) const {
+  int r = dim();
+  int n = d < 0 ? d + r : d;
+  if (n < 0 || n >= r)
+    throw Error(invalid_argument("size(" + std::to_string(d) + ") of a rank-" + std::to_string(r) +
+                                 " tensor"));
+  return shape()[n];
+}
+
+void Tensor::read_into(DType as, void* out, size_t bytes) const {
+  HostTensor h = to_host(*this);
+  if (as == h.meta.dtype) {
+    std::memcpy(out, h.data.data(), bytes);
+    return;
+  }
+  if (as == DType::kF32 && h.meta.dtype == DType::kF16) {
+    auto* f = static_cast<float*>(out);
+    for (int64_t i = 0; i < h.meta.numel(); ++i) f[i] = static_cast<float>(h.get(i));
+    return;
+  }
+  throw Error(invalid_argument(std::string("to_vector<") + dtype_name(as) + ">() on a " +
+                               h.meta.str() + " tensor; cast() it first"));
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  HostTensor h = to_host(*this);
+  std::vector<double> out(static_cast<size_t>(h.meta.numel()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = h.get(static_cast<int64_t>(i));
+  return out;
+}
+
+Tensor Tensor::to(Device device) const {
+  TensorImpl& impl = checked(impl_);
+  if (impl.device == device && !impl.literal) return *this;
+  return from_host(to_host(*this), device);
+}
+
+void Tensor::copy_from(const void* data, size_t bytes) {
+  TensorImpl& impl = checked(impl_);
+  if (impl.trace || impl.literal)
+    throw Error(invalid_argument("copy_from on a traced or literal tensor"));
+  if (bytes != impl.meta.nbytes())
+    throw Error(invalid_argument("copy_from: " + std::to_string(bytes) + " bytes into " +
+                                 impl.meta.str()));
+  if (impl.device.is_cpu()) {
+    if (bytes) std::memcpy(impl.host->data.data(), data, bytes);
+  } else {
+    throw_if_error(default_vulkan_device()->upload(impl.buffer, data, bytes));
+  }
+  ++impl.version;
+}
+
+std::string Tensor::str() const {
+  if (!impl_) return "Tensor(undefined)";
+  std::string where = impl_->trace ? "traced" : impl_->literal ? "literal" : impl_->device.str();
+  return "Tensor(" + impl_->meta.str() + ", " + where + ")";
+}
+
+RuntimeCounters runtime_counters() {
+  RuntimeCounters c;
+  c.shader_compiles = shader_compile_stats().compiles;
+  auto dev = vk::VulkanDevice::default_device();
+  if (!dev.ok()) return c;
+  vk::DeviceStats s = (*dev)->stats();
+  c.dispatches = s.dispatches;
+  c.submissions = s.submissions;
+  c.pipelines_created = s.pipelines_created;
+  c.pipeline_cache_hits = s.pipeline_cache_hits;
+  c.validation_errors = s.validation_errors;
+  c.device_bytes_allocated = s.bytes_allocated;
+  return c;
+}
+
+std::vector<std::string> validation_messages() {
+  auto dev = vk::VulkanDevice::default_device();
+  return dev.ok() ? (*dev)->validation_messages() : std::vector<std::string>{};
+}
+
+}  // namespace kiln

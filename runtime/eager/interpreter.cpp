@@ -1,0 +1,100 @@
+// Graph evaluation for the CPU interpreter: binds inputs and constants, runs the nodes in
+// topological order (kernels in interpreter_ops.cpp) and frees each intermediate after its last
+// use. Input and Constant nodes alias the caller's tensors; nothing is copied until the outputs.
+#include "eager/interpreter.h"
+
+#include <string>
+
+#include "eager/interpreter_ops.h"
+
+namespace kiln {
+namespace {
+
+/// Checks that `t` may feed `node` (an Input or Constant node): index in range, exact meta.
+Status bind_source(const Node& node, std::span<const HostTensor* const> given, const char* what,
+                   const HostTensor** bound) {
+  const int64_t index = node.attrs.index;
+  const std::string name = std::string(what) + " " + std::to_string(index);
+  if (index < 0 || index >= static_cast<int64_t>(given.size()))
+    return invalid_argument(name + " (node %" + std::to_string(node.id) +
+                            ") is out of range: " + std::to_string(given.size()) + " " + what +
+                            "s given");
+  const HostTensor* t = given[static_cast<size_t>(index)];
+  if (t == nullptr) return invalid_argument(name + " is null");
+  if (!(t->meta == node.meta))
+    return invalid_argument(name + ": expected " + node.meta.str() + ", got " + t->meta.str());
+  if (t->data.size() != t->meta.nbytes())
+    return invalid_argument(name + " (" + t->meta.str() + ") holds " +
+                            std::to_string(t->data.size()) + " bytes, expected " +
+                            std::to_string(t->meta.nbytes()));
+  *bound = t;
+  return {};
+}
+
+}  // namespace
+
+Expected<std::vector<HostTensor>> interpret(const Graph& graph,
+                                            std::span<const HostTensor* const> inputs,
+                                            std::span<const HostTensor* const> constants) {
+  const size_t n = graph.size();
+  std::vector<int> uses = graph.use_counts();
+  std::vector<HostTensor> owned(n);           // values computed here
+  std::vector<const HostTensor*> value(n);    // every node's value (owned or the caller's)
+  std::vector<const HostTensor*> args;
+  for (const Node& node : graph.nodes()) {
+    const size_t id = static_cast<size_t>(node.id);
+    if (node.op == OpKind::Input) {
+      KILN_RETURN_IF_ERROR(bind_source(node, inputs, "input", &value[id]));
+      continue;
+    }
+    if (node.op == OpKind::Constant) {
+      KILN_RETURN_IF_ERROR(bind_source(node, constants, "constant", &value[id]));
+      continue;
+    }
+    args.clear();
+    for (NodeId in : node.inputs) {
+      if (in < 0 || in >= node.id || value[static_cast<size_t>(in)] == nullptr)
+        return internal_error("node %" + std::to_string(node.id) + " reads %" +
+                              std::to_string(in) + ", which is not an earlier live value");
+      args.push_back(value[static_cast<size_t>(in)]);
+    }
+    owned[id] = HostTensor(node.meta);
+    Status s = eager::eval_node(node, args, owned[id]);
+    if (!s.ok())
+      return s.with_context("node %" + std::to_string(node.id) + " (" + op_name(node.op) + ")");
+    value[id] = &owned[id];
+    for (NodeId in : node.inputs) {  // free intermediates after their last use
+      const size_t i = static_cast<size_t>(in);
+      if (--uses[i] == 0 && value[i] == &owned[i]) {
+        owned[i] = HostTensor();
+        value[i] = nullptr;
+      }
+    }
+  }
+  std::vector<HostTensor> results;
+  results.reserve(graph.outputs().size());
+  for (NodeId out : graph.outputs()) {
+    if (out < 0 || static_cast<size_t>(out) >= n || value[static_cast<size_t>(out)] == nullptr)
+      return internal_error("graph output %" + std::to_string(out) + " has no value");
+    results.push_back(*value[static_cast<size_t>(out)]);
+  }
+  return results;
+}
+
+Expected<HostTensor> interpret_op(OpKind op, std::span<const HostTensor* const> inputs,
+                                  const Attrs& attrs) {
+  Graph graph;
+  std::vector<NodeId> ids;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr)
+      return invalid_argument(std::string(op_name(op)) + ": input " + std::to_string(i) +
+                              " is null");
+    ids.push_back(graph.add_input(inputs[i]->meta));
+  }
+  KILN_ASSIGN_OR_RETURN(NodeId node, graph.add(op, std::move(ids), attrs));
+  graph.set_outputs({node});
+  KILN_ASSIGN_OR_RETURN(std::vector<HostTensor> outs, interpret(graph, inputs, {}));
+  return std::move(outs[0]);
+}
+
+}  // namespace kiln

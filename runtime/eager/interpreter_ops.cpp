@@ -1,0 +1,319 @@
+// The CPU interpreter's kernels: one generic loop per op family, instantiated per compute type.
+//
+// Reference semantics (Vulkan kernels are tested against these; see interpreter_ops.h for the
+// element conversions):
+//   Elementwise ops broadcast per NumPy to the node's shape, reading inputs through stride-0
+//   views (nothing is materialised). Each input is converted to the op's compute type:
+//     * float output (f32 or f16): 32-bit float arithmetic; f16 results round via float_to_half.
+//     * integer output (i32, i64): int64 arithmetic with two's complement wraparound, then i32
+//       results are truncated to 32 bits.
+//     * compare: both inputs converted to the compute type of promote_types(a, b) (float for
+//       f16/f32, int64 otherwise), result bool. IEEE rules: NaN compares unequal to everything.
+//     * where(c, x, y): x and y converted to the compute type of the output, c != 0 selects x.
+//   Unary: neg; exp, log, sqrt, tanh via std:: on float; rsqrt = 1 / sqrt(x);
+//     sigmoid = 1 / (1 + exp(-x)); relu = (x < 0 ? 0 : x) (NaN and -0 pass through; ints too);
+//     gelu = 0.5 * x * (1 + erf(x / sqrt(2))) in float.
+//   Binary: add, sub, mul; div is always float true division (IEEE: x/0 = +-inf, 0/0 = NaN);
+//     maximum/minimum propagate NaN (if either operand is NaN the result is NaN).
+//   Cast: the input's natural compute type (float or int64) encoded into the target dtype:
+//     float -> int truncates toward zero and clamps to the target range (NaN -> 0);
+//     i64 -> i32 wraps; anything -> bool is (x != 0); bool -> number is 0/1.
+//   Full: attrs.scalar (a double) encoded into attrs.dtype with the same rules as cast.
+//   Sum: floating inputs accumulate in double, then round (double -> float -> half for f16);
+//     integer/bool inputs accumulate in int64 with wraparound (bool sums are i64 counts).
+//   Mean: double sum / count, rounded to the output dtype; an empty reduction gives NaN.
+//   Max: float with NaN propagation, int64 for integers, logical "any" for bool.
+//   Reduction order: row-major over the reduced dims, sequential.
+//   Reshape, Permute (out dim i = in dim perm[i]), Expand: contiguous row-major results.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <tuple>
+
+#include "eager/interpreter_ops.h"
+
+namespace kiln::eager {
+
+std::vector<int64_t> broadcast_strides(std::span<const Dim> in, std::span<const Dim> out) {
+  std::vector<int64_t> contiguous = contiguous_strides(in);
+  std::vector<int64_t> strides(out.size(), 0);
+  const size_t lead = out.size() - in.size();
+  for (size_t j = 0; j < in.size(); ++j) strides[lead + j] = in[j] == 1 ? 0 : contiguous[j];
+  return strides;
+}
+
+namespace {
+
+template <typename T>
+using Id = std::type_identity<T>;
+
+// ---- integer arithmetic with two's complement wraparound (no signed overflow UB) -----------
+int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }  // modular since C++20
+uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
+
+template <typename C>
+C add(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return wrap(u(a) + u(b));
+  else return a + b;
+}
+template <typename C>
+C sub(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return wrap(u(a) - u(b));
+  else return a - b;
+}
+template <typename C>
+C mul(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return wrap(u(a) * u(b));
+  else return a * b;
+}
+template <typename C>
+C neg(C a) {
+  if constexpr (std::is_integral_v<C>) return wrap(0 - u(a));
+  else return -a;
+}
+template <typename C>
+bool is_nan(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  else return false;
+}
+template <typename C>
+C maximum(C a, C b) {
+  return (is_nan(a) || a > b) ? a : b;  // b wins ties and NaN b
+}
+template <typename C>
+C minimum(C a, C b) {
+  return (is_nan(a) || a < b) ? a : b;
+}
+
+/// Calls fn(Id<C>{}) with C the compute type of `dtype`: float for f16/f32, int64 otherwise.
+template <typename Fn>
+Status with_compute_type(DType dtype, Fn&& fn) {
+  if (is_floating(dtype)) return fn(Id<float>{});
+  return fn(Id<int64_t>{});
+}
+
+// ---- elementwise ------------------------------------------------------------------------------
+
+/// out[i] = fn(in_0[i], ..., in_{N-1}[i]) with inputs read as C through broadcast strides and the
+/// R result encoded into out's dtype.
+template <typename C, typename R, size_t N, typename Fn>
+Status map_elementwise(std::span<const HostTensor* const> ins, HostTensor& out, Fn fn) {
+  if (ins.size() != N) return internal_error("elementwise arity mismatch");
+  std::array<Reader<C>, N> rd;
+  std::array<std::vector<int64_t>, N> st;
+  std::array<std::span<const int64_t>, N> spans;
+  for (size_t k = 0; k < N; ++k) {
+    rd[k] = reader<C>(*ins[k]);
+    st[k] = broadcast_strides(ins[k]->meta.shape, out.meta.shape);
+    spans[k] = st[k];
+  }
+  Writer<R> wr = writer<R>(out);
+  int64_t o = 0;
+  strided_for_each<N>(out.meta.shape, spans, [&](const std::array<int64_t, N>& off) {
+    std::array<C, N> v;
+    for (size_t k = 0; k < N; ++k) v[k] = rd[k](off[k]);
+    wr(o++, static_cast<R>(std::apply(fn, v)));
+  });
+  return {};
+}
+
+template <typename C>
+Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
+  auto run = [&](auto fn) { return map_elementwise<C, C, 1>(ins, out, fn); };
+  switch (op) {
+    case OpKind::Neg: return run([](C x) { return neg(x); });
+    case OpKind::Relu: return run([](C x) { return x < C(0) ? C(0) : x; });
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<C>) {
+    switch (op) {
+      case OpKind::Exp: return run([](C x) { return std::exp(x); });
+      case OpKind::Log: return run([](C x) { return std::log(x); });
+      case OpKind::Sqrt: return run([](C x) { return std::sqrt(x); });
+      case OpKind::Rsqrt: return run([](C x) { return C(1) / std::sqrt(x); });
+      case OpKind::Tanh: return run([](C x) { return std::tanh(x); });
+      case OpKind::Sigmoid: return run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
+      case OpKind::Gelu:
+        return run([](C x) { return C(0.5) * x * (C(1) + std::erf(x / std::sqrt(C(2)))); });
+      default: break;
+    }
+  }
+  return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.meta.str());
+}
+
+template <typename C>
+Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
+  auto run = [&](auto fn) { return map_elementwise<C, C, 2>(ins, out, fn); };
+  switch (op) {
+    case OpKind::Add: return run([](C a, C b) { return add(a, b); });
+    case OpKind::Sub: return run([](C a, C b) { return sub(a, b); });
+    case OpKind::Mul: return run([](C a, C b) { return mul(a, b); });
+    case OpKind::Maximum: return run([](C a, C b) { return maximum(a, b); });
+    case OpKind::Minimum: return run([](C a, C b) { return minimum(a, b); });
+    case OpKind::Div:
+      if constexpr (std::is_floating_point_v<C>) return run([](C a, C b) { return a / b; });
+      break;
+    default: break;
+  }
+  return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.meta.str());
+}
+
+template <typename C>
+Status eval_compare(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
+  auto run = [&](auto fn) { return map_elementwise<C, bool, 2>(ins, out, fn); };
+  switch (op) {
+    case OpKind::Eq: return run([](C a, C b) { return a == b; });
+    case OpKind::Ne: return run([](C a, C b) { return a != b; });
+    case OpKind::Lt: return run([](C a, C b) { return a < b; });
+    case OpKind::Le: return run([](C a, C b) { return a <= b; });
+    case OpKind::Gt: return run([](C a, C b) { return a > b; });
+    case OpKind::Ge: return run([](C a, C b) { return a >= b; });
+    default: break;
+  }
+  return internal_error(std::string("no compare kernel for ") + op_name(op));
+}
+
+Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins,
+                        HostTensor& out) {
+  const OpKind op = node.op;
+  switch (op_category(op)) {
+    case OpCategory::kUnary:
+      return with_compute_type(out.meta.dtype,
+                               [&](auto c) { return eval_unary<typename decltype(c)::type>(op, ins, out); });
+    case OpCategory::kBinary:
+      return with_compute_type(out.meta.dtype,
+                               [&](auto c) { return eval_binary<typename decltype(c)::type>(op, ins, out); });
+    case OpCategory::kCompare: {
+      DType promoted = promote_types(ins[0]->meta.dtype, ins[1]->meta.dtype);
+      return with_compute_type(promoted, [&](auto c) {
+        return eval_compare<typename decltype(c)::type>(op, ins, out);
+      });
+    }
+    case OpCategory::kTernary:
+      return with_compute_type(out.meta.dtype, [&](auto c) {
+        using C = typename decltype(c)::type;
+        return map_elementwise<C, C, 3>(ins, out,
+                                        [](C cond, C x, C y) { return cond != C(0) ? x : y; });
+      });
+    case OpCategory::kCast:  // read in the input's natural type; the writer applies the rules
+      return with_compute_type(ins[0]->meta.dtype, [&](auto c) {
+        using C = typename decltype(c)::type;
+        return map_elementwise<C, C, 1>(ins, out, [](C x) { return x; });
+      });
+    default: break;
+  }
+  return internal_error(std::string("not elementwise: ") + op_name(op));
+}
+
+// ---- reductions -------------------------------------------------------------------------------
+
+/// For each output element: acc = init; acc = step(acc, x) over the reduced elements in
+/// row-major order; out = finish(acc). Values are read and accumulated as A.
+template <typename A, typename Step, typename Finish>
+void reduce_loop(const HostTensor& in, HostTensor& out, std::span<const int64_t> axes, A init,
+                 Step step, Finish finish) {
+  const std::vector<int64_t> strides = contiguous_strides(in.meta.shape);
+  Shape kept_shape, red_shape;
+  std::vector<int64_t> kept_strides, red_strides;
+  for (int d = 0; d < in.meta.rank(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    (reduced ? red_shape : kept_shape).push_back(in.meta.shape[d]);
+    (reduced ? red_strides : kept_strides).push_back(strides[d]);
+  }
+  const int64_t count = numel(red_shape);
+  Reader<A> rd = reader<A>(in);
+  Writer<A> wr = writer<A>(out);
+  int64_t o = 0;
+  strided_for_each<1>(kept_shape, {std::span<const int64_t>(kept_strides)},
+                      [&](const std::array<int64_t, 1>& base) {
+                        A acc = init;
+                        strided_for_each<1>(red_shape, {std::span<const int64_t>(red_strides)},
+                                            [&](const std::array<int64_t, 1>& off) {
+                                              acc = step(acc, rd(base[0] + off[0]));
+                                            });
+                        wr(o++, finish(acc, count));
+                      });
+}
+
+Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
+  const std::vector<int64_t>& axes = node.attrs.dims;
+  auto keep = [](auto acc, int64_t) { return acc; };
+  const bool fp = is_floating(in.meta.dtype);
+  switch (node.op) {
+    case OpKind::Sum:
+      if (fp) reduce_loop<double>(in, out, axes, 0.0, add<double>, keep);
+      else reduce_loop<int64_t>(in, out, axes, 0, add<int64_t>, keep);
+      return {};
+    case OpKind::Mean:
+      if (!fp) return internal_error("mean of a non-floating tensor");
+      reduce_loop<double>(in, out, axes, 0.0, add<double>, [](double acc, int64_t count) {
+        return count == 0 ? std::nan("") : acc / static_cast<double>(count);
+      });
+      return {};
+    case OpKind::Max:
+      if (fp) {
+        reduce_loop<float>(in, out, axes, -std::numeric_limits<float>::infinity(), maximum<float>,
+                           keep);
+      } else {
+        reduce_loop<int64_t>(in, out, axes, std::numeric_limits<int64_t>::min(),
+                             maximum<int64_t>, keep);
+      }
+      return {};
+    default: break;
+  }
+  return internal_error(std::string("not a reduction: ") + op_name(node.op));
+}
+
+// ---- movement and sources ---------------------------------------------------------------------
+
+/// out (contiguous) = the view of `in` with out's shape and the given element strides.
+void copy_strided(const HostTensor& in, HostTensor& out, std::span<const int64_t> strides) {
+  const size_t es = dtype_size(in.meta.dtype);
+  std::byte* dst = out.data.data();
+  strided_for_each<1>(out.meta.shape, {strides}, [&](const std::array<int64_t, 1>& off) {
+    std::memcpy(dst, in.data.data() + static_cast<size_t>(off[0]) * es, es);
+    dst += es;
+  });
+}
+
+Status eval_movement(const Node& node, const HostTensor& in, HostTensor& out) {
+  switch (node.op) {
+    case OpKind::Reshape:  // row-major reinterpretation: the bytes are unchanged
+      std::memcpy(out.data.data(), in.data.data(), out.data.size());
+      return {};
+    case OpKind::Permute: {
+      const std::vector<int64_t> in_strides = contiguous_strides(in.meta.shape);
+      std::vector<int64_t> strides;
+      for (int64_t p : node.attrs.dims) strides.push_back(in_strides[static_cast<size_t>(p)]);
+      copy_strided(in, out, strides);
+      return {};
+    }
+    case OpKind::Expand:
+      copy_strided(in, out, broadcast_strides(in.meta.shape, out.meta.shape));
+      return {};
+    default: break;
+  }
+  return internal_error(std::string("not a movement op: ") + op_name(node.op));
+}
+
+Status eval_full(const Node& node, HostTensor& out) {
+  return visit_storage(out.meta.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const S value = encode<S>(node.attrs.scalar);
+    for (int64_t i = 0; i < out.meta.numel(); ++i)
+      std::memcpy(out.data.data() + static_cast<size_t>(i) * sizeof(S), &value, sizeof(S));
+    return Status{};
+  });
+}
+
+}  // namespace
+
+Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  if (node.op == OpKind::Full) return eval_full(node, out);
+  if (is_elementwise(node.op)) return eval_elementwise(node, ins, out);
+  if (is_reduce(node.op)) return eval_reduce(node, *ins[0], out);
+  if (is_movement(node.op)) return eval_movement(node, *ins[0], out);
+  return internal_error(std::string("cannot evaluate ") + op_name(node.op) + " as an op");
+}
+
+}  // namespace kiln::eager

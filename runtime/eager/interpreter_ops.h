@@ -1,0 +1,175 @@
+/// \file interpreter_ops.h
+/// Private to runtime/eager: element conversions, strided iteration and the per-node kernels of
+/// the CPU interpreter.
+///
+/// Conversion rules (the reference semantics the Vulkan kernels are checked against):
+///   * Storage types are the ctypes of KILN_DTYPES: f32 float, f16 uint16_t (IEEE half bits),
+///     i32 int32_t, i64 int64_t, bool uint8_t (0 or 1).
+///   * Compute types are float (f16 and f32 ops; f16 is decoded with half_to_float), int64_t
+///     (i32, i64 and bool ops) and double (float sums and HostTensor::get/set).
+///   * decode<C>(s): stored value -> compute type. f16 -> float exactly; bool -> 0/1;
+///     int -> float rounds to nearest; float -> int truncates toward zero, clamps to the
+///     integer range, and maps NaN to 0.
+///   * encode<S>(v): compute value -> storage. -> f32 rounds to nearest; -> f16 rounds to float
+///     first, then float_to_half (nearest even); -> i32 from int64 wraps (two's complement
+///     truncation); -> integer from floating truncates toward zero with clamping (NaN -> 0);
+///     -> bool is (v != 0), so NaN -> true.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "eager/host_tensor.h"
+#include "graph/graph.h"
+#include "kiln/status.h"
+
+namespace kiln::eager {
+
+/// Calls fn(std::type_identity<S>{}) with S the storage ctype of `dtype`.
+template <typename Fn>
+decltype(auto) visit_storage(DType dtype, Fn&& fn) {
+  switch (dtype) {
+#define KILN_VISIT_CASE(name, str, ctype, size) \
+  case DType::name: return fn(std::type_identity<ctype>{});
+    KILN_DTYPES(KILN_VISIT_CASE)
+#undef KILN_VISIT_CASE
+  }
+  unreachable("bad dtype");
+}
+
+/// Truncates toward zero; clamps to I's range; NaN -> 0.
+template <typename I, typename F>
+I float_to_int(F f) {
+  if (std::isnan(f)) return 0;
+  if (f <= static_cast<F>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  // static_cast<F>(max) rounds up to a power of two, which is out of range itself.
+  if (f >= static_cast<F>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(f);
+}
+
+/// Stored element -> compute type C (float, double or int64_t).
+template <typename C, typename S>
+C decode(S s) {
+  if constexpr (std::is_same_v<S, uint16_t>) {
+    return decode<C>(half_to_float(s));
+  } else if constexpr (std::is_same_v<S, uint8_t>) {
+    return static_cast<C>(s != 0 ? 1 : 0);
+  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<C>) {
+    return float_to_int<C>(s);
+  } else {
+    return static_cast<C>(s);
+  }
+}
+
+/// Compute value -> storage type S.
+template <typename S, typename C>
+S encode(C v) {
+  if constexpr (std::is_same_v<S, uint8_t>) {
+    return v != C(0) ? 1 : 0;
+  } else if constexpr (std::is_same_v<S, uint16_t>) {
+    return float_to_half(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<S> && std::is_floating_point_v<C>) {
+    return float_to_int<S>(v);
+  } else {
+    return static_cast<S>(v);  // int64 -> int32 wraps (modular since C++20)
+  }
+}
+
+template <typename C>
+using LoadFn = C (*)(const std::byte* base, int64_t i);
+template <typename C>
+using StoreFn = void (*)(std::byte* base, int64_t i, C v);
+
+template <typename C, typename S>
+C load_as(const std::byte* base, int64_t i) {
+  S s;
+  std::memcpy(&s, base + i * static_cast<int64_t>(sizeof(S)), sizeof(S));
+  return decode<C>(s);
+}
+
+template <typename C, typename S>
+void store_as(std::byte* base, int64_t i, C v) {
+  S s = encode<S>(v);
+  std::memcpy(base + i * static_cast<int64_t>(sizeof(S)), &s, sizeof(S));
+}
+
+/// Reads elements of a tensor (by flat element offset) converted to C.
+template <typename C>
+struct Reader {
+  const std::byte* base = nullptr;
+  LoadFn<C> load = nullptr;
+  C operator()(int64_t i) const { return load(base, i); }
+};
+
+/// Writes C values into a tensor (by flat element offset), converted to its dtype.
+template <typename C>
+struct Writer {
+  std::byte* base = nullptr;
+  StoreFn<C> store = nullptr;
+  void operator()(int64_t i, C v) const { store(base, i, v); }
+};
+
+template <typename C>
+Reader<C> reader(const HostTensor& t) {
+  LoadFn<C> fn = visit_storage(t.meta.dtype, [](auto tag) -> LoadFn<C> {
+    return &load_as<C, typename decltype(tag)::type>;
+  });
+  return {t.data.data(), fn};
+}
+
+template <typename C>
+Writer<C> writer(HostTensor& t) {
+  StoreFn<C> fn = visit_storage(t.meta.dtype, [](auto tag) -> StoreFn<C> {
+    return &store_as<C, typename decltype(tag)::type>;
+  });
+  return {t.data.data(), fn};
+}
+
+/// Strides (in elements) that read a contiguous tensor of shape `in` as if broadcast to `out`
+/// (NumPy rules: dims aligned on the right, stride 0 on missing and size-1 dims).
+std::vector<int64_t> broadcast_strides(std::span<const Dim> in, std::span<const Dim> out);
+
+/// Visits every index of `shape` in row-major order and calls fn(offsets), where
+/// offsets[k] = sum_d index[d] * strides[k][d]. Rank 0 visits one element; any size-0 dim, none.
+template <size_t N, typename Fn>
+void strided_for_each(std::span<const Dim> shape,
+                      const std::array<std::span<const int64_t>, N>& strides, Fn&& fn) {
+  if (numel(shape) == 0) return;
+  std::array<int64_t, N> off{};
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0) {
+    fn(off);
+    return;
+  }
+  std::vector<int64_t> idx(shape.size(), 0);
+  const int last = rank - 1;
+  for (;;) {
+    std::array<int64_t, N> o = off;  // innermost dim as a plain loop
+    for (Dim i = 0; i < shape[last]; ++i) {
+      fn(o);
+      for (size_t k = 0; k < N; ++k) o[k] += strides[k][last];
+    }
+    int d = last - 1;  // odometer over the outer dims
+    for (; d >= 0; --d) {
+      if (++idx[d] < shape[d]) {
+        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/// Evaluates one non-source node. `ins` match the node's input metas; `out` is allocated with
+/// node.meta.
+Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+
+}  // namespace kiln::eager

@@ -1,0 +1,228 @@
+// VulkanDevice::run: descriptor sets, command recording with barriers and timestamps, submission.
+#include <algorithm>
+#include <string>
+
+#include "vk/vk_check.h"
+#include "vk/vulkan_device.h"
+
+namespace kiln::vk {
+namespace {
+
+bool has_zero_groups(const Dispatch& d) { return d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0; }
+
+std::string dispatch_name(const Dispatch& d, size_t index) {
+  std::string name = "dispatch " + std::to_string(index);
+  if (d.pipeline != nullptr && !d.pipeline->label.empty()) name += " ('" + d.pipeline->label + "')";
+  return name;
+}
+
+}  // namespace
+
+Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
+  const DeviceInfo& info = core_->physical.info;
+  const std::string name = dispatch_name(d, index);
+  if (d.pipeline == nullptr) return invalid_argument(name + " has no pipeline");
+  if (d.pipeline->device != device()) {
+    return invalid_argument(name + " uses a pipeline of another device");
+  }
+  if (d.bindings.size() != d.pipeline->num_bindings) {
+    return invalid_argument(name + " binds " + std::to_string(d.bindings.size()) +
+                            " buffers; the pipeline has " +
+                            std::to_string(d.pipeline->num_bindings) + " bindings");
+  }
+  if (d.push_constants.size() != d.pipeline->push_constant_bytes) {
+    return invalid_argument(name + " passes " + std::to_string(d.push_constants.size()) +
+                            " bytes of push constants; the pipeline takes " +
+                            std::to_string(d.pipeline->push_constant_bytes));
+  }
+  for (int axis = 0; axis < 3; ++axis) {
+    if (d.groups[axis] > info.max_workgroup_count[axis]) {
+      return invalid_argument(name + ": " + std::to_string(d.groups[axis]) +
+                              " workgroups on axis " + std::to_string(axis) +
+                              " exceed the device limit of " +
+                              std::to_string(info.max_workgroup_count[axis]));
+    }
+  }
+  for (size_t b = 0; b < d.bindings.size(); ++b) {
+    const std::string what = name + " binding " + std::to_string(b);
+    KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(d.bindings[b], what.c_str()));
+    if (buffer->range() > info.max_storage_buffer_range) {
+      return invalid_argument(what + ": " + std::to_string(buffer->size()) +
+                              " bytes exceed maxStorageBufferRange (" +
+                              std::to_string(info.max_storage_buffer_range) + ")");
+    }
+  }
+  return Status::ok_status();
+}
+
+Status VulkanDeviceImpl::prepare_descriptor_pool(uint32_t sets, uint32_t descriptors) {
+  if (sets <= pool_sets_ && descriptors <= pool_descriptors_) {
+    KILN_VK_RETURN_IF_ERROR(vkResetDescriptorPool(device(), descriptor_pool_, 0));
+    return Status::ok_status();
+  }
+  if (descriptor_pool_ != VK_NULL_HANDLE) {
+    vkDestroyDescriptorPool(device(), descriptor_pool_, nullptr);
+    descriptor_pool_ = VK_NULL_HANDLE;
+    pool_sets_ = pool_descriptors_ = 0;
+  }
+  // Grow geometrically so that a sequence of growing batches recreates the pool rarely.
+  const uint32_t new_sets = std::max({sets, 2 * pool_sets_, 64u});
+  const uint32_t new_descriptors = std::max({descriptors, 2 * pool_descriptors_, 256u});
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, new_descriptors};
+  VkDescriptorPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  info.maxSets = new_sets;
+  info.poolSizeCount = 1;
+  info.pPoolSizes = &size;
+  KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(device(), &info, nullptr, &descriptor_pool_));
+  pool_sets_ = new_sets;
+  pool_descriptors_ = new_descriptors;
+  return Status::ok_status();
+}
+
+Status VulkanDeviceImpl::prepare_query_pool(uint32_t queries) {
+  if (queries <= query_capacity_) return Status::ok_status();
+  if (query_pool_ != VK_NULL_HANDLE) {
+    vkDestroyQueryPool(device(), query_pool_, nullptr);
+    query_pool_ = VK_NULL_HANDLE;
+    query_capacity_ = 0;
+  }
+  const uint32_t capacity = std::max(queries, 128u);
+  VkQueryPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = capacity;
+  KILN_VK_RETURN_IF_ERROR(vkCreateQueryPool(device(), &info, nullptr, &query_pool_));
+  query_capacity_ = capacity;
+  return Status::ok_status();
+}
+
+Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
+                             std::vector<DispatchTiming>* timings) {
+  if (timings != nullptr) timings->clear();
+
+  // Dispatches with an empty grid record nothing and are not counted.
+  std::vector<size_t> active;
+  uint32_t sets = 0;
+  uint32_t descriptors = 0;
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    if (has_zero_groups(dispatches[i])) continue;
+    KILN_RETURN_IF_ERROR(check_dispatch(dispatches[i], i));
+    active.push_back(i);
+    if (dispatches[i].pipeline->num_bindings > 0) {
+      ++sets;
+      descriptors += dispatches[i].pipeline->num_bindings;
+    }
+  }
+  const bool timed = timings != nullptr && core_->physical.info.timestamp_period_ns > 0;
+  if (active.empty()) {
+    if (timed) {
+      for (const Dispatch& d : dispatches) {
+        timings->push_back({d.pipeline != nullptr ? d.pipeline->label : std::string(), 0.0});
+      }
+    }
+    return Status::ok_status();
+  }
+
+  // One descriptor set per dispatch that has bindings, all allocated and written up front.
+  std::vector<VkDescriptorSet> descriptor_sets(active.size(), VK_NULL_HANDLE);
+  if (sets > 0) {
+    KILN_RETURN_IF_ERROR(prepare_descriptor_pool(sets, descriptors));
+    std::vector<VkDescriptorSetLayout> layouts;
+    for (size_t i : active) {
+      if (dispatches[i].pipeline->num_bindings > 0) {
+        layouts.push_back(dispatches[i].pipeline->set_layout);
+      }
+    }
+    std::vector<VkDescriptorSet> allocated(layouts.size());
+    VkDescriptorSetAllocateInfo alloc{};
+    alloc.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    alloc.descriptorPool = descriptor_pool_;
+    alloc.descriptorSetCount = static_cast<uint32_t>(layouts.size());
+    alloc.pSetLayouts = layouts.data();
+    KILN_VK_RETURN_IF_ERROR(vkAllocateDescriptorSets(device(), &alloc, allocated.data()));
+
+    std::vector<VkDescriptorBufferInfo> buffer_infos;
+    buffer_infos.reserve(descriptors);  // stable addresses for the writes below
+    std::vector<VkWriteDescriptorSet> writes;
+    size_t next_set = 0;
+    for (size_t k = 0; k < active.size(); ++k) {
+      const Dispatch& d = dispatches[active[k]];
+      if (d.pipeline->num_bindings == 0) continue;
+      descriptor_sets[k] = allocated[next_set++];
+      for (uint32_t b = 0; b < d.pipeline->num_bindings; ++b) {
+        const auto* buffer = static_cast<const DeviceBuffer*>(d.bindings[b].get());
+        buffer_infos.push_back({buffer->vk_buffer(), buffer->offset(), buffer->range()});
+        VkWriteDescriptorSet write{};
+        write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        write.dstSet = descriptor_sets[k];
+        write.dstBinding = b;
+        write.descriptorCount = 1;
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        write.pBufferInfo = &buffer_infos.back();
+        writes.push_back(write);
+      }
+    }
+    vkUpdateDescriptorSets(device(), static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                           nullptr);
+  }
+
+  const auto queries = static_cast<uint32_t>(2 * active.size());
+  if (timed) KILN_RETURN_IF_ERROR(prepare_query_pool(queries));
+
+  KILN_RETURN_IF_ERROR(begin_commands());
+  VkCommandBuffer cmd = command_buffer_;
+  if (timed) vkCmdResetQueryPool(cmd, query_pool_, 0, queries);
+  for (size_t k = 0; k < active.size(); ++k) {
+    const Dispatch& d = dispatches[active[k]];
+    if (k > 0) {  // the next dispatch may read (or overwrite) what the previous one wrote
+      cmd_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    }
+    const auto query = static_cast<uint32_t>(2 * k);
+    if (timed) {
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, query_pool_, query);
+    }
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
+    if (descriptor_sets[k] != VK_NULL_HANDLE) {
+      vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1,
+                              &descriptor_sets[k], 0, nullptr);
+    }
+    if (!d.push_constants.empty()) {
+      vkCmdPushConstants(cmd, d.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                         static_cast<uint32_t>(d.push_constants.size()), d.push_constants.data());
+    }
+    vkCmdDispatch(cmd, d.groups[0], d.groups[1], d.groups[2]);
+    if (timed) {
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, query_pool_, query + 1);
+    }
+  }
+  // Results are read next by the host (mapped memory) or by a staging copy.
+  cmd_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  KILN_RETURN_IF_ERROR(submit_and_wait());
+  stats_.dispatches += active.size();
+
+  if (timed) {
+    std::vector<uint64_t> ticks(queries);
+    KILN_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(
+        device(), query_pool_, 0, queries, ticks.size() * sizeof(uint64_t), ticks.data(),
+        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    const uint32_t bits = core_->physical.timestamp_valid_bits;
+    const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    const double ns_per_tick = core_->physical.info.timestamp_period_ns;
+    timings->resize(dispatches.size());
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      if (dispatches[i].pipeline != nullptr) (*timings)[i].label = dispatches[i].pipeline->label;
+    }
+    for (size_t k = 0; k < active.size(); ++k) {
+      const uint64_t elapsed = (ticks[2 * k + 1] - ticks[2 * k]) & mask;  // survives wrap-around
+      (*timings)[active[k]].gpu_ms = static_cast<double>(elapsed) * ns_per_tick * 1e-6;
+    }
+  }
+  return Status::ok_status();
+}
+
+}  // namespace kiln::vk

@@ -1,0 +1,333 @@
+#include "vk/vulkan_device.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "vk/vk_check.h"
+
+namespace kiln::vk {
+namespace {
+
+constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                            VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+Expected<std::vector<PhysicalDevice>> query_all(const Instance& instance) {
+  KILN_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> handles, instance.physical_devices());
+  std::vector<PhysicalDevice> devices;
+  for (uint32_t i = 0; i < handles.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(PhysicalDevice pd, query_physical_device(handles[i], i));
+    devices.push_back(std::move(pd));
+  }
+  return devices;
+}
+
+std::vector<DeviceInfo> infos_of(const std::vector<PhysicalDevice>& devices) {
+  std::vector<DeviceInfo> infos;
+  for (const PhysicalDevice& pd : devices) infos.push_back(pd.info);
+  return infos;
+}
+
+/// Creates the VkDevice with one compute queue and every optional feature Kiln uses that the
+/// device supports.
+Status create_logical_device(DeviceCore& core) {
+  const PhysicalDevice& pd = core.physical;
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{};
+  queue.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  queue.queueFamilyIndex = pd.queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+
+  VkPhysicalDeviceVulkan12Features f12{};
+  f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  f12.shaderFloat16 = pd.info.shader_float16;
+  f12.shaderInt8 = pd.info.shader_int8;
+  f12.storageBuffer8BitAccess = pd.info.storage_buffer_8bit;
+  VkPhysicalDeviceVulkan11Features f11{};
+  f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  f11.pNext = &f12;
+  f11.storageBuffer16BitAccess = pd.info.storage_buffer_16bit;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &f11;
+  features.features.shaderInt16 = pd.info.shader_int16;
+  features.features.shaderInt64 = pd.info.shader_int64;
+
+  std::vector<const char*> extensions;
+  if (pd.portability_subset) extensions.push_back("VK_KHR_portability_subset");
+
+  VkDeviceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.pNext = &features;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  KILN_VK_RETURN_IF_ERROR(vkCreateDevice(pd.handle, &info, nullptr, &core.device));
+  return Status::ok_status();
+}
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+}  // namespace
+
+// --- VulkanDevice statics ---------------------------------------------------------------------
+
+Expected<std::vector<DeviceInfo>> VulkanDevice::enumerate() {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance,
+                        Instance::create(ValidationMode::kOff));
+  KILN_ASSIGN_OR_RETURN(std::vector<PhysicalDevice> devices, query_all(*instance));
+  return infos_of(devices);
+}
+
+Expected<uint32_t> VulkanDevice::select_device(std::span<const DeviceInfo> devices,
+                                               const std::string& selector) {
+  return select_device_index(devices, selector.empty() ? env_or_empty("KILN_DEVICE") : selector);
+}
+
+Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions& options) {
+  ValidationMode mode = ValidationMode::kOff;
+  if (options.validation) {
+    mode = ValidationMode::kRequired;
+  } else if (validation_env_level() > 0) {
+    mode = ValidationMode::kFromEnv;
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance, Instance::create(mode));
+  KILN_ASSIGN_OR_RETURN(std::vector<PhysicalDevice> devices, query_all(*instance));
+  const std::vector<DeviceInfo> infos = infos_of(devices);
+  KILN_ASSIGN_OR_RETURN(const uint32_t index, select_device(infos, options.selector));
+
+  auto core = std::make_shared<DeviceCore>();
+  core->instance = std::move(instance);
+  core->physical = devices[index];
+  if (core->physical.queue_family == kNoQueueFamily) {
+    return unavailable("Vulkan device '" + core->physical.info.name + "' has no compute queue");
+  }
+  KILN_RETURN_IF_ERROR(create_logical_device(*core));
+  return VulkanDeviceImpl::create_from_core(std::move(core));
+}
+
+Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::default_device() {
+  // Created once (thread-safe static); a failure is cached and returned to every caller.
+  static const Expected<std::shared_ptr<VulkanDevice>> device = create(DeviceOptions{});
+  return device;
+}
+
+// --- VulkanDeviceImpl: lifetime ---------------------------------------------------------------
+
+Expected<std::shared_ptr<VulkanDevice>> VulkanDeviceImpl::create_from_core(
+    std::shared_ptr<DeviceCore> core) {
+  std::shared_ptr<VulkanDeviceImpl> device(new VulkanDeviceImpl(std::move(core)));
+  KILN_RETURN_IF_ERROR(device->init());
+  return std::shared_ptr<VulkanDevice>(std::move(device));
+}
+
+Status VulkanDeviceImpl::init() {
+  const PhysicalDevice& pd = core_->physical;
+  vkGetDeviceQueue(device(), pd.queue_family, 0, &queue_);
+
+  VkCommandPoolCreateInfo pool{};
+  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = pd.queue_family;
+  KILN_VK_RETURN_IF_ERROR(vkCreateCommandPool(device(), &pool, nullptr, &command_pool_));
+
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = command_pool_;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  KILN_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(device(), &alloc, &command_buffer_));
+
+  VkFenceCreateInfo fence{};
+  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  KILN_VK_RETURN_IF_ERROR(vkCreateFence(device(), &fence, nullptr, &fence_));
+
+  VkPipelineCacheCreateInfo cache{};
+  cache.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
+  KILN_VK_RETURN_IF_ERROR(vkCreatePipelineCache(device(), &cache, nullptr, &pipeline_cache_));
+
+  const VkDeviceSize alignment =
+      std::max<VkDeviceSize>(pd.info.min_storage_buffer_offset_alignment, 4);
+  AllocatorConfig buffers;
+  buffers.name = "device";
+  buffers.usage = kBufferUsage;
+  buffers.alignment = alignment;
+  if (pd.info.unified_memory) {
+    buffers.required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    buffers.map = true;
+  } else {
+    buffers.required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  }
+  KILN_ASSIGN_OR_RETURN(allocator_, Allocator::create(core_, buffers));
+
+  if (!pd.info.unified_memory) {
+    AllocatorConfig staging;
+    staging.name = "staging";
+    staging.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    staging.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    staging.preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;  // fast host reads on download
+    staging.block_size = 16ull << 20;
+    staging.alignment = 16;
+    staging.map = true;
+    KILN_ASSIGN_OR_RETURN(staging_, Allocator::create(core_, staging));
+  }
+  return Status::ok_status();
+}
+
+VulkanDeviceImpl::~VulkanDeviceImpl() {
+  if (device() == VK_NULL_HANDLE) return;
+  vkDeviceWaitIdle(device());
+  for (auto& [key, pipeline] : pipelines_) destroy_pipeline(*pipeline);
+  pipelines_.clear();
+  if (query_pool_ != VK_NULL_HANDLE) vkDestroyQueryPool(device(), query_pool_, nullptr);
+  if (descriptor_pool_ != VK_NULL_HANDLE) {
+    vkDestroyDescriptorPool(device(), descriptor_pool_, nullptr);
+  }
+  if (pipeline_cache_ != VK_NULL_HANDLE) {
+    vkDestroyPipelineCache(device(), pipeline_cache_, nullptr);
+  }
+  if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device(), fence_, nullptr);
+  if (command_pool_ != VK_NULL_HANDLE) {
+    vkDestroyCommandPool(device(), command_pool_, nullptr);  // frees command_buffer_
+  }
+  // Blocks still used by live Buffers stay: those buffers keep the allocator and core alive.
+  staging_.reset();
+  allocator_.reset();
+}
+
+DeviceStats VulkanDeviceImpl::stats() const {
+  DeviceStats stats = stats_;
+  stats.bytes_allocated = allocator_->bytes_allocated();
+  stats.blocks_allocated = allocator_->blocks_allocated();
+  stats.validation_errors = core_->instance->validation_errors();
+  return stats;
+}
+
+std::vector<std::string> VulkanDeviceImpl::validation_messages() const {
+  return core_->instance->validation_messages();
+}
+
+// --- memory and transfers ---------------------------------------------------------------------
+
+Expected<BufferRef> VulkanDeviceImpl::allocate(size_t bytes) {
+  const size_t size = bytes == 0 ? 4 : bytes;  // a zero-size request still binds as a range
+  KILN_ASSIGN_OR_RETURN(const Allocation allocation, allocator_->allocate(size));
+  return BufferRef(std::make_shared<DeviceBuffer>(allocator_, allocation, size));
+}
+
+Expected<const DeviceBuffer*> VulkanDeviceImpl::own_buffer(const BufferRef& buffer,
+                                                           const char* what) const {
+  const auto* device_buffer = dynamic_cast<const DeviceBuffer*>(buffer.get());
+  if (device_buffer == nullptr || device_buffer->allocator() != allocator_.get()) {
+    return invalid_argument(std::string(what) + " is " +
+                            (buffer == nullptr ? "null" : "not a buffer of this device"));
+  }
+  return device_buffer;
+}
+
+Status VulkanDeviceImpl::begin_commands() {
+  KILN_VK_RETURN_IF_ERROR(vkResetCommandBuffer(command_buffer_, 0));
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  KILN_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(command_buffer_, &begin));
+  return Status::ok_status();
+}
+
+Status VulkanDeviceImpl::submit_and_wait() {
+  KILN_VK_RETURN_IF_ERROR(vkEndCommandBuffer(command_buffer_));
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &command_buffer_;
+  KILN_VK_RETURN_IF_ERROR(vkQueueSubmit(queue_, 1, &submit, fence_));
+  ++stats_.submissions;
+  KILN_VK_RETURN_IF_ERROR(vkWaitForFences(device(), 1, &fence_, VK_TRUE, UINT64_MAX));
+  KILN_VK_RETURN_IF_ERROR(vkResetFences(device(), 1, &fence_));
+  return Status::ok_status();
+}
+
+void cmd_memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
+                        VkAccessFlags src_access, VkPipelineStageFlags dst_stage,
+                        VkAccessFlags dst_access) {
+  VkMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  barrier.srcAccessMask = src_access;
+  barrier.dstAccessMask = dst_access;
+  vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+namespace {
+
+/// Returns a staging range to its allocator when the transfer is over (or has failed).
+struct StagingGuard {
+  Allocator* allocator;
+  Allocation allocation;
+  ~StagingGuard() { allocator->free(allocation); }
+};
+
+}  // namespace
+
+Status VulkanDeviceImpl::upload(const BufferRef& dst, const void* src, size_t bytes) {
+  KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(dst, "upload destination"));
+  if (bytes > buffer->size()) {
+    return invalid_argument("upload of " + std::to_string(bytes) + " bytes into a buffer of " +
+                            std::to_string(buffer->size()));
+  }
+  if (bytes == 0) return Status::ok_status();
+  if (src == nullptr) return invalid_argument("upload source is null");
+  if (void* mapped = buffer->mapped()) {  // unified memory: host-coherent, no staging
+    std::memcpy(mapped, src, bytes);
+    return Status::ok_status();
+  }
+  KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
+  const StagingGuard guard{staging_.get(), staging};
+  std::memcpy(staging.block->mapped + staging.offset, src, bytes);
+
+  KILN_RETURN_IF_ERROR(begin_commands());
+  // Earlier dispatches may still read or write the destination: order the copy after them.
+  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  const VkBufferCopy region{staging.offset, buffer->offset(), bytes};
+  vkCmdCopyBuffer(command_buffer_, staging.block->buffer, buffer->vk_buffer(), 1, &region);
+  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  return submit_and_wait();
+}
+
+Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes) {
+  KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(src, "download source"));
+  if (bytes > buffer->size()) {
+    return invalid_argument("download of " + std::to_string(bytes) + " bytes from a buffer of " +
+                            std::to_string(buffer->size()));
+  }
+  if (bytes == 0) return Status::ok_status();
+  if (dst == nullptr) return invalid_argument("download destination is null");
+  if (const void* mapped = buffer->mapped()) {
+    std::memcpy(dst, mapped, bytes);
+    return Status::ok_status();
+  }
+  KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
+  const StagingGuard guard{staging_.get(), staging};
+
+  KILN_RETURN_IF_ERROR(begin_commands());
+  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  const VkBufferCopy region{buffer->offset(), staging.offset, bytes};
+  vkCmdCopyBuffer(command_buffer_, buffer->vk_buffer(), staging.block->buffer, 1, &region);
+  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  KILN_RETURN_IF_ERROR(submit_and_wait());
+  std::memcpy(dst, staging.block->mapped + staging.offset, bytes);
+  return Status::ok_status();
+}
+
+}  // namespace kiln::vk

@@ -1,0 +1,119 @@
+/// \file vulkan_device.h
+/// The Vulkan implementation of VulkanDevice (private to runtime/vk). Split over
+/// vulkan_device.cpp (creation, memory, transfers), pipeline.cpp and run.cpp.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vk/allocator.h"
+#include "vk/device.h"
+#include "vk/device_core.h"
+
+namespace kiln::vk {
+
+/// A compute pipeline and the objects it was built from. Owned by the device's pipeline map;
+/// Dispatch refers to it by pointer.
+struct Pipeline {
+  VkDevice device = VK_NULL_HANDLE;  // the device it belongs to (checked in run())
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  uint32_t num_bindings = 0;
+  uint32_t push_constant_bytes = 0;
+  std::string label;
+};
+
+/// Records a global VkMemoryBarrier.
+void cmd_memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
+                        VkAccessFlags src_access, VkPipelineStageFlags dst_stage,
+                        VkAccessFlags dst_access);
+
+/// A sub-allocated range of one of the allocator's blocks.
+class DeviceBuffer final : public Buffer {
+ public:
+  DeviceBuffer(std::shared_ptr<Allocator> allocator, const Allocation& allocation, size_t size)
+      : allocator_(std::move(allocator)), allocation_(allocation), size_(size) {}
+  ~DeviceBuffer() override { allocator_->free(allocation_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  size_t size() const override { return size_; }
+  void* mapped() const override {
+    uint8_t* base = allocation_.block->mapped;
+    return base == nullptr ? nullptr : base + allocation_.offset;
+  }
+  const Allocator* allocator() const { return allocator_.get(); }
+  VkBuffer vk_buffer() const { return allocation_.block->buffer; }
+  VkDeviceSize offset() const { return allocation_.offset; }
+  /// The descriptor range: the size rounded up to 4 bytes (never 0, and within the reservation).
+  VkDeviceSize range() const { return (static_cast<VkDeviceSize>(size_) + 3) / 4 * 4; }
+
+ private:
+  std::shared_ptr<Allocator> allocator_;
+  Allocation allocation_;
+  size_t size_;
+};
+
+class VulkanDeviceImpl final : public VulkanDevice {
+ public:
+  /// Builds the device around an already created VkDevice.
+  static Expected<std::shared_ptr<VulkanDevice>> create_from_core(
+      std::shared_ptr<DeviceCore> core);
+  ~VulkanDeviceImpl() override;
+
+  const DeviceInfo& info() const override { return core_->physical.info; }
+  Expected<BufferRef> allocate(size_t bytes) override;
+  Status upload(const BufferRef& dst, const void* src, size_t bytes) override;
+  Status download(const BufferRef& src, void* dst, size_t bytes) override;
+  Expected<const Pipeline*> pipeline(const PipelineDesc& desc) override;
+  Status run(std::span<const Dispatch> dispatches,
+             std::vector<DispatchTiming>* timings) override;
+  DeviceStats stats() const override;
+  std::vector<std::string> validation_messages() const override;
+
+ private:
+  explicit VulkanDeviceImpl(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {}
+  Status init();
+  VkDevice device() const { return core_->device; }
+
+  /// `buffer` as one of this device's buffers; invalid_argument otherwise.
+  Expected<const DeviceBuffer*> own_buffer(const BufferRef& buffer, const char* what) const;
+  /// Resets and begins the command buffer.
+  Status begin_commands();
+  /// Ends the command buffer, submits it and waits for it to finish.
+  Status submit_and_wait();
+
+  // pipeline.cpp
+  Status check_pipeline_desc(const PipelineDesc& desc) const;
+  Status build_pipeline(const PipelineDesc& desc, Pipeline& out) const;
+  void destroy_pipeline(Pipeline& pipeline) const;
+
+  // run.cpp
+  Status check_dispatch(const Dispatch& dispatch, size_t index) const;
+  Status prepare_descriptor_pool(uint32_t sets, uint32_t descriptors);
+  Status prepare_query_pool(uint32_t queries);
+
+  std::shared_ptr<DeviceCore> core_;
+  std::shared_ptr<Allocator> allocator_;  // buffers
+  std::shared_ptr<Allocator> staging_;    // host-visible staging; null on unified memory
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  uint32_t pool_sets_ = 0;
+  uint32_t pool_descriptors_ = 0;
+  VkQueryPool query_pool_ = VK_NULL_HANDLE;
+  uint32_t query_capacity_ = 0;
+  std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  DeviceStats stats_;  // counters; memory and validation figures are read live in stats()
+};
+
+}  // namespace kiln::vk
