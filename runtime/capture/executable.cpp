@@ -136,7 +136,19 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
     d.groups = k.groups;
     dispatches.push_back(std::move(d));
   }
-  KILN_RETURN_IF_ERROR(vk_device_->run(dispatches));
+  if (log_enabled(LogTopic::kPerf)) {
+    std::vector<vk::DispatchTiming> timings;
+    auto t0 = std::chrono::steady_clock::now();
+    KILN_RETURN_IF_ERROR(vk_device_->run(dispatches, &timings));
+    double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::string msg = "run: " + std::to_string(dispatches.size()) + " dispatch(es), " +
+                      std::to_string(wall) + " ms wall";
+    for (size_t i = 0; i < timings.size() && i < plan_->kernels.size(); ++i)
+      msg += "\n  " + plan_->kernels[i].name + ": " + std::to_string(timings[i].gpu_ms) + " ms";
+    log(LogTopic::kPerf, msg);
+  } else {
+    KILN_RETURN_IF_ERROR(vk_device_->run(dispatches));
+  }
 
   std::vector<Tensor> outputs;
   for (NodeId out : graph_.outputs()) {

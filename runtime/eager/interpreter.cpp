@@ -16,9 +16,8 @@ Status bind_source(const Node& node, std::span<const HostTensor* const> given, c
   const int64_t index = node.attrs.index;
   const std::string name = std::string(what) + " " + std::to_string(index);
   if (index < 0 || index >= static_cast<int64_t>(given.size()))
-    return invalid_argument(name + " (node %" + std::to_string(node.id) +
-                            ") is out of range: " + std::to_string(given.size()) + " " + what +
-                            "s given");
+    return invalid_argument(name + " (node %" + std::to_string(node.id) + ") is out of range: " +
+                            std::to_string(given.size()) + " " + what + "s given");
   const HostTensor* t = given[static_cast<size_t>(index)];
   if (t == nullptr) return invalid_argument(name + " is null");
   if (!(t->meta == node.meta))
@@ -38,8 +37,8 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
                                             std::span<const HostTensor* const> constants) {
   const size_t n = graph.size();
   std::vector<int> uses = graph.use_counts();
-  std::vector<HostTensor> owned(n);           // values computed here
-  std::vector<const HostTensor*> value(n);    // every node's value (owned or the caller's)
+  std::vector<HostTensor> owned(n);         // values computed here
+  std::vector<const HostTensor*> value(n);  // every node's value (owned or the caller's)
   std::vector<const HostTensor*> args;
   for (const Node& node : graph.nodes()) {
     const size_t id = static_cast<size_t>(node.id);
@@ -54,8 +53,8 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
     args.clear();
     for (NodeId in : node.inputs) {
       if (in < 0 || in >= node.id || value[static_cast<size_t>(in)] == nullptr)
-        return internal_error("node %" + std::to_string(node.id) + " reads %" +
-                              std::to_string(in) + ", which is not an earlier live value");
+        return internal_error("node %" + std::to_string(node.id) + " reads %" + std::to_string(in) +
+                              ", which is not an earlier live value");
       args.push_back(value[static_cast<size_t>(in)]);
     }
     owned[id] = HostTensor(node.meta);

@@ -48,33 +48,47 @@ template <typename T>
 using Id = std::type_identity<T>;
 
 // ---- integer arithmetic with two's complement wraparound (no signed overflow UB) -----------
-int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }  // modular since C++20
-uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
+int64_t wrap(uint64_t v) {
+  return static_cast<int64_t>(v);
+}  // modular since C++20
+uint64_t u(int64_t v) {
+  return static_cast<uint64_t>(v);
+}
 
 template <typename C>
 C add(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return wrap(u(a) + u(b));
-  else return a + b;
+  if constexpr (std::is_integral_v<C>)
+    return wrap(u(a) + u(b));
+  else
+    return a + b;
 }
 template <typename C>
 C sub(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return wrap(u(a) - u(b));
-  else return a - b;
+  if constexpr (std::is_integral_v<C>)
+    return wrap(u(a) - u(b));
+  else
+    return a - b;
 }
 template <typename C>
 C mul(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return wrap(u(a) * u(b));
-  else return a * b;
+  if constexpr (std::is_integral_v<C>)
+    return wrap(u(a) * u(b));
+  else
+    return a * b;
 }
 template <typename C>
 C neg(C a) {
-  if constexpr (std::is_integral_v<C>) return wrap(0 - u(a));
-  else return -a;
+  if constexpr (std::is_integral_v<C>)
+    return wrap(0 - u(a));
+  else
+    return -a;
 }
 template <typename C>
 bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<C>)
+    return std::isnan(v);
+  else
+    return false;
 }
 template <typename C>
 C maximum(C a, C b) {
@@ -121,21 +135,31 @@ template <typename C>
 Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
   auto run = [&](auto fn) { return map_elementwise<C, C, 1>(ins, out, fn); };
   switch (op) {
-    case OpKind::Neg: return run([](C x) { return neg(x); });
-    case OpKind::Relu: return run([](C x) { return x < C(0) ? C(0) : x; });
-    default: break;
+    case OpKind::Neg:
+      return run([](C x) { return neg(x); });
+    case OpKind::Relu:
+      return run([](C x) { return x < C(0) ? C(0) : x; });
+    default:
+      break;
   }
   if constexpr (std::is_floating_point_v<C>) {
     switch (op) {
-      case OpKind::Exp: return run([](C x) { return std::exp(x); });
-      case OpKind::Log: return run([](C x) { return std::log(x); });
-      case OpKind::Sqrt: return run([](C x) { return std::sqrt(x); });
-      case OpKind::Rsqrt: return run([](C x) { return C(1) / std::sqrt(x); });
-      case OpKind::Tanh: return run([](C x) { return std::tanh(x); });
-      case OpKind::Sigmoid: return run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
+      case OpKind::Exp:
+        return run([](C x) { return std::exp(x); });
+      case OpKind::Log:
+        return run([](C x) { return std::log(x); });
+      case OpKind::Sqrt:
+        return run([](C x) { return std::sqrt(x); });
+      case OpKind::Rsqrt:
+        return run([](C x) { return C(1) / std::sqrt(x); });
+      case OpKind::Tanh:
+        return run([](C x) { return std::tanh(x); });
+      case OpKind::Sigmoid:
+        return run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
       case OpKind::Gelu:
         return run([](C x) { return C(0.5) * x * (C(1) + std::erf(x / std::sqrt(C(2)))); });
-      default: break;
+      default:
+        break;
     }
   }
   return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.meta.str());
@@ -145,15 +169,21 @@ template <typename C>
 Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
   auto run = [&](auto fn) { return map_elementwise<C, C, 2>(ins, out, fn); };
   switch (op) {
-    case OpKind::Add: return run([](C a, C b) { return add(a, b); });
-    case OpKind::Sub: return run([](C a, C b) { return sub(a, b); });
-    case OpKind::Mul: return run([](C a, C b) { return mul(a, b); });
-    case OpKind::Maximum: return run([](C a, C b) { return maximum(a, b); });
-    case OpKind::Minimum: return run([](C a, C b) { return minimum(a, b); });
+    case OpKind::Add:
+      return run([](C a, C b) { return add(a, b); });
+    case OpKind::Sub:
+      return run([](C a, C b) { return sub(a, b); });
+    case OpKind::Mul:
+      return run([](C a, C b) { return mul(a, b); });
+    case OpKind::Maximum:
+      return run([](C a, C b) { return maximum(a, b); });
+    case OpKind::Minimum:
+      return run([](C a, C b) { return minimum(a, b); });
     case OpKind::Div:
       if constexpr (std::is_floating_point_v<C>) return run([](C a, C b) { return a / b; });
       break;
-    default: break;
+    default:
+      break;
   }
   return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.meta.str());
 }
@@ -162,32 +192,39 @@ template <typename C>
 Status eval_compare(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
   auto run = [&](auto fn) { return map_elementwise<C, bool, 2>(ins, out, fn); };
   switch (op) {
-    case OpKind::Eq: return run([](C a, C b) { return a == b; });
-    case OpKind::Ne: return run([](C a, C b) { return a != b; });
-    case OpKind::Lt: return run([](C a, C b) { return a < b; });
-    case OpKind::Le: return run([](C a, C b) { return a <= b; });
-    case OpKind::Gt: return run([](C a, C b) { return a > b; });
-    case OpKind::Ge: return run([](C a, C b) { return a >= b; });
-    default: break;
+    case OpKind::Eq:
+      return run([](C a, C b) { return a == b; });
+    case OpKind::Ne:
+      return run([](C a, C b) { return a != b; });
+    case OpKind::Lt:
+      return run([](C a, C b) { return a < b; });
+    case OpKind::Le:
+      return run([](C a, C b) { return a <= b; });
+    case OpKind::Gt:
+      return run([](C a, C b) { return a > b; });
+    case OpKind::Ge:
+      return run([](C a, C b) { return a >= b; });
+    default:
+      break;
   }
   return internal_error(std::string("no compare kernel for ") + op_name(op));
 }
 
-Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins,
-                        HostTensor& out) {
+Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   const OpKind op = node.op;
   switch (op_category(op)) {
     case OpCategory::kUnary:
-      return with_compute_type(out.meta.dtype,
-                               [&](auto c) { return eval_unary<typename decltype(c)::type>(op, ins, out); });
+      return with_compute_type(out.meta.dtype, [&](auto c) {
+        return eval_unary<typename decltype(c)::type>(op, ins, out);
+      });
     case OpCategory::kBinary:
-      return with_compute_type(out.meta.dtype,
-                               [&](auto c) { return eval_binary<typename decltype(c)::type>(op, ins, out); });
+      return with_compute_type(out.meta.dtype, [&](auto c) {
+        return eval_binary<typename decltype(c)::type>(op, ins, out);
+      });
     case OpCategory::kCompare: {
       DType promoted = promote_types(ins[0]->meta.dtype, ins[1]->meta.dtype);
-      return with_compute_type(promoted, [&](auto c) {
-        return eval_compare<typename decltype(c)::type>(op, ins, out);
-      });
+      return with_compute_type(
+          promoted, [&](auto c) { return eval_compare<typename decltype(c)::type>(op, ins, out); });
     }
     case OpCategory::kTernary:
       return with_compute_type(out.meta.dtype, [&](auto c) {
@@ -200,7 +237,8 @@ Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins
         using C = typename decltype(c)::type;
         return map_elementwise<C, C, 1>(ins, out, [](C x) { return x; });
       });
-    default: break;
+    default:
+      break;
   }
   return internal_error(std::string("not elementwise: ") + op_name(op));
 }
@@ -241,8 +279,10 @@ Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
   const bool fp = is_floating(in.meta.dtype);
   switch (node.op) {
     case OpKind::Sum:
-      if (fp) reduce_loop<double>(in, out, axes, 0.0, add<double>, keep);
-      else reduce_loop<int64_t>(in, out, axes, 0, add<int64_t>, keep);
+      if (fp)
+        reduce_loop<double>(in, out, axes, 0.0, add<double>, keep);
+      else
+        reduce_loop<int64_t>(in, out, axes, 0, add<int64_t>, keep);
       return {};
     case OpKind::Mean:
       if (!fp) return internal_error("mean of a non-floating tensor");
@@ -255,11 +295,12 @@ Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
         reduce_loop<float>(in, out, axes, -std::numeric_limits<float>::infinity(), maximum<float>,
                            keep);
       } else {
-        reduce_loop<int64_t>(in, out, axes, std::numeric_limits<int64_t>::min(),
-                             maximum<int64_t>, keep);
+        reduce_loop<int64_t>(in, out, axes, std::numeric_limits<int64_t>::min(), maximum<int64_t>,
+                             keep);
       }
       return {};
-    default: break;
+    default:
+      break;
   }
   return internal_error(std::string("not a reduction: ") + op_name(node.op));
 }
@@ -291,7 +332,8 @@ Status eval_movement(const Node& node, const HostTensor& in, HostTensor& out) {
     case OpKind::Expand:
       copy_strided(in, out, broadcast_strides(in.meta.shape, out.meta.shape));
       return {};
-    default: break;
+    default:
+      break;
   }
   return internal_error(std::string("not a movement op: ") + op_name(node.op));
 }

@@ -36,7 +36,8 @@ template <typename Fn>
 decltype(auto) visit_storage(DType dtype, Fn&& fn) {
   switch (dtype) {
 #define KILN_VISIT_CASE(name, str, ctype, size) \
-  case DType::name: return fn(std::type_identity<ctype>{});
+  case DType::name:                             \
+    return fn(std::type_identity<ctype>{});
     KILN_DTYPES(KILN_VISIT_CASE)
 #undef KILN_VISIT_CASE
   }

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "vk/device.h"
-#include "vk/instance.h"  // total_validation_errors()
+#include "vk/instance.h"  // Instance, total_validation_errors()
 
 namespace kiln::vk {
 namespace {
@@ -337,7 +337,7 @@ TEST_F(VkRuntimeTest, TimingsAreReported) {
   }
   EXPECT_EQ(timings[1].gpu_ms, 0.0);
   const std::vector<float> x = download_floats(device(), xb, n);
-  EXPECT_EQ(x[n - 1], 2.0f);
+  EXPECT_EQ(x[n - 1], 4.0f);  // (1*2+0)*2+0
 }
 
 TEST_F(VkRuntimeTest, BogusSelectorIsInvalidArgumentNamingDevices) {
@@ -400,8 +400,10 @@ void expect_clean_device_lifecycle(bool disable_unified_memory) {
   auto created = VulkanDevice::create(DeviceOptions{});
   unsetenv("KILN_DISABLE_UNIFIED_MEMORY");
   ASSERT_TRUE(created.ok()) << created.status().to_string();
-  std::shared_ptr<VulkanDevice> device = *created;
-  if (disable_unified_memory) EXPECT_FALSE(device->info().unified_memory);
+  std::shared_ptr<VulkanDevice> device = std::move(*created);  // the only reference
+  if (disable_unified_memory) {
+    EXPECT_FALSE(device->info().unified_memory);
+  }
   for (size_t bytes : {size_t{0}, size_t{3}, size_t{1} << 20}) expect_round_trip(*device, bytes);
   expect_affine_kernel(*device, "affine-lifecycle", 777);
   BufferRef survivor = must_allocate(*device, 1024);  // outlives the device handle below
@@ -414,6 +416,23 @@ void expect_clean_device_lifecycle(bool disable_unified_memory) {
 TEST_F(VkRuntimeTest, SeparateDeviceLifecycleIsClean) { expect_clean_device_lifecycle(false); }
 
 TEST_F(VkRuntimeTest, StagingPathWithoutUnifiedMemory) { expect_clean_device_lifecycle(true); }
+
+TEST_F(VkRuntimeTest, ValidationErrorsAreCaptured) {
+  // A private validating instance and a deliberately invalid call (an undefined VkFormat): the
+  // messenger must record it. The default device is not involved, so TearDown stays clean.
+  auto instance = Instance::create(ValidationMode::kRequired);
+  ASSERT_TRUE(instance.ok()) << instance.status().to_string();
+  auto physical = (*instance)->physical_devices();
+  ASSERT_TRUE(physical.ok()) << physical.status().to_string();
+  const uint64_t total_before = total_validation_errors();
+  VkFormatProperties properties{};
+  vkGetPhysicalDeviceFormatProperties((*physical)[0], static_cast<VkFormat>(0x7FFFFFF0),
+                                      &properties);
+  EXPECT_GE((*instance)->validation_errors(), 1u);
+  ASSERT_FALSE((*instance)->validation_messages().empty());
+  EXPECT_NE((*instance)->validation_messages()[0].find("format"), std::string::npos);
+  EXPECT_GT(total_validation_errors(), total_before);
+}
 
 TEST_F(VkRuntimeTest, ExplicitValidationWorks) {
   DeviceOptions options;

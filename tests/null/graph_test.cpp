@@ -11,7 +11,9 @@
 namespace kiln {
 namespace {
 
-TensorMeta m(DType dt, Shape shape) { return {dt, std::move(shape)}; }
+TensorMeta m(DType dt, Shape shape) {
+  return {dt, std::move(shape)};
+}
 
 // Output meta of `op` applied to `ins` (through infer_meta; reduce axes as given).
 Expected<TensorMeta> infer(OpKind op, std::vector<TensorMeta> ins, Attrs attrs = {}) {
@@ -142,8 +144,7 @@ TEST(Movement, Expand) {
   EXPECT_EQ(*build(OpKind::Expand, {m(DType::kF32, {1})}, dims_attrs({0})), m(DType::kF32, {0}));
   expect_error(build(OpKind::Expand, {m(DType::kF32, {2})}, dims_attrs({3})),
                {"cannot expand to [3]"});
-  expect_error(build(OpKind::Expand, {m(DType::kF32, {2, 3})}, dims_attrs({3})),
-               {"fewer dims"});
+  expect_error(build(OpKind::Expand, {m(DType::kF32, {2, 3})}, dims_attrs({3})), {"fewer dims"});
   expect_error(build(OpKind::Expand, {m(DType::kF32, {0})}, dims_attrs({1})), {"cannot expand"});
   expect_error(build(OpKind::Expand, {m(DType::kF32, {1})}, dims_attrs({-1})), {"negative"});
 }
@@ -154,16 +155,15 @@ TEST(Rules, Where) {
             m(DType::kF32, {2, 3}));
   EXPECT_EQ(*build(OpKind::Where, {c, m(DType::kBool, {}), m(DType::kBool, {1})}),
             m(DType::kBool, {2, 1}));
-  expect_error(build(OpKind::Where, {m(DType::kI32, {2}), m(DType::kF32, {2}), m(DType::kF32, {2})}),
-               {"condition must be bool", "i32"});
+  expect_error(
+      build(OpKind::Where, {m(DType::kI32, {2}), m(DType::kF32, {2}), m(DType::kF32, {2})}),
+      {"condition must be bool", "i32"});
   expect_error(build(OpKind::Where, {c, m(DType::kF32, {3}), m(DType::kF32, {4})}),
                {"where", "not broadcastable"});
 }
 
 TEST(Rules, DtypePromotion) {
-  auto dt = [](OpKind op, DType a, DType b) {
-    return build(op, {m(a, {2}), m(b, {2})})->dtype;
-  };
+  auto dt = [](OpKind op, DType a, DType b) { return build(op, {m(a, {2}), m(b, {2})})->dtype; };
   EXPECT_EQ(promote_types(DType::kBool, DType::kI32), DType::kI32);
   EXPECT_EQ(promote_types(DType::kI64, DType::kI32), DType::kI64);
   EXPECT_EQ(promote_types(DType::kI64, DType::kF16), DType::kF16);
@@ -193,7 +193,8 @@ TEST(Rules, UnaryAndCast) {
   Attrs a;
   a.dtype = DType::kF16;
   EXPECT_EQ(*build(OpKind::Cast, {m(DType::kI32, {2, 2})}, a), m(DType::kF16, {2, 2}));
-  expect_error(build(OpKind::Neg, {m(DType::kF32, {2}), m(DType::kF32, {2})}), {"expects 1 inputs"});
+  expect_error(build(OpKind::Neg, {m(DType::kF32, {2}), m(DType::kF32, {2})}),
+               {"expects 1 inputs"});
 }
 
 TEST(Rules, Full) {
@@ -269,21 +270,21 @@ TEST(Half, KnownValuesAndRounding) {
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);
-  EXPECT_EQ(float_to_half(0.1f), 0x2e66);           // 0.0999755859375
-  EXPECT_EQ(float_to_half(1.0f / 3.0f), 0x3555);    // 0.333251953125
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);       // max finite
-  EXPECT_EQ(float_to_half(65519.0f), 0x7bff);       // below the halfway point
-  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);       // halfway, ties to even -> inf
+  EXPECT_EQ(float_to_half(0.1f), 0x2e66);         // 0.0999755859375
+  EXPECT_EQ(float_to_half(1.0f / 3.0f), 0x3555);  // 0.333251953125
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);     // max finite
+  EXPECT_EQ(float_to_half(65519.0f), 0x7bff);     // below the halfway point
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);     // halfway, ties to even -> inf
   EXPECT_EQ(float_to_half(1e6f), 0x7c00);
   EXPECT_EQ(float_to_half(-INFINITY), 0xfc00);
-  EXPECT_EQ(float_to_half(1.0f + 0x1p-11f), 0x3c00);        // tie -> even (down)
-  EXPECT_EQ(float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);    // tie -> even (up)
+  EXPECT_EQ(float_to_half(1.0f + 0x1p-11f), 0x3c00);      // tie -> even (down)
+  EXPECT_EQ(float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);  // tie -> even (up)
   EXPECT_EQ(float_to_half(2049.0f), float_to_half(2048.0f));
-  EXPECT_EQ(float_to_half(0x1p-24f), 0x0001);               // smallest subnormal
-  EXPECT_EQ(float_to_half(0x1p-25f), 0x0000);               // tie -> even (zero)
-  EXPECT_EQ(float_to_half(3 * 0x1p-26f), 0x0001);           // above the tie
-  EXPECT_EQ(float_to_half(0x1p-14f), 0x0400);               // smallest normal
-  EXPECT_EQ(float_to_half(0x1p-14f - 0x1p-25f), 0x0400);    // rounds up into the normals
+  EXPECT_EQ(float_to_half(0x1p-24f), 0x0001);             // smallest subnormal
+  EXPECT_EQ(float_to_half(0x1p-25f), 0x0000);             // tie -> even (zero)
+  EXPECT_EQ(float_to_half(3 * 0x1p-26f), 0x0001);         // above the tie
+  EXPECT_EQ(float_to_half(0x1p-14f), 0x0400);             // smallest normal
+  EXPECT_EQ(float_to_half(0x1p-14f - 0x1p-25f), 0x0400);  // rounds up into the normals
   EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
   EXPECT_EQ(half_to_float(0x0001), 0x1p-24f);
   EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
