@@ -70,5 +70,146 @@ TEST(Fusion, UnfusedIsOneKernelPerOp) {
   EXPECT_EQ(plan->kernels.size(), 5u);
 }
 
+
+// --- The named fusion rules, one by one ------------------------------------------------------
+
+TEST(FusionRules, Predicates) {
+  Node view;
+  view.op = OpKind::Permute;
+  Node lit;
+  lit.op = OpKind::Full;
+  Node mul;
+  mul.op = OpKind::Mul;
+  EXPECT_TRUE(rule_inline_view(view));
+  EXPECT_FALSE(rule_inline_view(mul));
+  EXPECT_TRUE(rule_inline_literal(lit));
+  EXPECT_TRUE(rule_multi_consumer(mul, 2));
+  EXPECT_FALSE(rule_multi_consumer(mul, 1));
+  EXPECT_FALSE(rule_multi_consumer(view, 3));
+}
+
+TEST(FusionRules, MultiConsumerIsStoredOnceAndCountsUsesThroughViews) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {4, 6}});
+  NodeId e = add(g, OpKind::Exp, {x});
+  NodeId t = add(g, OpKind::Permute, {e}, Attrs{.dims = {1, 0}});
+  NodeId s1 = add(g, OpKind::Neg, {t});
+  NodeId s2 = add(g, OpKind::Sqrt, {t});
+  NodeId y = add(g, OpKind::Add, {s1, s2});
+  g.set_outputs({y});
+  FusionDecision d = decide_fusion(g, true);
+  EXPECT_EQ(d.rule[e], FusionRule::kMultiConsumer);  // read twice, through one view
+  EXPECT_TRUE(d.materialize[e]);
+  EXPECT_EQ(d.rule[t], FusionRule::kInlineView);
+  EXPECT_FALSE(d.materialize[t]);
+  EXPECT_EQ(d.rule[s1], FusionRule::kInlinePointwise);
+  EXPECT_EQ(d.rule[y], FusionRule::kGraphOutput);
+  auto plan = plan_kernels(g, generic_options());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->kernels.size(), 2u);
+}
+
+TEST(FusionRules, ReductionPrologueFoldsIntoTheLoad) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {8, 300}});
+  NodeId a = g.add_input({DType::kF32, {300}});
+  NodeId m = add(g, OpKind::Mul, {x, a});
+  NodeId e = add(g, OpKind::Exp, {m});
+  NodeId s = add(g, OpKind::Sum, {e}, Attrs{.dims = {1}});
+  g.set_outputs({s});
+  FusionDecision d = decide_fusion(g, true);
+  EXPECT_EQ(d.rule[s], FusionRule::kGraphOutput);
+  EXPECT_FALSE(d.materialize[m]);
+  EXPECT_FALSE(d.materialize[e]);
+  auto plan = plan_kernels(g, generic_options());
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_EQ(plan->kernels[0].variant, KernelVariant::kReduceWorkgroup);
+  EXPECT_EQ(plan->kernels[0].fused_nodes.size(), 3u);  // mul, exp, sum
+  EXPECT_NE(plan->kernels[0].glsl.find("exp("), std::string::npos);
+  ASSERT_TRUE(compile_kernels(*plan, generic_options()).ok());
+}
+
+TEST(FusionRules, ReductionIsABoundaryForItsConsumers) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {5, 7}});
+  NodeId mx = add(g, OpKind::Max, {x}, Attrs{.dims = {1}, .keepdim = true});
+  NodeId y = add(g, OpKind::Sub, {x, mx});
+  g.set_outputs({y});
+  FusionDecision d = decide_fusion(g, true);
+  EXPECT_EQ(d.rule[mx], FusionRule::kReduceBoundary);
+  auto plan = plan_kernels(g, generic_options());
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->kernels.size(), 2u);
+  EXPECT_EQ(plan->kernels[0].variant, KernelVariant::kReduceThread);
+  EXPECT_EQ(plan->kernels[1].bindings.size(), 3u);  // y, x, max
+}
+
+TEST(FusionRules, ViewsNeverCopy) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {2, 3, 4}});
+  NodeId p = add(g, OpKind::Permute, {x}, Attrs{.dims = {2, 0, 1}});
+  NodeId r = add(g, OpKind::Reshape, {p}, Attrs{.dims = {4, 6}});
+  NodeId e = add(g, OpKind::Expand, {r}, Attrs{.dims = {3, 4, 6}});
+  NodeId y = add(g, OpKind::Tanh, {e});
+  g.set_outputs({y});
+  auto plan = plan_kernels(g, generic_options());
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_EQ(plan->kernels[0].bindings.size(), 2u);  // output and x: no intermediate buffers
+  ASSERT_TRUE(compile_kernels(*plan, generic_options()).ok());
+}
+
+TEST(Codegen, EveryDtypeCompilesAndValidates) {
+  for (DType dt : {DType::kF32, DType::kF16, DType::kI32, DType::kI64}) {
+    Graph g;
+    NodeId x = g.add_input({dt, {3, 5}});
+    NodeId y = g.add_input({dt, {5}});
+    NodeId m = add(g, OpKind::Maximum, {x, y});
+    NodeId c = add(g, OpKind::Gt, {m, x});
+    NodeId s = add(g, OpKind::Sum, {m}, Attrs{.dims = {0}});
+    g.set_outputs({c, s});
+    auto plan = plan_kernels(g, generic_options());
+    ASSERT_TRUE(plan.ok()) << dtype_name(dt) << ": " << plan.status().to_string();
+    Status st = compile_kernels(*plan, generic_options());
+    EXPECT_TRUE(st.ok()) << dtype_name(dt) << ": " << st.to_string();
+  }
+}
+
+TEST(Codegen, MissingDeviceFeatureIsUnimplemented) {
+  Graph g;
+  NodeId x = g.add_input({DType::kI64, {4}});
+  g.set_outputs({add(g, OpKind::Neg, {x})});
+  CodegenOptions o = generic_options();
+  o.caps.shader_int64 = false;
+  auto plan = plan_kernels(g, o);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(plan.status().message().find("shaderInt64"), std::string::npos);
+}
+
+TEST(Codegen, BadGlslIsAnErrorWithDiagnostics) {
+  auto r = compile_glsl("#version 450\nvoid main() { undefined_function(); }\n", "bad");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("undefined_function"), std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(validate_spirv({0x07230203u, 0u, 0u, 0u, 0u}).ok());
+}
+
+TEST(Codegen, CacheKeyIsDeterministicAndTargetSpecific) {
+  Graph g = chain_graph(4, 8);
+  auto p1 = plan_kernels(g, generic_options());
+  auto p2 = plan_kernels(g, generic_options());
+  ASSERT_TRUE(compile_kernels(*p1, generic_options()).ok());
+  ASSERT_TRUE(compile_kernels(*p2, generic_options()).ok());
+  EXPECT_EQ(p1->kernels[0].cache_key, p2->kernels[0].cache_key);
+  EXPECT_EQ(p1->kernels[0].glsl, p2->kernels[0].glsl);
+  CodegenOptions other = generic_options();
+  other.caps.device_key = "another-driver";
+  auto p3 = plan_kernels(g, other);
+  ASSERT_TRUE(compile_kernels(*p3, other).ok());
+  EXPECT_NE(p1->kernels[0].cache_key, p3->kernels[0].cache_key);
+}
+
 }  // namespace
 }  // namespace kiln
