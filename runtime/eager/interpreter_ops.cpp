@@ -320,7 +320,7 @@ void copy_strided(const HostTensor& in, HostTensor& out, std::span<const int64_t
 Status eval_movement(const Node& node, const HostTensor& in, HostTensor& out) {
   switch (node.op) {
     case OpKind::Reshape:  // row-major reinterpretation: the bytes are unchanged
-      std::memcpy(out.data.data(), in.data.data(), out.data.size());
+      if (!out.data.empty()) std::memcpy(out.data.data(), in.data.data(), out.data.size());
       return {};
     case OpKind::Permute: {
       const std::vector<int64_t> in_strides = contiguous_strides(in.meta.shape);
