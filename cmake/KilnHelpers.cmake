@@ -7,8 +7,9 @@ function(kiln_set_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
   if(KILN_ASAN)
-    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
-    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-sanitize=vptr
+                           -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined -fno-sanitize=vptr)
   endif()
 endfunction()
 

@@ -15,7 +15,9 @@ namespace {
 
 using kiln::vk::DeviceInfo;
 
-const char* yes_no(bool value) { return value ? "yes" : "no"; }
+const char* yes_no(bool value) {
+  return value ? "yes" : "no";
+}
 
 /// "32 KiB", "128 MiB", or plain bytes when not a whole number of KiB.
 std::string bytes_text(uint64_t bytes) {
@@ -47,10 +49,10 @@ void print_device(const DeviceInfo& d, bool is_default) {
   print_row("Vulkan API", d.api_version);
   print_row("subgroup size", std::to_string(d.subgroup_size));
   print_row("shared memory", bytes_text(d.max_shared_memory) + " per workgroup");
-  print_row("max workgroup size",
-            fmt::format("{} x {} x {}, {} invocations", d.max_workgroup_size[0],
-                        d.max_workgroup_size[1], d.max_workgroup_size[2],
-                        d.max_workgroup_invocations));
+  print_row(
+      "max workgroup size",
+      fmt::format("{} x {} x {}, {} invocations", d.max_workgroup_size[0], d.max_workgroup_size[1],
+                  d.max_workgroup_size[2], d.max_workgroup_invocations));
   print_row("max workgroup count", fmt::format("{} x {} x {}", d.max_workgroup_count[0],
                                                d.max_workgroup_count[1], d.max_workgroup_count[2]));
   print_row("max storage buffer", bytes_text(d.max_storage_buffer_range));
@@ -59,15 +61,14 @@ void print_device(const DeviceInfo& d, bool is_default) {
   print_row("timestamps", d.timestamp_period_ns > 0
                               ? fmt::format("yes ({} ns per tick)", d.timestamp_period_ns)
                               : std::string("no"));
-  print_row("arithmetic types", fmt::format("fp16 {:<4} int8 {:<4} int16 {:<4} int64 {}",
-                                            yes_no(d.shader_float16), yes_no(d.shader_int8),
-                                            yes_no(d.shader_int16), yes_no(d.shader_int64)));
+  print_row("arithmetic types",
+            fmt::format("fp16 {:<4} int8 {:<4} int16 {:<4} int64 {}", yes_no(d.shader_float16),
+                        yes_no(d.shader_int8), yes_no(d.shader_int16), yes_no(d.shader_int64)));
   print_row("storage access", fmt::format("16-bit {:<4} 8-bit {}", yes_no(d.storage_buffer_16bit),
                                           yes_no(d.storage_buffer_8bit)));
-  print_row("subgroup ops",
-            fmt::format("basic {:<4} arithmetic {:<4} shuffle {:<4} ballot {}",
-                        yes_no(d.subgroup_basic), yes_no(d.subgroup_arithmetic),
-                        yes_no(d.subgroup_shuffle), yes_no(d.subgroup_ballot)));
+  print_row("subgroup ops", fmt::format("basic {:<4} arithmetic {:<4} shuffle {:<4} ballot {}",
+                                        yes_no(d.subgroup_basic), yes_no(d.subgroup_arithmetic),
+                                        yes_no(d.subgroup_shuffle), yes_no(d.subgroup_ballot)));
 }
 
 }  // namespace

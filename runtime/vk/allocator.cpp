@@ -74,8 +74,8 @@ Status Allocator::choose_memory_type() {
   vkDestroyBuffer(core_->device, probe, nullptr);
 
   const VkPhysicalDeviceMemoryProperties& memory = core_->physical.memory;
-  const int32_t type = find_memory_type(memory, requirements.memoryTypeBits, config_.required,
-                                        config_.preferred);
+  const int32_t type =
+      find_memory_type(memory, requirements.memoryTypeBits, config_.required, config_.preferred);
   if (type < 0) {
     return unavailable(std::string("no Vulkan memory type suits the ") + config_.name +
                        " allocator on " + core_->physical.info.name);
@@ -94,6 +94,11 @@ Status Allocator::choose_memory_type() {
 }
 
 Expected<Allocation> Allocator::allocate(VkDeviceSize bytes) {
+  if (bytes > heap_size_) {  // also keeps the rounding below from overflowing
+    return resource_exhausted("cannot allocate " + std::to_string(bytes) + " bytes of " +
+                              config_.name + " memory: the memory heap has " +
+                              std::to_string(heap_size_) + " bytes");
+  }
   const VkDeviceSize size = round_up(std::max<VkDeviceSize>(bytes, 1), config_.alignment);
   std::lock_guard<std::mutex> lock(mu_);
   Allocation allocation;

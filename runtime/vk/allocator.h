@@ -21,13 +21,13 @@
 namespace kiln::vk {
 
 struct AllocatorConfig {
-  const char* name = "device";                // for error messages
-  VkMemoryPropertyFlags required = 0;         // the memory type must have these
-  VkMemoryPropertyFlags preferred = 0;        // and preferably these
-  VkBufferUsageFlags usage = 0;               // of each block's VkBuffer
-  VkDeviceSize block_size = 64ull << 20;      // default block; larger requests get their own
-  VkDeviceSize alignment = 4;                 // offset and size granularity (power of two)
-  bool map = false;                           // persistently map blocks (host-visible types)
+  const char* name = "device";            // for error messages
+  VkMemoryPropertyFlags required = 0;     // the memory type must have these
+  VkMemoryPropertyFlags preferred = 0;    // and preferably these
+  VkBufferUsageFlags usage = 0;           // of each block's VkBuffer
+  VkDeviceSize block_size = 64ull << 20;  // default block; larger requests get their own
+  VkDeviceSize alignment = 4;             // offset and size granularity (power of two)
+  bool map = false;                       // persistently map blocks (host-visible types)
 };
 
 struct MemoryBlock {

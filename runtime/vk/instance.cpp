@@ -108,7 +108,9 @@ std::vector<std::string> ValidationSink::errors() const {
   return errors_;
 }
 
-uint64_t total_validation_errors() { return g_total_validation_errors.load(); }
+uint64_t total_validation_errors() {
+  return g_total_validation_errors.load();
+}
 
 Expected<std::shared_ptr<Instance>> Instance::create(ValidationMode mode) {
   std::shared_ptr<Instance> instance(new Instance());
@@ -128,7 +130,10 @@ Status Instance::init(ValidationMode mode) {
       if (mode == ValidationMode::kRequired) {
         return unavailable("Vulkan validation was requested but " + why);
       }
-      log(LogTopic::kWarning, "KILN_VALIDATE is set but " + why + "; running without validation");
+      static std::atomic<bool> warned{false};
+      if (!warned.exchange(true)) {
+        log(LogTopic::kWarning, "KILN_VALIDATE is set but " + why + "; running without validation");
+      }
       validate = false;
     }
   }
@@ -176,7 +181,9 @@ Status Instance::init(ValidationMode mode) {
   info.ppEnabledExtensionNames = enabled_extensions.data();
   const VkResult result = vkCreateInstance(&info, nullptr, &instance_);
   if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
-    return unavailable("no Vulkan 1.2 driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)");
+    return unavailable(
+        "no Vulkan driver found, or none supports Vulkan 1.2 (vkCreateInstance: "
+        "VK_ERROR_INCOMPATIBLE_DRIVER)");
   }
   KILN_VK_RETURN_IF_ERROR(result);
 

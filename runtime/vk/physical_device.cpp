@@ -14,11 +14,16 @@ namespace {
 
 const char* type_name(VkPhysicalDeviceType type) {
   switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-    default: return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
   }
 }
 
@@ -80,7 +85,8 @@ void choose_queue_family(PhysicalDevice& pd) {
 
 Status query_extensions(PhysicalDevice& pd) {
   uint32_t count = 0;
-  KILN_VK_RETURN_IF_ERROR(vkEnumerateDeviceExtensionProperties(pd.handle, nullptr, &count, nullptr));
+  KILN_VK_RETURN_IF_ERROR(
+      vkEnumerateDeviceExtensionProperties(pd.handle, nullptr, &count, nullptr));
   std::vector<VkExtensionProperties> extensions(count);
   KILN_VK_RETURN_IF_ERROR(
       vkEnumerateDeviceExtensionProperties(pd.handle, nullptr, &count, extensions.data()));
@@ -119,13 +125,20 @@ bool has_unified_memory(const VkPhysicalDeviceMemoryProperties& memory) {
 
 std::string vendor_name(uint32_t vendor_id) {
   switch (vendor_id) {
-    case 0x10DE: return "NVIDIA";
-    case 0x1002: return "AMD";
-    case 0x8086: return "Intel";
-    case 0x13B5: return "ARM";
-    case 0x5143: return "Qualcomm";
-    case 0x10005: return "Mesa";
-    default: break;
+    case 0x10DE:
+      return "NVIDIA";
+    case 0x1002:
+      return "AMD";
+    case 0x8086:
+      return "Intel";
+    case 0x13B5:
+      return "ARM";
+    case 0x5143:
+      return "Qualcomm";
+    case 0x10005:
+      return "Mesa";
+    default:
+      break;
   }
   char buf[16];
   std::snprintf(buf, sizeof(buf), "0x%X", vendor_id);
@@ -159,8 +172,8 @@ Expected<PhysicalDevice> query_physical_device(VkPhysicalDevice handle, uint32_t
   VkPhysicalDeviceProperties base{};
   vkGetPhysicalDeviceProperties(handle, &base);
   pd.api_version = base.apiVersion;
-  const bool v12 = VK_API_VERSION_MAJOR(base.apiVersion) > 1 ||
-                   VK_API_VERSION_MINOR(base.apiVersion) >= 2;
+  const bool v12 =
+      VK_API_VERSION_MAJOR(base.apiVersion) > 1 || VK_API_VERSION_MINOR(base.apiVersion) >= 2;
 
   VkPhysicalDeviceSubgroupProperties subgroup{};
   subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
@@ -260,8 +273,8 @@ Expected<uint32_t> select_device_index(std::span<const DeviceInfo> devices,
     return chosen->index;
   }
 
-  const bool numeric = std::all_of(selector.begin(), selector.end(),
-                                   [](char c) { return c >= '0' && c <= '9'; });
+  const bool numeric =
+      std::all_of(selector.begin(), selector.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (numeric) {
     const unsigned long index = std::strtoul(selector.c_str(), nullptr, 10);
     for (const DeviceInfo& d : devices) {
@@ -277,9 +290,10 @@ Expected<uint32_t> select_device_index(std::span<const DeviceInfo> devices,
     }
   }
   if (chosen == nullptr) {
-    return invalid_argument("device selector '" + selector +
-                            "' (KILN_DEVICE or DeviceOptions::selector) matches no Vulkan device; " +
-                            "devices: " + device_list(devices));
+    return invalid_argument(
+        "device selector '" + selector +
+        "' (KILN_DEVICE or DeviceOptions::selector) matches no Vulkan device; " +
+        "devices: " + device_list(devices));
   }
   if (!supports_vulkan_1_2(chosen->api_version)) {
     return unavailable("device '" + chosen->name + "' supports Vulkan " + chosen->api_version +

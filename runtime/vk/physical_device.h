@@ -21,7 +21,7 @@ constexpr uint32_t kNoQueueFamily = UINT32_MAX;
 struct PhysicalDevice {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   DeviceInfo info;
-  uint32_t api_version = 0;               // VK_MAKE_API_VERSION encoded
+  uint32_t api_version = 0;                // VK_MAKE_API_VERSION encoded
   uint32_t queue_family = kNoQueueFamily;  // the compute family Kiln uses
   uint32_t timestamp_valid_bits = 0;       // of that family
   uint64_t max_memory_allocation_size = 0;

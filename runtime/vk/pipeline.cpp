@@ -192,8 +192,8 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
   std::vector<VkSpecializationMapEntry> entries;
   std::vector<uint32_t> values;
   for (const auto& [id, value] : desc.spec_constants) {
-    entries.push_back({id, static_cast<uint32_t>(values.size() * sizeof(uint32_t)),
-                       sizeof(uint32_t)});
+    entries.push_back(
+        {id, static_cast<uint32_t>(values.size() * sizeof(uint32_t)), sizeof(uint32_t)});
     values.push_back(value);
   }
   VkSpecializationInfo specialization{};
@@ -210,8 +210,8 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
   pipeline.stage.pName = desc.entry.c_str();
   pipeline.stage.pSpecializationInfo = entries.empty() ? nullptr : &specialization;
   pipeline.layout = out.layout;
-  KILN_VK_RETURN_IF_ERROR(vkCreateComputePipelines(device(), pipeline_cache_, 1, &pipeline,
-                                                   nullptr, &out.pipeline));
+  KILN_VK_RETURN_IF_ERROR(
+      vkCreateComputePipelines(device(), pipeline_cache_, 1, &pipeline, nullptr, &out.pipeline));
   return Status::ok_status();
 }
 

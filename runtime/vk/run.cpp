@@ -8,7 +8,9 @@
 namespace kiln::vk {
 namespace {
 
-bool has_zero_groups(const Dispatch& d) { return d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0; }
+bool has_zero_groups(const Dispatch& d) {
+  return d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0;
+}
 
 std::string dispatch_name(const Dispatch& d, size_t index) {
   std::string name = "dispatch " + std::to_string(index);

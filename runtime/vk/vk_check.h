@@ -20,10 +20,10 @@ Status vk_status(VkResult result, const char* call, const char* file, int line);
 
 /// Returns a Status from the enclosing function when `call` yields a negative (error) VkResult.
 /// Positive codes (VK_INCOMPLETE, VK_TIMEOUT, ...) are success codes and pass through.
-#define KILN_VK_RETURN_IF_ERROR(call)                                                   \
-  do {                                                                                  \
-    const VkResult kiln_vk_result_ = (call);                                            \
-    if (kiln_vk_result_ < 0) {                                                          \
-      return ::kiln::vk::vk_status(kiln_vk_result_, #call, __FILE__, __LINE__);         \
-    }                                                                                   \
+#define KILN_VK_RETURN_IF_ERROR(call)                                           \
+  do {                                                                          \
+    const VkResult kiln_vk_result_ = (call);                                    \
+    if (kiln_vk_result_ < 0) {                                                  \
+      return ::kiln::vk::vk_status(kiln_vk_result_, #call, __FILE__, __LINE__); \
+    }                                                                           \
   } while (0)

@@ -79,8 +79,7 @@ std::string env_or_empty(const char* name) {
 // --- VulkanDevice statics ---------------------------------------------------------------------
 
 Expected<std::vector<DeviceInfo>> VulkanDevice::enumerate() {
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance,
-                        Instance::create(ValidationMode::kOff));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance, Instance::create(ValidationMode::kOff));
   KILN_ASSIGN_OR_RETURN(std::vector<PhysicalDevice> devices, query_all(*instance));
   return infos_of(devices);
 }
@@ -293,13 +292,14 @@ Status VulkanDeviceImpl::upload(const BufferRef& dst, const void* src, size_t by
 
   KILN_RETURN_IF_ERROR(begin_commands());
   // Earlier dispatches may still read or write the destination: order the copy after them.
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_TRANSFER_WRITE_BIT);
   const VkBufferCopy region{staging.offset, buffer->offset(), bytes};
   vkCmdCopyBuffer(command_buffer_, staging.block->buffer, buffer->vk_buffer(), 1, &region);
   cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   return submit_and_wait();
 }
 
@@ -319,12 +319,13 @@ Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes)
   const StagingGuard guard{staging_.get(), staging};
 
   KILN_RETURN_IF_ERROR(begin_commands());
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_TRANSFER_READ_BIT);
   const VkBufferCopy region{buffer->offset(), staging.offset, bytes};
   vkCmdCopyBuffer(command_buffer_, buffer->vk_buffer(), staging.block->buffer, 1, &region);
   cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                 VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+                     VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   KILN_RETURN_IF_ERROR(submit_and_wait());
   std::memcpy(dst, staging.block->mapped + staging.offset, bytes);
   return Status::ok_status();

@@ -63,8 +63,7 @@ class DeviceBuffer final : public Buffer {
 class VulkanDeviceImpl final : public VulkanDevice {
  public:
   /// Builds the device around an already created VkDevice.
-  static Expected<std::shared_ptr<VulkanDevice>> create_from_core(
-      std::shared_ptr<DeviceCore> core);
+  static Expected<std::shared_ptr<VulkanDevice>> create_from_core(std::shared_ptr<DeviceCore> core);
   ~VulkanDeviceImpl() override;
 
   const DeviceInfo& info() const override { return core_->physical.info; }
@@ -72,8 +71,7 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status upload(const BufferRef& dst, const void* src, size_t bytes) override;
   Status download(const BufferRef& src, void* dst, size_t bytes) override;
   Expected<const Pipeline*> pipeline(const PipelineDesc& desc) override;
-  Status run(std::span<const Dispatch> dispatches,
-             std::vector<DispatchTiming>* timings) override;
+  Status run(std::span<const Dispatch> dispatches, std::vector<DispatchTiming>* timings) override;
   DeviceStats stats() const override;
   std::vector<std::string> validation_messages() const override;
 
