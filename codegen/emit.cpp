@@ -254,7 +254,10 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
   DType out = n.meta.dtype;
   // Operand type: compares and `where` use the promoted input type; everything else the output.
   DType operand = out;
-  if (op_category(n.op) == OpCategory::kCompare) operand = promote_types(types[0], types[1]);
+  if (op_category(n.op) == OpCategory::kCompare) {
+    operand = promote_types(types[0], types[1]);
+    if (operand == DType::kBool) operand = DType::kI32;  // GLSL has no ordered compare on bool
+  }
   auto arg = [&](size_t i) {
     if (n.op == OpKind::Where && i == 0) return args[0];
     return glsl_convert(args[i], types[i], operand);

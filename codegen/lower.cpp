@@ -94,7 +94,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     if (acc == DType::kBool) init = "false", combine = "((a) || (b))";
     else if (is_floating(acc)) init = "(-KILN_INF)", combine = "max(a, b)";
     else if (acc == DType::kI32) init = "int(0x80000000)", combine = "max(a, b)";
-    else init = "int64_t(0x8000000000000000ul)", combine = "max(a, b)";
+    else init = "(int64_t(1) << 63)", combine = "max(a, b)";  // no 64-bit literal: macros precede #extension
   } else {
     init = acc_t + "(0)", combine = "((a) + (b))";
   }

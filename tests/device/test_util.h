@@ -244,6 +244,19 @@ inline void expect_close(const Tensor& actual, const Tensor& expected, Tol tol,
       << label << ": dtype " << dtype_name(actual.dtype()) << " vs " << dtype_name(expected.dtype());
   ASSERT_EQ(actual.shape(), expected.shape())
       << label << ": shape " << str(actual.shape()) << " vs " << str(expected.shape());
+  if (actual.dtype() == DType::kI64 && expected.dtype() == DType::kI64) {
+    // Exact, without the rounding of large values to double.
+    std::vector<int64_t> a = actual.to_vector<int64_t>(), e = expected.to_vector<int64_t>();
+    size_t bad = 0;
+    std::ostringstream first;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] == e[i]) continue;
+      if (bad++ < 5) first << "\n  [" << i << "] got " << a[i] << ", expected " << e[i];
+    }
+    EXPECT_EQ(bad, 0u) << label << " (" << meta_str(expected) << "): " << bad << " of " << a.size()
+                       << " elements differ; first:" << first.str();
+    return;
+  }
   EXPECT_TRUE(values_close(actual.to_doubles(), expected.to_doubles(), tol, scale, scale_rel))
       << label << " (" << meta_str(expected) << ")";
 }
@@ -325,8 +338,9 @@ class DeviceOpTest : public DeviceTest {
       try {
         Tensor got = fn(cpu_inputs.to(Device::vulkan())...);
         EXPECT_EQ(got.device(), Device::vulkan()) << label << " [eager]";
-        if (want.numel() > 0)
+        if (want.numel() > 0) {
           EXPECT_GT(runtime_counters().dispatches, c0.dispatches) << label << " [eager]: no dispatch";
+        }
         expect_close(got, want, tol, label + " [eager]", opt.scale, opt.scale_rel);
       } catch (const Error& e) {
         ADD_FAILURE() << label << " [eager] threw: " << e.what();
