@@ -9,7 +9,7 @@
 namespace kiln {
 namespace {
 
-constexpr uint32_t kElementwiseLocalSize = 256;
+constexpr uint32_t kElementwiseLocalSize = 128;
 constexpr uint32_t kWorkgroupReduceMinR = 128;  // below this, one invocation per output
 
 uint32_t groups_for(int64_t work, uint32_t local_size, const TargetCaps& caps) {

@@ -126,6 +126,10 @@ void Allocator::free(const Allocation& allocation) {
   block.used -= allocation.size;
   bytes_allocated_ -= allocation.size;
   if (block.used != 0) return;
+  uint64_t retained = 0;
+  for (const auto& b : blocks_)
+    if (b->used == 0 && b.get() != &block) retained += b->size;
+  if (retained + block.size <= config_.retain_bytes) return;  // keep it for the next request
   destroy_block(block);
   std::erase_if(blocks_, [&](const std::unique_ptr<MemoryBlock>& b) { return b.get() == &block; });
 }
@@ -137,7 +141,17 @@ uint64_t Allocator::bytes_allocated() const {
 
 uint64_t Allocator::blocks_allocated() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return blocks_.size();
+  uint64_t n = 0;
+  for (const auto& b : blocks_) n += b->used != 0;
+  return n;
+}
+
+uint64_t Allocator::bytes_retained() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t bytes = 0;
+  for (const auto& b : blocks_)
+    if (b->used == 0) bytes += b->size;
+  return bytes;
 }
 
 Expected<MemoryBlock*> Allocator::create_block(VkDeviceSize size) {

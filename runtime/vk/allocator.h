@@ -2,7 +2,8 @@
 /// A sub-allocator over large VkDeviceMemory blocks. Each block has one VkBuffer spanning it;
 /// an allocation is a (block, offset, size) range of that buffer, aligned to the device's
 /// minStorageBufferOffsetAlignment. Free ranges are kept per block in offset order (first fit),
-/// neighbours coalesce on free, and a block is released as soon as it is empty.
+/// neighbours coalesce on free, and an empty block is kept for reuse while the empty blocks
+/// total at most AllocatorConfig::retain_bytes, else released.
 ///
 /// Thread safety: allocate/free may be called from any thread (Buffers die anywhere).
 #pragma once
@@ -28,6 +29,9 @@ struct AllocatorConfig {
   VkDeviceSize block_size = 64ull << 20;  // default block; larger requests get their own
   VkDeviceSize alignment = 4;             // offset and size granularity (power of two)
   bool map = false;                       // persistently map blocks (host-visible types)
+  /// Empty blocks are kept for reuse up to this many bytes in all; beyond it they are released.
+  /// Re-creating a block costs a fresh mapping whose pages fault in on first touch.
+  VkDeviceSize retain_bytes = 0;
 };
 
 struct MemoryBlock {
@@ -56,14 +60,17 @@ class Allocator {
 
   /// Reserves at least max(bytes, 1) bytes. resource_exhausted when memory runs out.
   Expected<Allocation> allocate(VkDeviceSize bytes);
-  /// Returns the range to its block; releases the block when it becomes empty.
+  /// Returns the range to its block; an emptied block is retained or released (see config).
   void free(const Allocation& allocation);
 
   /// Blocks are host-visible and mapped (config.map and a host-visible memory type).
   bool host_visible() const { return host_visible_; }
   VkDeviceSize alignment() const { return config_.alignment; }
   uint64_t bytes_allocated() const;
+  /// Blocks holding at least one allocation.
   uint64_t blocks_allocated() const;
+  /// Empty blocks kept for reuse, in bytes.
+  uint64_t bytes_retained() const;
 
  private:
   Allocator(std::shared_ptr<DeviceCore> core, const AllocatorConfig& config)

@@ -101,7 +101,8 @@ struct DeviceStats {
   uint64_t dispatches = 0;
   uint64_t submissions = 0;
   uint64_t bytes_allocated = 0;   // live sub-allocations
-  uint64_t blocks_allocated = 0;  // live VkDeviceMemory blocks
+  uint64_t blocks_allocated = 0;  // VkDeviceMemory blocks holding allocations
+  uint64_t bytes_retained = 0;    // empty blocks kept for reuse
   uint64_t validation_errors = 0;
 };
 

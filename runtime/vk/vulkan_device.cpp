@@ -157,6 +157,7 @@ Status VulkanDeviceImpl::init() {
   buffers.name = "device";
   buffers.usage = kBufferUsage;
   buffers.alignment = alignment;
+  buffers.retain_bytes = 256ull << 20;  // a model's working set stays mapped between calls
   if (pd.info.unified_memory) {
     buffers.required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -173,6 +174,7 @@ Status VulkanDeviceImpl::init() {
     staging.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     staging.preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;  // fast host reads on download
     staging.block_size = 16ull << 20;
+    staging.retain_bytes = 16ull << 20;  // one staging block stays for the next transfer
     staging.alignment = 16;
     staging.map = true;
     KILN_ASSIGN_OR_RETURN(staging_, Allocator::create(core_, staging));
@@ -205,6 +207,7 @@ DeviceStats VulkanDeviceImpl::stats() const {
   DeviceStats stats = stats_;
   stats.bytes_allocated = allocator_->bytes_allocated();
   stats.blocks_allocated = allocator_->blocks_allocated();
+  stats.bytes_retained = allocator_->bytes_retained();
   stats.validation_errors = core_->instance->validation_errors();
   return stats;
 }
