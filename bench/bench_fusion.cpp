@@ -56,8 +56,12 @@ void run_chain(benchmark::State& state, bool fuse) {
   state.SetBytesProcessed(state.iterations() * g_rows * g_cols * 2 * 4);  // read x, write y
 }
 
-void BM_Chain6Fused(benchmark::State& state) { run_chain(state, true); }
-void BM_Chain6Unfused(benchmark::State& state) { run_chain(state, false); }
+void BM_Chain6Fused(benchmark::State& state) {
+  run_chain(state, true);
+}
+void BM_Chain6Unfused(benchmark::State& state) {
+  run_chain(state, false);
+}
 BENCHMARK(BM_Chain6Fused)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Chain6Unfused)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -8,21 +8,30 @@ namespace kiln {
 const char* glsl_compute_type(DType dtype) {
   switch (dtype) {
     case DType::kF32:
-    case DType::kF16: return "float";
-    case DType::kI32: return "int";
-    case DType::kI64: return "int64_t";
-    case DType::kBool: return "bool";
+    case DType::kF16:
+      return "float";
+    case DType::kI32:
+      return "int";
+    case DType::kI64:
+      return "int64_t";
+    case DType::kBool:
+      return "bool";
   }
   unreachable("bad dtype");
 }
 
 const char* glsl_storage_type(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "float";
-    case DType::kF16: return "float16_t";
-    case DType::kI32: return "int";
-    case DType::kI64: return "int64_t";
-    case DType::kBool: return "uint8_t";
+    case DType::kF32:
+      return "float";
+    case DType::kF16:
+      return "float16_t";
+    case DType::kI32:
+      return "int";
+    case DType::kI64:
+      return "int64_t";
+    case DType::kBool:
+      return "uint8_t";
   }
   unreachable("bad dtype");
 }
@@ -50,7 +59,8 @@ std::string glsl_literal(double value, DType dtype) {
     case DType::kI64:
       std::snprintf(buf, sizeof buf, "int64_t(%lldl)", static_cast<long long>(value));
       return buf;
-    case DType::kBool: return value != 0 ? "true" : "false";
+    case DType::kBool:
+      return value != 0 ? "true" : "false";
   }
   unreachable("bad dtype");
 }
@@ -62,7 +72,9 @@ std::string Emitter::vtype(DType dtype) const {
   return vec4_ ? "vec4" : glsl_compute_type(dtype);
 }
 
-std::string Emitter::fresh(const std::string& prefix) { return prefix + std::to_string(counter_++); }
+std::string Emitter::fresh(const std::string& prefix) {
+  return prefix + std::to_string(counter_++);
+}
 
 void Emitter::note_dtype(DType d) {
   if (d == DType::kI64) int64_ = true;
@@ -138,8 +150,10 @@ Index Emitter::view_input_index(const Node& n, const Index& index) {
   // Reshape.
   if (in_shape == out_shape) return index;
   Shape in_nz, out_nz;
-  for (Dim d : in_shape) if (d != 1) in_nz.push_back(d);
-  for (Dim d : out_shape) if (d != 1) out_nz.push_back(d);
+  for (Dim d : in_shape)
+    if (d != 1) in_nz.push_back(d);
+  for (Dim d : out_shape)
+    if (d != 1) out_nz.push_back(d);
   Index in(in_shape.size());
   if (in_nz == out_nz) {  // only size-1 dims inserted or removed
     size_t k = 0;
@@ -186,7 +200,8 @@ std::string Emitter::load(NodeId node, const Index& index) {
   for (size_t k = 0; k < index.size(); ++k) {
     if (n.meta.shape[k] == 1) continue;
     if (!lin.empty()) lin += " + ";
-    lin += strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
+    lin +=
+        strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
   }
   if (lin.empty()) lin = "0u";
   std::string bs = "b" + std::to_string(b);
@@ -208,9 +223,12 @@ std::string Emitter::load(NodeId node, const Index& index) {
   scalar_use_[b] = true;
   std::string raw = bs + ".data[" + lin + "]";
   switch (n.meta.dtype) {
-    case DType::kF16: return "float(" + raw + ")";
-    case DType::kBool: return "(uint(" + raw + ") != 0u)";
-    default: return raw;
+    case DType::kF16:
+      return "float(" + raw + ")";
+    case DType::kBool:
+      return "(uint(" + raw + ") != 0u)";
+    default:
+      return raw;
   }
 }
 
@@ -264,30 +282,54 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
   };
   std::string T = vtype(operand);
   switch (n.op) {
-    case OpKind::Neg: return "(-" + arg(0) + ")";
-    case OpKind::Exp: return "exp(" + arg(0) + ")";
-    case OpKind::Log: return "log(" + arg(0) + ")";
-    case OpKind::Sqrt: return "sqrt(" + arg(0) + ")";
-    case OpKind::Rsqrt: return "inversesqrt(" + arg(0) + ")";
-    case OpKind::Tanh: return "kiln_tanh(" + arg(0) + ")";
-    case OpKind::Sigmoid: return "kiln_sigmoid(" + arg(0) + ")";
-    case OpKind::Relu: return "max(" + arg(0) + ", " + T + "(0))";
-    case OpKind::Gelu: return "kiln_gelu(" + arg(0) + ")";
-    case OpKind::Add: return "(" + arg(0) + " + " + arg(1) + ")";
-    case OpKind::Sub: return "(" + arg(0) + " - " + arg(1) + ")";
-    case OpKind::Mul: return "(" + arg(0) + " * " + arg(1) + ")";
-    case OpKind::Div: return "(" + arg(0) + " / " + arg(1) + ")";
-    case OpKind::Maximum: return "max(" + arg(0) + ", " + arg(1) + ")";
-    case OpKind::Minimum: return "min(" + arg(0) + ", " + arg(1) + ")";
-    case OpKind::Eq: return "(" + arg(0) + " == " + arg(1) + ")";
-    case OpKind::Ne: return "(" + arg(0) + " != " + arg(1) + ")";
-    case OpKind::Lt: return "(" + arg(0) + " < " + arg(1) + ")";
-    case OpKind::Le: return "(" + arg(0) + " <= " + arg(1) + ")";
-    case OpKind::Gt: return "(" + arg(0) + " > " + arg(1) + ")";
-    case OpKind::Ge: return "(" + arg(0) + " >= " + arg(1) + ")";
-    case OpKind::Where: return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
-    case OpKind::Cast: return glsl_convert(args[0], types[0], out);
-    default: unreachable("not an elementwise op");
+    case OpKind::Neg:
+      return "(-" + arg(0) + ")";
+    case OpKind::Exp:
+      return "exp(" + arg(0) + ")";
+    case OpKind::Log:
+      return "log(" + arg(0) + ")";
+    case OpKind::Sqrt:
+      return "sqrt(" + arg(0) + ")";
+    case OpKind::Rsqrt:
+      return "inversesqrt(" + arg(0) + ")";
+    case OpKind::Tanh:
+      return "kiln_tanh(" + arg(0) + ")";
+    case OpKind::Sigmoid:
+      return "kiln_sigmoid(" + arg(0) + ")";
+    case OpKind::Relu:
+      return "max(" + arg(0) + ", " + T + "(0))";
+    case OpKind::Gelu:
+      return "kiln_gelu(" + arg(0) + ")";
+    case OpKind::Add:
+      return "(" + arg(0) + " + " + arg(1) + ")";
+    case OpKind::Sub:
+      return "(" + arg(0) + " - " + arg(1) + ")";
+    case OpKind::Mul:
+      return "(" + arg(0) + " * " + arg(1) + ")";
+    case OpKind::Div:
+      return "(" + arg(0) + " / " + arg(1) + ")";
+    case OpKind::Maximum:
+      return "max(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Minimum:
+      return "min(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Eq:
+      return "(" + arg(0) + " == " + arg(1) + ")";
+    case OpKind::Ne:
+      return "(" + arg(0) + " != " + arg(1) + ")";
+    case OpKind::Lt:
+      return "(" + arg(0) + " < " + arg(1) + ")";
+    case OpKind::Le:
+      return "(" + arg(0) + " <= " + arg(1) + ")";
+    case OpKind::Gt:
+      return "(" + arg(0) + " > " + arg(1) + ")";
+    case OpKind::Ge:
+      return "(" + arg(0) + " >= " + arg(1) + ")";
+    case OpKind::Where:
+      return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+    case OpKind::Cast:
+      return glsl_convert(args[0], types[0], out);
+    default:
+      unreachable("not an elementwise op");
   }
 }
 

@@ -4,20 +4,33 @@ namespace kiln {
 
 const char* fusion_rule_name(FusionRule rule) {
   switch (rule) {
-    case FusionRule::kGraphOutput: return "graph_output";
-    case FusionRule::kReduceBoundary: return "reduce_boundary";
-    case FusionRule::kMultiConsumer: return "multi_consumer";
-    case FusionRule::kUnfused: return "unfused";
-    case FusionRule::kInlinePointwise: return "inline_pointwise";
-    case FusionRule::kInlineView: return "inline_view";
-    case FusionRule::kInlineLiteral: return "inline_literal";
+    case FusionRule::kGraphOutput:
+      return "graph_output";
+    case FusionRule::kReduceBoundary:
+      return "reduce_boundary";
+    case FusionRule::kMultiConsumer:
+      return "multi_consumer";
+    case FusionRule::kUnfused:
+      return "unfused";
+    case FusionRule::kInlinePointwise:
+      return "inline_pointwise";
+    case FusionRule::kInlineView:
+      return "inline_view";
+    case FusionRule::kInlineLiteral:
+      return "inline_literal";
   }
   return "?";
 }
 
-bool rule_inline_view(const Node& n) { return is_movement(n.op); }
-bool rule_inline_literal(const Node& n) { return n.op == OpKind::Full; }
-bool rule_multi_consumer(const Node& n, int uses) { return is_elementwise(n.op) && uses > 1; }
+bool rule_inline_view(const Node& n) {
+  return is_movement(n.op);
+}
+bool rule_inline_literal(const Node& n) {
+  return n.op == OpKind::Full;
+}
+bool rule_multi_consumer(const Node& n, int uses) {
+  return is_elementwise(n.op) && uses > 1;
+}
 
 FusionDecision decide_fusion(const Graph& graph, bool fuse) {
   const size_t n = graph.size();

@@ -12,13 +12,13 @@
 namespace kiln {
 
 enum class FusionRule {
-  kGraphOutput,       // a graph output is written to memory
-  kReduceBoundary,    // a reduction is a kernel root (its prologue folds into its loads)
-  kMultiConsumer,     // elementwise node read by several consumers: computed once, stored
-  kUnfused,           // fusion disabled: every compute op is its own kernel
-  kInlinePointwise,   // elementwise/view node with one consumer folds into it
-  kInlineView,        // views never copy: folded into index math of every consumer
-  kInlineLiteral,     // `full` becomes a literal
+  kGraphOutput,      // a graph output is written to memory
+  kReduceBoundary,   // a reduction is a kernel root (its prologue folds into its loads)
+  kMultiConsumer,    // elementwise node read by several consumers: computed once, stored
+  kUnfused,          // fusion disabled: every compute op is its own kernel
+  kInlinePointwise,  // elementwise/view node with one consumer folds into it
+  kInlineView,       // views never copy: folded into index math of every consumer
+  kInlineLiteral,    // `full` becomes a literal
 };
 const char* fusion_rule_name(FusionRule rule);
 

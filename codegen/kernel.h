@@ -37,7 +37,7 @@ enum class KernelVariant { kElementwise, kElementwiseVec4, kReduceThread, kReduc
 const char* kernel_variant_name(KernelVariant v);
 
 struct Kernel {
-  std::string name;                 // "k0_relu" — index and root op
+  std::string name;  // "k0_relu" — index and root op
   KernelVariant variant = KernelVariant::kElementwise;
   NodeId root = -1;                 // the node this kernel writes (binding 0)
   std::vector<NodeId> fused_nodes;  // compute nodes folded into this kernel, in graph order
@@ -46,14 +46,14 @@ struct Kernel {
   std::vector<uint32_t> spirv;      // filled by compile_kernel
   uint32_t local_size = 1;
   std::array<uint32_t, 3> groups{1, 1, 1};
-  std::string cache_key;            // hash of source, options and target; keys the pipeline cache
+  std::string cache_key;  // hash of source, options and target; keys the pipeline cache
 };
 
 /// Which nodes get their own buffer and why (the fusion decision), and the kernels.
 struct KernelPlan {
-  std::vector<Kernel> kernels;     // in execution order
+  std::vector<Kernel> kernels;       // in execution order
   std::vector<NodeId> materialized;  // compute nodes written to memory (kernel roots)
-  std::string fusion_log;          // one line per decision, for KILN_LOGS=fusion
+  std::string fusion_log;            // one line per decision, for KILN_LOGS=fusion
 };
 
 }  // namespace kiln

@@ -61,17 +61,18 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
   int64_t work = vec4 ? n.meta.numel() / 4 : n.meta.numel();
   k.local_size = std::min(kElementwiseLocalSize, opt.caps.max_workgroup_invocations);
   k.groups = {groups_for(work, k.local_size, opt.caps), 1, 1};
-  std::string kernel_src = e.declarations() + "\nvoid kiln_element(uint g) {\n" + e.take_body() + "}\n";
+  std::string kernel_src =
+      e.declarations() + "\nvoid kiln_element(uint g) {\n" + e.take_body() + "}\n";
   k.root = root;
   k.bindings = e.bindings();
   k.fused_nodes = e.fused_nodes();
   k.name = op_name(n.op);
   KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
-  KILN_ASSIGN_OR_RETURN(
-      k.glsl, preprocess_glsl("elementwise.comp",
-                              {{"KILN_LOCAL_SIZE", std::to_string(k.local_size)},
-                               {"KILN_TOTAL", std::to_string(work) + "u"}},
-                              {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
+  KILN_ASSIGN_OR_RETURN(k.glsl, preprocess_glsl("elementwise.comp",
+                                                {{"KILN_LOCAL_SIZE", std::to_string(k.local_size)},
+                                                 {"KILN_TOTAL", std::to_string(work) + "u"}},
+                                                {{"kiln_extensions.glsl", extensions(e)},
+                                                 {"kiln_kernel.glsl", kernel_src}}));
   return k;
 }
 
@@ -91,10 +92,15 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   std::string acc_t = glsl_compute_type(acc);
   std::string init, combine;
   if (n.op == OpKind::Max) {
-    if (acc == DType::kBool) init = "false", combine = "((a) || (b))";
-    else if (is_floating(acc)) init = "(-KILN_INF)", combine = "max(a, b)";
-    else if (acc == DType::kI32) init = "int(0x80000000)", combine = "max(a, b)";
-    else init = "(int64_t(1) << 63)", combine = "max(a, b)";  // no 64-bit literal: macros precede #extension
+    if (acc == DType::kBool)
+      init = "false", combine = "((a) || (b))";
+    else if (is_floating(acc))
+      init = "(-KILN_INF)", combine = "max(a, b)";
+    else if (acc == DType::kI32)
+      init = "int(0x80000000)", combine = "max(a, b)";
+    else
+      init = "(int64_t(1) << 63)",
+      combine = "max(a, b)";  // no 64-bit literal: macros precede #extension
   } else {
     init = acc_t + "(0)", combine = "((a) + (b))";
   }
@@ -130,21 +136,23 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   k.variant = workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread;
   if (workgroup) {
     k.local_size = std::min<uint32_t>(128, opt.caps.max_workgroup_invocations);
-    k.groups = {static_cast<uint32_t>(std::min<int64_t>(outputs, opt.caps.max_workgroup_count_x)), 1, 1};
+    k.groups = {static_cast<uint32_t>(std::min<int64_t>(outputs, opt.caps.max_workgroup_count_x)),
+                1, 1};
   } else {
     k.local_size = std::min<uint32_t>(64, opt.caps.max_workgroup_invocations);
     k.groups = {groups_for(outputs, k.local_size, opt.caps), 1, 1};
   }
   KILN_ASSIGN_OR_RETURN(
-      k.glsl, preprocess_glsl("reduce.comp",
-                              {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                               {"KILN_OUTPUTS", std::to_string(outputs) + "u"},
-                               {"KILN_R", std::to_string(r_count) + "u"},
-                               {"ACC_T", acc_t},
-                               {"KILN_INIT", init},
-                               {"KILN_COMBINE(a, b)", combine},
-                               {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
-                              {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
+      k.glsl,
+      preprocess_glsl("reduce.comp",
+                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
+                       {"KILN_OUTPUTS", std::to_string(outputs) + "u"},
+                       {"KILN_R", std::to_string(r_count) + "u"},
+                       {"ACC_T", acc_t},
+                       {"KILN_INIT", init},
+                       {"KILN_COMBINE(a, b)", combine},
+                       {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
+                      {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
   return k;
 }
 
@@ -163,10 +171,14 @@ TargetCaps TargetCaps::generic() {
 
 const char* kernel_variant_name(KernelVariant v) {
   switch (v) {
-    case KernelVariant::kElementwise: return "elementwise";
-    case KernelVariant::kElementwiseVec4: return "elementwise_vec4";
-    case KernelVariant::kReduceThread: return "reduce_thread";
-    case KernelVariant::kReduceWorkgroup: return "reduce_workgroup";
+    case KernelVariant::kElementwise:
+      return "elementwise";
+    case KernelVariant::kElementwiseVec4:
+      return "elementwise_vec4";
+    case KernelVariant::kReduceThread:
+      return "reduce_thread";
+    case KernelVariant::kReduceWorkgroup:
+      return "reduce_workgroup";
   }
   return "?";
 }

@@ -147,10 +147,11 @@ Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const st
 Status validate_spirv(const std::vector<uint32_t>& spirv) {
   spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
   std::string diagnostics;
-  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos,
-                               const char* message) {
-    diagnostics += "spirv-val: " + std::string(message) + " (word " + std::to_string(pos.index) + ")\n";
-  });
+  tools.SetMessageConsumer(
+      [&](spv_message_level_t, const char*, const spv_position_t& pos, const char* message) {
+        diagnostics +=
+            "spirv-val: " + std::string(message) + " (word " + std::to_string(pos.index) + ")\n";
+      });
   if (!tools.Validate(spirv)) return internal_error("SPIR-V validation failed:\n" + diagnostics);
   return {};
 }
@@ -158,8 +159,9 @@ Status validate_spirv(const std::vector<uint32_t>& spirv) {
 Expected<std::string> disassemble_spirv(const std::vector<uint32_t>& spirv) {
   spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
   std::string text;
-  if (!tools.Disassemble(spirv, &text, SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES |
-                                           SPV_BINARY_TO_TEXT_OPTION_INDENT))
+  if (!tools.Disassemble(
+          spirv, &text,
+          SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES | SPV_BINARY_TO_TEXT_OPTION_INDENT))
     return internal_error("SPIR-V disassembly failed");
   return text;
 }

@@ -1,7 +1,7 @@
 /// \file spirv.h
-/// GLSL -> SPIR-V with glslang + spirv-opt (templates from shaders/, embedded at build time), validation
-/// with SPIRV-Tools, and disassembly. Compiled modules are memoised in-process by source hash.
-/// Thread-safe.
+/// GLSL -> SPIR-V with glslang + spirv-opt (templates from shaders/, embedded at build time),
+/// validation with SPIRV-Tools, and disassembly. Compiled modules are memoised in-process by source
+/// hash. Thread-safe.
 #pragma once
 
 #include <cstdint>

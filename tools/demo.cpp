@@ -31,7 +31,8 @@ double time_ms(F&& f, int iters) {
   for (int i = 0; i < iters; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     f();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];  // median
@@ -50,7 +51,8 @@ int demo_main(const DemoOptions& o) {
     Tensor x_cpu = Tensor::from_vector(random_vector(n, rng), {o.rows, o.cols});
     std::vector<Tensor> vecs_cpu;
     for (int i = 0; i < 4; ++i)
-      vecs_cpu.push_back(Tensor::from_vector(random_vector(static_cast<size_t>(o.cols), rng), {o.cols}));
+      vecs_cpu.push_back(
+          Tensor::from_vector(random_vector(static_cast<size_t>(o.cols), rng), {o.cols}));
     Tensor x = x_cpu.to(Device::vulkan());
     std::vector<Tensor> v;
     for (const Tensor& t : vecs_cpu) v.push_back(t.to(Device::vulkan()));
@@ -67,7 +69,8 @@ int demo_main(const DemoOptions& o) {
 
     auto t0 = std::chrono::steady_clock::now();
     Tensor y = fused(x, v[0], v[1], v[2], v[3]);
-    double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double first_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     auto info = fused.entries().at(0);
     fmt::print("fused: {} kernel(s):", info.kernels.size());
     for (const auto& k : info.kernels) fmt::print(" {}", k);
@@ -80,18 +83,23 @@ int demo_main(const DemoOptions& o) {
     double eager_ms = time_ms([&] { program(x, v[0], v[1], v[2], v[3]); }, o.iters);
     fmt::print("median per call over {} iterations:\n", o.iters);
     fmt::print("  fused    {:9.3f} ms\n", fused_ms);
-    fmt::print("  unfused  {:9.3f} ms  ({:.2f}x the fused time)\n", unfused_ms, unfused_ms / fused_ms);
-    fmt::print("  eager    {:9.3f} ms  ({:.2f}x; one submission per op)\n", eager_ms, eager_ms / fused_ms);
+    fmt::print("  unfused  {:9.3f} ms  ({:.2f}x the fused time)\n", unfused_ms,
+               unfused_ms / fused_ms);
+    fmt::print("  eager    {:9.3f} ms  ({:.2f}x; one submission per op)\n", eager_ms,
+               eager_ms / fused_ms);
 
     // Check against the CPU interpreter.
     std::vector<float> got = y.to_vector<float>();
-    std::vector<float> want = program(x_cpu, vecs_cpu[0], vecs_cpu[1], vecs_cpu[2], vecs_cpu[3]).to_vector<float>();
+    std::vector<float> want =
+        program(x_cpu, vecs_cpu[0], vecs_cpu[1], vecs_cpu[2], vecs_cpu[3]).to_vector<float>();
     double max_err = 0;
     for (size_t i = 0; i < n; ++i) max_err = std::max(max_err, double(std::fabs(got[i] - want[i])));
     bool match = max_err <= 1e-5;
-    fmt::print("result vs CPU interpreter: {} (max abs error {:.3g})\n", match ? "MATCH" : "MISMATCH", max_err);
+    fmt::print("result vs CPU interpreter: {} (max abs error {:.3g})\n",
+               match ? "MATCH" : "MISMATCH", max_err);
     RuntimeCounters c = runtime_counters();
-    fmt::print("pipelines created: {}, validation errors: {}\n", c.pipelines_created, c.validation_errors);
+    fmt::print("pipelines created: {}, validation errors: {}\n", c.pipelines_created,
+               c.validation_errors);
     return match ? 0 : 2;
   } catch (const Error& e) {
     fmt::print(stderr, "kiln demo: {}\n", e.what());

@@ -38,8 +38,8 @@ struct CompileStats {
 
 /// What one cache entry holds, for tests, logs and tools.
 struct EntryInfo {
-  std::string graph;      // Graph::to_string()
-  std::string guards;     // one guard a line, with provenance
+  std::string graph;                 // Graph::to_string()
+  std::string guards;                // one guard a line, with provenance
   std::vector<std::string> kernels;  // kernel names; empty when run by the interpreter
   bool on_device = false;
 };

@@ -10,11 +10,11 @@
 
 namespace kiln {
 
-#define KILN_DTYPES(X)          \
-  X(kF32, "f32", float, 4)      \
-  X(kF16, "f16", uint16_t, 2)   \
-  X(kI32, "i32", int32_t, 4)    \
-  X(kI64, "i64", int64_t, 8)    \
+#define KILN_DTYPES(X)        \
+  X(kF32, "f32", float, 4)    \
+  X(kF16, "f16", uint16_t, 2) \
+  X(kI32, "i32", int32_t, 4)  \
+  X(kI64, "i64", int64_t, 8)  \
   X(kBool, "bool", uint8_t, 1)
 
 enum class DType : uint8_t {
@@ -33,13 +33,21 @@ DType promote_types(DType a, DType b);
 template <typename T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return DType::kF32; }
+constexpr DType dtype_of<float>() {
+  return DType::kF32;
+}
 template <>
-constexpr DType dtype_of<int32_t>() { return DType::kI32; }
+constexpr DType dtype_of<int32_t>() {
+  return DType::kI32;
+}
 template <>
-constexpr DType dtype_of<int64_t>() { return DType::kI64; }
+constexpr DType dtype_of<int64_t>() {
+  return DType::kI64;
+}
 template <>
-constexpr DType dtype_of<bool>() { return DType::kBool; }
+constexpr DType dtype_of<bool>() {
+  return DType::kBool;
+}
 
 /// IEEE half <-> float (round to nearest even).
 uint16_t float_to_half(float f);

@@ -9,17 +9,17 @@
 
 namespace kiln {
 
-#define KILN_LOG_TOPICS(X)                      \
-  X(kGraphBreaks, "graph_breaks")               \
-  X(kRecompiles, "recompiles")                  \
-  X(kRecompilesVerbose, "recompiles_verbose")   \
-  X(kGuards, "guards")                          \
-  X(kDynamic, "dynamic")                        \
-  X(kGraph, "graph")                            \
-  X(kFusion, "fusion")                          \
-  X(kOutputCode, "output_code")                 \
-  X(kCache, "cache")                            \
-  X(kPerf, "perf")                              \
+#define KILN_LOG_TOPICS(X)                    \
+  X(kGraphBreaks, "graph_breaks")             \
+  X(kRecompiles, "recompiles")                \
+  X(kRecompilesVerbose, "recompiles_verbose") \
+  X(kGuards, "guards")                        \
+  X(kDynamic, "dynamic")                      \
+  X(kGraph, "graph")                          \
+  X(kFusion, "fusion")                        \
+  X(kOutputCode, "output_code")               \
+  X(kCache, "cache")                          \
+  X(kPerf, "perf")                            \
   X(kWarning, "warning")
 
 enum class LogTopic {

@@ -44,18 +44,27 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
+inline Status invalid_argument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status unimplemented(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
 inline Status resource_exhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }
-inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status internal_error(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
 
 /// Exception thrown by the public Tensor API; carries the Status that caused it.
 class Error : public std::runtime_error {
  public:
-  explicit Error(Status status) : std::runtime_error(status.to_string()), status_(std::move(status)) {}
+  explicit Error(Status status)
+      : std::runtime_error(status.to_string()), status_(std::move(status)) {}
   const Status& status() const { return status_; }
 
  private:
@@ -66,7 +75,7 @@ class Error : public std::runtime_error {
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Expected(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok() && "Expected constructed from an ok Status");
   }
@@ -107,9 +116,9 @@ T value_or_throw(Expected<T> e) {
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
 /// Returns the Status from the enclosing function if `expr` is not ok.
-#define KILN_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::kiln::Status kiln_status_ = (expr);       \
+#define KILN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::kiln::Status kiln_status_ = (expr);        \
     if (!kiln_status_.ok()) return kiln_status_; \
   } while (0)
 

@@ -53,10 +53,12 @@ void CompiledCore::log_recompile(const std::vector<Tensor>& args) {
     const Entry& e = entries[i];
     if (verbose) {
       for (int f : e.guards.all_failures(args, e.constants))
-        msg += "\n  entry " + std::to_string(i) + ": " + e.guards.describe_failure(f, args, e.constants);
+        msg += "\n  entry " + std::to_string(i) + ": " +
+               e.guards.describe_failure(f, args, e.constants);
     } else {
       int f = e.guards.first_failure(args, e.constants);
-      msg += "\n  entry " + std::to_string(i) + ": " + e.guards.describe_failure(f, args, e.constants);
+      msg +=
+          "\n  entry " + std::to_string(i) + ": " + e.guards.describe_failure(f, args, e.constants);
     }
   }
   log(verbose ? LogTopic::kRecompilesVerbose : LogTopic::kRecompiles, msg);
@@ -70,7 +72,8 @@ CompiledCore::Entry CompiledCore::trace(const std::vector<Tensor>& args, const E
   for (size_t i = 0; i < args.size(); ++i) {
     const Tensor& a = args[i];
     if (!a.defined())
-      throw Error(invalid_argument("'" + options.name + "': argument " + std::to_string(i) + " is undefined"));
+      throw Error(invalid_argument("'" + options.name + "': argument " + std::to_string(i) +
+                                   " is undefined"));
     if (a.is_traced())
       throw Error(invalid_argument("'" + options.name + "': argument " + std::to_string(i) +
                                    " is a traced tensor (compiled functions cannot nest)"));
@@ -87,7 +90,8 @@ CompiledCore::Entry CompiledCore::trace(const std::vector<Tensor>& args, const E
     TraceScope scope(ctx);
     std::vector<Tensor> outs = fn(placeholders);
     std::vector<NodeId> out_ids;
-    for (const Tensor& o : outs) out_ids.push_back(ctx->node_for(o, "output of '" + options.name + "'"));
+    for (const Tensor& o : outs)
+      out_ids.push_back(ctx->node_for(o, "output of '" + options.name + "'"));
     ctx->graph.set_outputs(std::move(out_ids));
   }
   if (!device) {
@@ -99,7 +103,8 @@ CompiledCore::Entry CompiledCore::trace(const std::vector<Tensor>& args, const E
   auto exe = Executable::create(ctx->graph, device.value_or(Device::cpu()), options);
   if (!exe.ok()) throw Error(exe.status());
   e.exe = std::move(exe).value();
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (log_enabled(LogTopic::kGraph))
     log(LogTopic::kGraph, "'" + options.name + "' graph:\n" + e.exe->graph().to_string());
   if (log_enabled(LogTopic::kGuards))
@@ -136,7 +141,9 @@ std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& args, co
   return core.call(args, fn);
 }
 
-CompileStats stats(const CompiledCore& core) { return core.stats; }
+CompileStats stats(const CompiledCore& core) {
+  return core.stats;
+}
 
 std::vector<EntryInfo> entries(const CompiledCore& core) {
   std::vector<EntryInfo> out;

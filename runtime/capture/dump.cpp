@@ -26,7 +26,8 @@ bool write_text(const fs::path& path, const std::string& text) {
 
 std::string safe_name(const std::string& name) {
   std::string s;
-  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
+  for (char c : name)
+    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
   return s.empty() ? "fn" : s;
 }
 
@@ -63,8 +64,11 @@ void dump_compile(const std::string& fn_name, uint64_t index, const Executable& 
       nlohmann::json bindings = nlohmann::json::array();
       for (size_t i = 0; i < k.bindings.size(); ++i) {
         const Node& n = exe.graph().node(k.bindings[i]);
-        bindings.push_back({{"binding", i}, {"node", n.id}, {"op", op_name(n.op)},
-                            {"meta", n.meta.str()}, {"access", i == 0 ? "write" : "read"}});
+        bindings.push_back({{"binding", i},
+                            {"node", n.id},
+                            {"op", op_name(n.op)},
+                            {"meta", n.meta.str()},
+                            {"access", i == 0 ? "write" : "read"}});
       }
       j["bindings"] = bindings;
       j["push_constants"] = nlohmann::json::array();
@@ -74,7 +78,8 @@ void dump_compile(const std::string& fn_name, uint64_t index, const Executable& 
   } else {
     ok &= write_text(dir / "interpreter.txt", "this graph runs on the CPU interpreter\n");
   }
-  if (!ok) log(LogTopic::kWarning, "KILN_DUMP_DIR: failed to write some files under " + dir.string());
+  if (!ok)
+    log(LogTopic::kWarning, "KILN_DUMP_DIR: failed to write some files under " + dir.string());
 }
 
 }  // namespace kiln

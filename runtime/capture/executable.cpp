@@ -64,7 +64,8 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
       exe->plan_ = std::move(plan).value();
     }
   }
-  exe->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  exe->compile_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return exe;
 }
 
@@ -140,7 +141,8 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
     std::vector<vk::DispatchTiming> timings;
     auto t0 = std::chrono::steady_clock::now();
     KILN_RETURN_IF_ERROR(vk_device_->run(dispatches, &timings));
-    double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::string msg = "run: " + std::to_string(dispatches.size()) + " dispatch(es), " +
                       std::to_string(wall) + " ms wall";
     for (size_t i = 0; i < timings.size() && i < plan_->kernels.size(); ++i)

@@ -4,12 +4,18 @@ namespace kiln {
 
 const char* guard_kind_name(GuardKind kind) {
   switch (kind) {
-    case GuardKind::kArity: return "arity";
-    case GuardKind::kDType: return "dtype";
-    case GuardKind::kDevice: return "device";
-    case GuardKind::kRank: return "rank";
-    case GuardKind::kSize: return "size";
-    case GuardKind::kConstantAlive: return "captured_identity";
+    case GuardKind::kArity:
+      return "arity";
+    case GuardKind::kDType:
+      return "dtype";
+    case GuardKind::kDevice:
+      return "device";
+    case GuardKind::kRank:
+      return "rank";
+    case GuardKind::kSize:
+      return "size";
+    case GuardKind::kConstantAlive:
+      return "captured_identity";
   }
   return "?";
 }
@@ -36,13 +42,18 @@ GuardSet GuardSet::build(const std::vector<Tensor>& args,
 bool GuardSet::check(const Guard& g, const std::vector<Tensor>& args,
                      const std::vector<CapturedConstant>& constants) const {
   switch (g.kind) {
-    case GuardKind::kArity: return static_cast<int64_t>(args.size()) == g.expected;
-    case GuardKind::kDType: return static_cast<int64_t>(args[g.index].impl()->meta.dtype) == g.expected;
+    case GuardKind::kArity:
+      return static_cast<int64_t>(args.size()) == g.expected;
+    case GuardKind::kDType:
+      return static_cast<int64_t>(args[g.index].impl()->meta.dtype) == g.expected;
     case GuardKind::kDevice:
       return static_cast<int64_t>(args[g.index].impl()->device.kind()) == g.expected;
-    case GuardKind::kRank: return args[g.index].impl()->meta.rank() == g.expected;
-    case GuardKind::kSize: return args[g.index].impl()->meta.shape[g.dim] == g.expected;
-    case GuardKind::kConstantAlive: return !constants[g.index].tensor.expired();
+    case GuardKind::kRank:
+      return args[g.index].impl()->meta.rank() == g.expected;
+    case GuardKind::kSize:
+      return args[g.index].impl()->meta.shape[g.dim] == g.expected;
+    case GuardKind::kConstantAlive:
+      return !constants[g.index].tensor.expired();
   }
   return false;
 }
@@ -86,8 +97,9 @@ std::string GuardSet::describe_failure(int i, const std::vector<Tensor>& args,
                                        const std::vector<CapturedConstant>& constants) const {
   const Guard& g = guards_[i];
   std::string what, got;
-  const TensorImpl* t =
-      (g.kind != GuardKind::kArity && g.kind != GuardKind::kConstantAlive) ? args[g.index].impl() : nullptr;
+  const TensorImpl* t = (g.kind != GuardKind::kArity && g.kind != GuardKind::kConstantAlive)
+                            ? args[g.index].impl()
+                            : nullptr;
   switch (g.kind) {
     case GuardKind::kArity:
       what = "number of arguments: expected " + std::to_string(g.expected);
@@ -125,13 +137,16 @@ std::string GuardSet::to_string(const std::vector<CapturedConstant>& constants) 
   for (const Guard& g : guards_) {
     s += guard_kind_name(g.kind);
     switch (g.kind) {
-      case GuardKind::kArity: s += " == " + std::to_string(g.expected); break;
+      case GuardKind::kArity:
+        s += " == " + std::to_string(g.expected);
+        break;
       case GuardKind::kDType:
-        s += "(input " + std::to_string(g.index) + ") == " + dtype_name(static_cast<DType>(g.expected));
+        s += "(input " + std::to_string(g.index) +
+             ") == " + dtype_name(static_cast<DType>(g.expected));
         break;
       case GuardKind::kDevice:
-        s += "(input " + std::to_string(g.index) + ") == " +
-             (g.expected == static_cast<int64_t>(Device::Kind::kCpu) ? "cpu" : "vulkan");
+        s += "(input " + std::to_string(g.index) +
+             ") == " + (g.expected == static_cast<int64_t>(Device::Kind::kCpu) ? "cpu" : "vulkan");
         break;
       case GuardKind::kRank:
         s += "(input " + std::to_string(g.index) + ") == " + std::to_string(g.expected);

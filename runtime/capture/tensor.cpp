@@ -12,8 +12,12 @@ std::shared_ptr<vk::VulkanDevice> default_vulkan_device() {
   return value_or_throw(vk::VulkanDevice::default_device());
 }
 
-bool vulkan_available() { return vk::VulkanDevice::default_device().ok(); }
-Status vulkan_status() { return vk::VulkanDevice::default_device().status(); }
+bool vulkan_available() {
+  return vk::VulkanDevice::default_device().ok();
+}
+Status vulkan_status() {
+  return vk::VulkanDevice::default_device().status();
+}
 
 HostTensor to_host(const Tensor& t) {
   TensorImpl* impl = t.impl();
@@ -71,14 +75,30 @@ static TensorImpl& checked(const std::shared_ptr<TensorImpl>& impl) {
   return *impl;
 }
 
-DType Tensor::dtype() const { return checked(impl_).meta.dtype; }
-const Shape& Tensor::shape() const { return checked(impl_).meta.shape; }
-int Tensor::dim() const { return checked(impl_).meta.rank(); }
-int64_t Tensor::numel() const { return checked(impl_).meta.numel(); }
-Device Tensor::device() const { return checked(impl_).device; }
-TensorMeta Tensor::meta() const { return checked(impl_).meta; }
-bool Tensor::is_traced() const { return checked(impl_).trace != nullptr; }
-uint64_t Tensor::version() const { return checked(impl_).version; }
+DType Tensor::dtype() const {
+  return checked(impl_).meta.dtype;
+}
+const Shape& Tensor::shape() const {
+  return checked(impl_).meta.shape;
+}
+int Tensor::dim() const {
+  return checked(impl_).meta.rank();
+}
+int64_t Tensor::numel() const {
+  return checked(impl_).meta.numel();
+}
+Device Tensor::device() const {
+  return checked(impl_).device;
+}
+TensorMeta Tensor::meta() const {
+  return checked(impl_).meta;
+}
+bool Tensor::is_traced() const {
+  return checked(impl_).trace != nullptr;
+}
+uint64_t Tensor::version() const {
+  return checked(impl_).version;
+}
 
 int64_t Tensor::size(int d) const {
   int r = dim();
@@ -122,8 +142,8 @@ void Tensor::copy_from(const void* data, size_t bytes) {
   if (impl.trace || impl.literal)
     throw Error(invalid_argument("copy_from on a traced or literal tensor"));
   if (bytes != impl.meta.nbytes())
-    throw Error(invalid_argument("copy_from: " + std::to_string(bytes) + " bytes into " +
-                                 impl.meta.str()));
+    throw Error(
+        invalid_argument("copy_from: " + std::to_string(bytes) + " bytes into " + impl.meta.str()));
   if (impl.device.is_cpu()) {
     if (bytes) std::memcpy(impl.host->data.data(), data, bytes);
   } else {

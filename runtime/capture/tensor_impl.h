@@ -18,11 +18,11 @@ class TraceContext;
 struct TensorImpl {
   TensorMeta meta;
   Device device = Device::cpu();
-  std::shared_ptr<HostTensor> host;                // cpu data
-  vk::BufferRef buffer;                            // vulkan data
-  std::shared_ptr<TraceContext> trace;             // set while a trace placeholder
-  NodeId node = -1;                                // its node in trace->graph
-  std::optional<double> literal;                   // scalar literal (rank 0)
+  std::shared_ptr<HostTensor> host;     // cpu data
+  vk::BufferRef buffer;                 // vulkan data
+  std::shared_ptr<TraceContext> trace;  // set while a trace placeholder
+  NodeId node = -1;                     // its node in trace->graph
+  std::optional<double> literal;        // scalar literal (rank 0)
   uint64_t version = 0;
 };
 

@@ -21,7 +21,9 @@ std::string loc_str(const Loc& loc) {
   return file + ":" + std::to_string(loc.line());
 }
 
-TraceContext* current_trace() { return t_current; }
+TraceContext* current_trace() {
+  return t_current;
+}
 
 TraceScope::TraceScope(std::shared_ptr<TraceContext> trace) : trace_(std::move(trace)) {
   if (t_current) throw Error(invalid_argument("kiln::compile: nested tracing is not supported"));
@@ -81,7 +83,8 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
   std::optional<Device> device;
   for (const Tensor& t : inputs) {
     TensorImpl* impl = t.impl();
-    if (!impl) throw Error(invalid_argument(std::string(op_name(op)) + ": undefined tensor at " + where));
+    if (!impl)
+      throw Error(invalid_argument(std::string(op_name(op)) + ": undefined tensor at " + where));
     if (impl->trace)
       throw Error(invalid_argument(std::string(op_name(op)) +
                                    ": a traced tensor escaped its compiled function (used at " +
@@ -117,7 +120,8 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
     std::vector<const HostTensor*> hosts;
     for (const Tensor& t : args) hosts.push_back(t.impl()->host.get());
     auto result = interpret(g, hosts, {});
-    if (!result.ok()) throw Error(result.status().with_context(std::string(op_name(op)) + " at " + where));
+    if (!result.ok())
+      throw Error(result.status().with_context(std::string(op_name(op)) + " at " + where));
     return from_host(std::move(result->at(0)), dev);
   }
   // Device eager: one kernel per op; equal ops share their compiled executable.

@@ -10,7 +10,8 @@ namespace kiln {
 const char* dtype_name(DType dtype) {
   switch (dtype) {
 #define KILN_DTYPE_NAME(name, str, ctype, size) \
-  case DType::name: return str;
+  case DType::name:                             \
+    return str;
     KILN_DTYPES(KILN_DTYPE_NAME)
 #undef KILN_DTYPE_NAME
   }
@@ -20,28 +21,40 @@ const char* dtype_name(DType dtype) {
 size_t dtype_size(DType dtype) {
   switch (dtype) {
 #define KILN_DTYPE_SIZE(name, str, ctype, size) \
-  case DType::name: return size;
+  case DType::name:                             \
+    return size;
     KILN_DTYPES(KILN_DTYPE_SIZE)
 #undef KILN_DTYPE_SIZE
   }
   unreachable("bad dtype");
 }
 
-bool is_floating(DType d) { return d == DType::kF32 || d == DType::kF16; }
-bool is_integral(DType d) { return d == DType::kI32 || d == DType::kI64; }
+bool is_floating(DType d) {
+  return d == DType::kF32 || d == DType::kF16;
+}
+bool is_integral(DType d) {
+  return d == DType::kI32 || d == DType::kI64;
+}
 
 static int promote_rank(DType d) {
   switch (d) {
-    case DType::kBool: return 0;
-    case DType::kI32: return 1;
-    case DType::kI64: return 2;
-    case DType::kF16: return 3;
-    case DType::kF32: return 4;
+    case DType::kBool:
+      return 0;
+    case DType::kI32:
+      return 1;
+    case DType::kI64:
+      return 2;
+    case DType::kF16:
+      return 3;
+    case DType::kF32:
+      return 4;
   }
   unreachable("bad dtype");
 }
 
-DType promote_types(DType a, DType b) { return promote_rank(a) >= promote_rank(b) ? a : b; }
+DType promote_types(DType a, DType b) {
+  return promote_rank(a) >= promote_rank(b) ? a : b;
+}
 
 uint16_t float_to_half(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
@@ -113,6 +126,8 @@ std::vector<int64_t> contiguous_strides(std::span<const Dim> shape) {
   return strides;
 }
 
-std::string TensorMeta::str() const { return std::string(dtype_name(dtype)) + shape_str(shape); }
+std::string TensorMeta::str() const {
+  return std::string(dtype_name(dtype)) + shape_str(shape);
+}
 
 }  // namespace kiln

@@ -65,9 +65,13 @@ LogState& state() {
 
 }  // namespace
 
-const char* log_topic_name(LogTopic topic) { return kTopicNames[static_cast<size_t>(topic)]; }
+const char* log_topic_name(LogTopic topic) {
+  return kTopicNames[static_cast<size_t>(topic)];
+}
 
-void set_logs(std::string_view spec) { state().mask = parse_spec(spec); }
+void set_logs(std::string_view spec) {
+  state().mask = parse_spec(spec);
+}
 
 bool log_enabled(LogTopic topic) {
   return (state().mask.load(std::memory_order_relaxed) >> static_cast<uint32_t>(topic)) & 1u;

@@ -7,12 +7,18 @@ namespace kiln {
 
 const char* status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kResourceExhausted: return "resource_exhausted";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kResourceExhausted:
+      return "resource_exhausted";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

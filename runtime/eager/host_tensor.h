@@ -19,9 +19,13 @@ struct HostTensor {
   explicit HostTensor(TensorMeta m) : meta(std::move(m)), data(meta.nbytes()) {}
 
   template <typename T>
-  T* ptr() { return reinterpret_cast<T*>(data.data()); }
+  T* ptr() {
+    return reinterpret_cast<T*>(data.data());
+  }
   template <typename T>
-  const T* ptr() const { return reinterpret_cast<const T*>(data.data()); }
+  const T* ptr() const {
+    return reinterpret_cast<const T*>(data.data());
+  }
 
   /// Element i converted to double (f16 decoded, bool as 0/1).
   double get(int64_t i) const;

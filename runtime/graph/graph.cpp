@@ -33,7 +33,8 @@ Expected<NodeId> Graph::add(OpKind op, std::vector<NodeId> inputs, Attrs attrs,
   std::vector<TensorMeta> metas;
   for (NodeId in : inputs) {
     if (in < 0 || static_cast<size_t>(in) >= nodes_.size())
-      return invalid_argument(std::string(op_name(op)) + ": unknown input node %" + std::to_string(in));
+      return invalid_argument(std::string(op_name(op)) + ": unknown input node %" +
+                              std::to_string(in));
     metas.push_back(nodes_[in].meta);
   }
   if (is_reduce(op)) {
@@ -90,7 +91,8 @@ Status Graph::verify() const {
     std::string where = "node %" + std::to_string(i) + " (" + op_name(n.op) + ")";
     if (n.id != static_cast<NodeId>(i)) return internal_error(where + ": id mismatch");
     for (NodeId in : n.inputs)
-      if (in < 0 || in >= n.id) return internal_error(where + ": input %" + std::to_string(in) + " is not earlier");
+      if (in < 0 || in >= n.id)
+        return internal_error(where + ": input %" + std::to_string(in) + " is not earlier");
     if (n.op == OpKind::Input || n.op == OpKind::Constant) {
       if (!n.inputs.empty()) return internal_error(where + ": source node with inputs");
       continue;
@@ -103,7 +105,8 @@ Status Graph::verify() const {
       return internal_error(where + ": meta " + n.meta.str() + " but rule gives " + meta->str());
   }
   for (NodeId out : outputs_)
-    if (out < 0 || static_cast<size_t>(out) >= nodes_.size()) return internal_error("bad output id");
+    if (out < 0 || static_cast<size_t>(out) >= nodes_.size())
+      return internal_error("bad output id");
   return {};
 }
 

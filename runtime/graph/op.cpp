@@ -18,9 +18,13 @@ constexpr OpInfo kOps[] = {
 #undef KILN_OP
 };
 
-const OpInfo& info(OpKind op) { return kOps[static_cast<size_t>(op)]; }
+const OpInfo& info(OpKind op) {
+  return kOps[static_cast<size_t>(op)];
+}
 
-std::string dims_str(std::span<const int64_t> d) { return shape_str(d); }
+std::string dims_str(std::span<const int64_t> d) {
+  return shape_str(d);
+}
 
 Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& what) {
   std::string msg = std::string(op_name(op)) + "(";
@@ -30,9 +34,15 @@ Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& w
 
 }  // namespace
 
-const char* op_name(OpKind op) { return info(op).name; }
-OpCategory op_category(OpKind op) { return info(op).category; }
-int op_arity(OpKind op) { return info(op).arity; }
+const char* op_name(OpKind op) {
+  return info(op).name;
+}
+OpCategory op_category(OpKind op) {
+  return info(op).category;
+}
+int op_arity(OpKind op) {
+  return info(op).arity;
+}
 
 bool op_from_name(std::string_view name, OpKind* out) {
   for (size_t i = 0; i < std::size(kOps); ++i) {
@@ -50,32 +60,45 @@ bool is_elementwise(OpKind op) {
     case OpCategory::kBinary:
     case OpCategory::kCompare:
     case OpCategory::kTernary:
-    case OpCategory::kCast: return true;
-    default: return false;
+    case OpCategory::kCast:
+      return true;
+    default:
+      return false;
   }
 }
-bool is_reduce(OpKind op) { return op_category(op) == OpCategory::kReduce; }
-bool is_movement(OpKind op) { return op_category(op) == OpCategory::kMovement; }
-bool is_source(OpKind op) { return op_category(op) == OpCategory::kSource; }
+bool is_reduce(OpKind op) {
+  return op_category(op) == OpCategory::kReduce;
+}
+bool is_movement(OpKind op) {
+  return op_category(op) == OpCategory::kMovement;
+}
+bool is_source(OpKind op) {
+  return op_category(op) == OpCategory::kSource;
+}
 
 std::string Attrs::str(OpKind op) const {
   char buf[64];
   switch (op) {
     case OpKind::Input:
-    case OpKind::Constant: return "index=" + std::to_string(index);
+    case OpKind::Constant:
+      return "index=" + std::to_string(index);
     case OpKind::Full:
       std::snprintf(buf, sizeof buf, "%.9g", scalar);
       return std::string("value=") + buf + ", dtype=" + dtype_name(dtype) +
              ", shape=" + dims_str(dims);
-    case OpKind::Cast: return std::string("dtype=") + dtype_name(dtype);
+    case OpKind::Cast:
+      return std::string("dtype=") + dtype_name(dtype);
     case OpKind::Sum:
     case OpKind::Mean:
     case OpKind::Max:
       return "axes=" + dims_str(dims) + (keepdim ? ", keepdim" : "");
     case OpKind::Reshape:
-    case OpKind::Expand: return "shape=" + dims_str(dims);
-    case OpKind::Permute: return "perm=" + dims_str(dims);
-    default: return "";
+    case OpKind::Expand:
+      return "shape=" + dims_str(dims);
+    case OpKind::Permute:
+      return "perm=" + dims_str(dims);
+    default:
+      return "";
   }
 }
 
@@ -141,14 +164,16 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     }
     case OpCategory::kTernary: {
       if (ins[0].dtype != DType::kBool)
-        return op_error(op, ins, "condition must be bool, got " + std::string(dtype_name(ins[0].dtype)));
+        return op_error(op, ins,
+                        "condition must be bool, got " + std::string(dtype_name(ins[0].dtype)));
       auto s1 = broadcast_shapes(ins[0].shape, ins[1].shape);
       if (!s1.ok()) return op_error(op, ins, s1.status().message());
       auto s2 = broadcast_shapes(*s1, ins[2].shape);
       if (!s2.ok()) return op_error(op, ins, s2.status().message());
       return TensorMeta{promote_types(ins[1].dtype, ins[2].dtype), *s2};
     }
-    case OpCategory::kCast: return TensorMeta{attrs.dtype, ins[0].shape};
+    case OpCategory::kCast:
+      return TensorMeta{attrs.dtype, ins[0].shape};
     case OpCategory::kReduce: {
       auto axes = normalize_axes(attrs.dims, ins[0].rank());
       if (!axes.ok()) return op_error(op, ins, axes.status().message());
@@ -165,8 +190,10 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       Shape out;
       for (int i = 0; i < ins[0].rank(); ++i) {
         bool reduced = std::find(axes->begin(), axes->end(), i) != axes->end();
-        if (!reduced) out.push_back(ins[0].shape[i]);
-        else if (attrs.keepdim) out.push_back(1);
+        if (!reduced)
+          out.push_back(ins[0].shape[i]);
+        else if (attrs.keepdim)
+          out.push_back(1);
       }
       return TensorMeta{dt, out};
     }
@@ -176,9 +203,10 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
         for (Dim d : attrs.dims)
           if (d < 0) return op_error(op, ins, "negative size in shape " + dims_str(attrs.dims));
         if (numel(attrs.dims) != numel(in))
-          return op_error(op, ins, "cannot reshape to " + dims_str(attrs.dims) + " (" +
-                                       std::to_string(numel(in)) + " elements vs " +
-                                       std::to_string(numel(attrs.dims)) + ")");
+          return op_error(op, ins,
+                          "cannot reshape to " + dims_str(attrs.dims) + " (" +
+                              std::to_string(numel(in)) + " elements vs " +
+                              std::to_string(numel(attrs.dims)) + ")");
         return TensorMeta{ins[0].dtype, attrs.dims};
       }
       if (op == OpKind::Permute) {

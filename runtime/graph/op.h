@@ -18,7 +18,16 @@ enum class OpKind : uint8_t {
 #undef KILN_OP
 };
 
-enum class OpCategory : uint8_t { kSource, kUnary, kBinary, kCompare, kTernary, kCast, kReduce, kMovement };
+enum class OpCategory : uint8_t {
+  kSource,
+  kUnary,
+  kBinary,
+  kCompare,
+  kTernary,
+  kCast,
+  kReduce,
+  kMovement
+};
 
 const char* op_name(OpKind op);
 OpCategory op_category(OpKind op);

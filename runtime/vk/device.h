@@ -22,7 +22,7 @@ namespace kiln::vk {
 struct DeviceInfo {
   uint32_t index = 0;  // position in the instance's physical-device list
   std::string name;
-  std::string vendor;       // "NVIDIA", "AMD", "Intel", "Mesa", ... (from the vendor id)
+  std::string vendor;  // "NVIDIA", "AMD", "Intel", "Mesa", ... (from the vendor id)
   uint32_t vendor_id = 0;
   uint32_t device_id = 0;
   std::string type;         // "discrete", "integrated", "virtual", "cpu", "other"
@@ -42,7 +42,7 @@ struct DeviceInfo {
   float timestamp_period_ns = 0;  // 0: no timestamps on the compute queue
   bool unified_memory = false;    // a device-local memory type is also host-visible
   // Features (enabled on the logical device when present).
-  bool shader_float16 = false;     // shaderFloat16 arithmetic
+  bool shader_float16 = false;  // shaderFloat16 arithmetic
   bool shader_int8 = false;
   bool shader_int16 = false;
   bool shader_int64 = false;
@@ -72,10 +72,10 @@ struct Pipeline;
 struct PipelineDesc {
   std::vector<uint32_t> spirv;
   std::string entry = "main";
-  uint32_t num_bindings = 0;        // storage buffers at set 0, bindings 0..n-1
+  uint32_t num_bindings = 0;         // storage buffers at set 0, bindings 0..n-1
   uint32_t push_constant_bytes = 0;  // <= 128
   std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (constant_id, 32-bit value)
-  std::string label;                 // for logs and profiles
+  std::string label;                                          // for logs and profiles
   /// Complete cache key (source hash, spec constants, workgroup size, compiler options);
   /// the device adds its own identity. Equal keys must mean interchangeable pipelines.
   std::string cache_key;

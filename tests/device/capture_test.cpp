@@ -74,8 +74,8 @@ TEST_F(CaptureDevice, ChainIsOneDispatchCachedAndRecompiledOnNewShape) {
   EXPECT_EQ(f.entries()[0].kernels.size(), 1u) << f.entries()[0].graph;
   EXPECT_EQ(c1.dispatches - c0.dispatches, 1u);
   EXPECT_EQ(y.device(), Device::vulkan());
-  expect_close(y.to_vector<float>(), chain(cpu[0], cpu[1], cpu[2], cpu[3], cpu[4]).to_vector<float>(),
-               1e-6f);
+  expect_close(y.to_vector<float>(),
+               chain(cpu[0], cpu[1], cpu[2], cpu[3], cpu[4]).to_vector<float>(), 1e-6f);
 
   // Same shapes: a cache hit. No trace, no new pipeline, no shader compile, one dispatch.
   auto gpu2 = make_args(37, 64, 7, Device::vulkan());

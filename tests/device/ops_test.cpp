@@ -29,8 +29,12 @@ constexpr DType kBool = DType::kBool;
 using Unary = std::function<Tensor(const Tensor&)>;
 using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;
 
-std::string sh(const Shape& s) { return shape_str(s); }
-Tensor add_fn(const Tensor& a, const Tensor& b) { return add(a, b); }
+std::string sh(const Shape& s) {
+  return shape_str(s);
+}
+Tensor add_fn(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
 
 class DeviceOps : public test::DeviceOpTest {};
 
@@ -67,7 +71,8 @@ std::vector<UnaryCase> unary_cases() {
       {"relu", [](const Tensor& x) { return relu(x); }, Dist{-3, 3}.with_zeros(0.1),
        Dist{-100, 100}.with_zeros(0.1), false},
       {"exp", [](const Tensor& x) { return exp(x); }, Dist{-4, 4}, Dist{-6, 6}, true},
-      {"log", [](const Tensor& x) { return log(x); }, Dist::positive(0.05, 20), Dist{1, 1000}, true},
+      {"log", [](const Tensor& x) { return log(x); }, Dist::positive(0.05, 20), Dist{1, 1000},
+       true},
       {"sqrt", [](const Tensor& x) { return sqrt(x); }, Dist::positive(0.0, 50), Dist{0, 1000},
        false},
       {"rsqrt", [](const Tensor& x) { return rsqrt(x); }, Dist::positive(0.05, 50), Dist{1, 1000},
@@ -85,8 +90,8 @@ Tol unary_tol(DType out, bool transcendental) {
 
 TEST_F(DeviceOps, Unary) {
   // f32 gets every shape (vec4 and scalar kernels); other dtypes a representative subset.
-  const std::vector<Shape> f32_shapes = {{},    {0},     {1},       {7},      {8},
-                                         {13},  {33},    {4, 12},   {3, 7},   {2, 0, 5},
+  const std::vector<Shape> f32_shapes = {{},        {0},      {1},      {7},    {8},
+                                         {13},      {33},     {4, 12},  {3, 7}, {2, 0, 5},
                                          {5, 1, 7}, {17, 33}, {96, 256}};
   const std::vector<Shape> other_shapes = {{}, {1}, {13}, {4, 12}, {2, 0, 5}, {17, 33}};
   for (const UnaryCase& c : unary_cases()) {
@@ -106,7 +111,8 @@ TEST_F(DeviceOps, UnaryRejectsBool) {
   for (const UnaryCase& c : unary_cases()) EXPECT_THROW(c.fn(b), Error) << c.name;
 }
 
-// ---- binary arithmetic ----------------------------------------------------------------------------
+// ---- binary arithmetic
+// ----------------------------------------------------------------------------
 
 struct ShapePair {
   Shape a, b;
@@ -114,10 +120,21 @@ struct ShapePair {
 
 const std::vector<ShapePair>& binary_shapes() {
   static const std::vector<ShapePair> v = {
-      {{}, {}},          {{0}, {0}},           {{1}, {1}},         {{7}, {7}},
-      {{13, 33}, {13, 33}}, {{4, 8}, {4, 8}},  {{64, 128}, {64, 128}},
-      {{5, 1, 7}, {3, 1}},  {{5, 1, 8}, {3, 1}}, {{}, {13, 7}},     {{12, 8}, {}},
-      {{4}, {2, 3, 4}},     {{2, 3, 4}, {4}},   {{7, 1}, {1, 9}},  {{0, 3}, {1, 3}},
+      {{}, {}},
+      {{0}, {0}},
+      {{1}, {1}},
+      {{7}, {7}},
+      {{13, 33}, {13, 33}},
+      {{4, 8}, {4, 8}},
+      {{64, 128}, {64, 128}},
+      {{5, 1, 7}, {3, 1}},
+      {{5, 1, 8}, {3, 1}},
+      {{}, {13, 7}},
+      {{12, 8}, {}},
+      {{4}, {2, 3, 4}},
+      {{2, 3, 4}, {4}},
+      {{7, 1}, {1, 9}},
+      {{0, 3}, {1, 3}},
       {{1}, {33}},
   };
   return v;
@@ -138,7 +155,7 @@ TEST_F(DeviceOps, Binary) {
   };
   // Same-dtype pairs get every shape pair; mixed pairs (promotion) a few.
   const std::vector<DtypePair> same = {{kF32, kF32}, {kF16, kF16}, {kI32, kI32}, {kI64, kI64}};
-  const std::vector<DtypePair> mixed = {{kI32, kF32}, {kF16, kF32}, {kI32, kI64},
+  const std::vector<DtypePair> mixed = {{kI32, kF32},  {kF16, kF32}, {kI32, kI64},
                                         {kBool, kI32}, {kF16, kI64}, {kF32, kBool}};
   for (const auto& [name, fn] : ops) {
     const bool is_div = std::string(name) == "div";
@@ -192,12 +209,14 @@ TEST_F(DeviceOps, IntegerWraparound) {
     double big = dt == kI32 ? 2.0e9 : 4.0e18;
     Tensor a = rnd(dt, {41}, Dist{-big, big}), b = rnd(dt, {41}, Dist{-big, big});
     check(std::string("add wraps ") + dtype_name(dt), Tol::exact(), Binary(add_fn), a, b);
-    check(std::string("mul wraps ") + dtype_name(dt), Tol::exact(),
-          [](const Tensor& p, const Tensor& q) { return p * q; }, a, b);
+    check(
+        std::string("mul wraps ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& p, const Tensor& q) { return p * q; }, a, b);
   }
 }
 
-// ---- compare and where ------------------------------------------------------------------------------
+// ---- compare and where
+// ------------------------------------------------------------------------------
 
 const std::vector<std::pair<const char*, Binary>>& compare_ops() {
   static const std::vector<std::pair<const char*, Binary>> v = {
@@ -224,10 +243,10 @@ void run_compares(std::mt19937& rng, const std::vector<DtypePair>& dtypes,
     for (DtypePair dp : dtypes)
       for (size_t i : shape_ids) {
         const ShapePair& sp = binary_shapes()[i];
-        Tensor a = dp.a == kBool ? test::random_tensor(kBool, sp.a, rng)
-                                 : tie_prone(dp.a, sp.a, rng);
-        Tensor b = dp.b == kBool ? test::random_tensor(kBool, sp.b, rng)
-                                 : tie_prone(dp.b, sp.b, rng);
+        Tensor a =
+            dp.a == kBool ? test::random_tensor(kBool, sp.a, rng) : tie_prone(dp.a, sp.a, rng);
+        Tensor b =
+            dp.b == kBool ? test::random_tensor(kBool, sp.b, rng) : tie_prone(dp.b, sp.b, rng);
         check(std::string(name) + "(" + dtype_name(dp.a) + sh(sp.a) + ", " + dtype_name(dp.b) +
                   sh(sp.b) + ")",
               fn, a, b);
@@ -257,16 +276,23 @@ TEST_F(DeviceOps, Where) {
     Shape c, x, y;
   };
   const std::vector<Case> shapes = {
-      {{}, {}, {}},           {{0}, {0}, {0}},        {{1}, {1}, {1}},
-      {{13}, {13}, {13}},     {{6, 8}, {6, 8}, {6, 8}}, {{5, 1, 7}, {3, 1}, {}},
-      {{3, 1}, {5, 1, 8}, {8}}, {{4}, {2, 3, 4}, {3, 1}}, {{33, 7}, {}, {33, 7}},
+      {{}, {}, {}},
+      {{0}, {0}, {0}},
+      {{1}, {1}, {1}},
+      {{13}, {13}, {13}},
+      {{6, 8}, {6, 8}, {6, 8}},
+      {{5, 1, 7}, {3, 1}, {}},
+      {{3, 1}, {5, 1, 8}, {8}},
+      {{4}, {2, 3, 4}, {3, 1}},
+      {{33, 7}, {}, {33, 7}},
   };
-  const std::vector<DtypePair> dtypes = {{kF32, kF32}, {kF16, kF16}, {kI32, kI64},
+  const std::vector<DtypePair> dtypes = {{kF32, kF32},   {kF16, kF16}, {kI32, kI64},
                                          {kBool, kBool}, {kF32, kI32}, {kI64, kI64}};
   auto fn = [](const Tensor& c, const Tensor& x, const Tensor& y) { return where(c, x, y); };
   for (DtypePair dp : dtypes) {
     for (const Case& s : shapes) {
-      Tensor c = rnd(kBool, s.c), x = rnd(dp.a, s.x, Dist{-50, 50}), y = rnd(dp.b, s.y, Dist{-50, 50});
+      Tensor c = rnd(kBool, s.c), x = rnd(dp.a, s.x, Dist{-50, 50}),
+             y = rnd(dp.b, s.y, Dist{-50, 50});
       check("where(bool" + sh(s.c) + ", " + dtype_name(dp.a) + sh(s.x) + ", " + dtype_name(dp.b) +
                 sh(s.y) + ")",
             Tol::for_dtype(promote_types(dp.a, dp.b)), fn, c, x, y);
@@ -298,84 +324,106 @@ TEST_F(DeviceOps, CastAllPairs) {
 }
 
 TEST_F(DeviceOps, CastI64ToI32Wraps) {
-  std::vector<double> v = {4294967296.0 + 5, -4294967296.0 - 7, 2147483648.0, -2147483649.0,
-                           1099511627776.0 + 123, 0, -1, 2147483647.0, 6000000000.0};
+  std::vector<double> v = {4294967296.0 + 5,
+                           -4294967296.0 - 7,
+                           2147483648.0,
+                           -2147483649.0,
+                           1099511627776.0 + 123,
+                           0,
+                           -1,
+                           2147483647.0,
+                           6000000000.0};
   Tensor x = test::tensor_from_doubles(kI64, {static_cast<Dim>(v.size())}, v);
-  check("cast(i64 large -> i32)", Tol::exact(), [](const Tensor& t) { return cast(t, kI32); }, x);
+  check(
+      "cast(i64 large -> i32)", Tol::exact(), [](const Tensor& t) { return cast(t, kI32); }, x);
 }
 
 // ---- movement -----------------------------------------------------------------------------------
 
 TEST_F(DeviceOps, Reshape) {
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{2, 3, 4}, {6, 4}}, {{4, 6}, {3, 8}},   {{24}, {2, 1, 3, 4}}, {{}, {1, 1}},
-      {{1}, {}},           {{0, 3}, {3, 0}},   {{13, 7}, {91}},      {{2, 4}, {8}},
-      {{5, 1, 8}, {5, 8}}, {{33}, {3, 11}},    {{64, 96}, {96, 64}},
+      {{2, 3, 4}, {6, 4}}, {{4, 6}, {3, 8}}, {{24}, {2, 1, 3, 4}}, {{}, {1, 1}},
+      {{1}, {}},           {{0, 3}, {3, 0}}, {{13, 7}, {91}},      {{2, 4}, {8}},
+      {{5, 1, 8}, {5, 8}}, {{33}, {3, 11}},  {{64, 96}, {96, 64}},
   };
   for (DType dt : {kF32, kF16, kI32, kI64, kBool}) {
     for (const auto& [from, to] : cases) {
       Tensor x = rnd(dt, from, Dist{-100, 100});
       Shape target = to;
-      check(std::string("reshape(") + dtype_name(dt) + sh(from) + " -> " + sh(to) + ")",
-            Tol::exact(), [target](const Tensor& t) { return reshape(t, target); }, x);
+      check(
+          std::string("reshape(") + dtype_name(dt) + sh(from) + " -> " + sh(to) + ")", Tol::exact(),
+          [target](const Tensor& t) { return reshape(t, target); }, x);
     }
   }
 }
 
 TEST_F(DeviceOps, Permute) {
   const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
-      {{2, 3, 4}, {2, 0, 1}}, {{2, 3, 4}, {1, 0, 2}}, {{5, 7}, {1, 0}}, {{}, {}},
-      {{3, 1, 8}, {2, 1, 0}}, {{0, 4}, {1, 0}},       {{13}, {0}},      {{4, 2, 3, 5}, {3, 1, 0, 2}},
+      {{2, 3, 4}, {2, 0, 1}},
+      {{2, 3, 4}, {1, 0, 2}},
+      {{5, 7}, {1, 0}},
+      {{}, {}},
+      {{3, 1, 8}, {2, 1, 0}},
+      {{0, 4}, {1, 0}},
+      {{13}, {0}},
+      {{4, 2, 3, 5}, {3, 1, 0, 2}},
       {{48, 64}, {1, 0}},
   };
   for (DType dt : {kF32, kF16, kI32, kI64, kBool}) {
     for (const auto& [s, perm] : cases) {
       Tensor x = rnd(dt, s, Dist{-100, 100});
       std::vector<int64_t> p = perm;
-      check(std::string("permute(") + dtype_name(dt) + sh(s) + ", " + sh(perm) + ")",
-            Tol::exact(), [p](const Tensor& t) { return permute(t, p); }, x);
+      check(
+          std::string("permute(") + dtype_name(dt) + sh(s) + ", " + sh(perm) + ")", Tol::exact(),
+          [p](const Tensor& t) { return permute(t, p); }, x);
     }
   }
 }
 
 TEST_F(DeviceOps, Expand) {
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{1, 7}, {5, 7}}, {{3, 1}, {2, 3, 8}}, {{}, {4, 4}}, {{1}, {0}},
-      {{4}, {2, 3, 4}}, {{5, 1, 1}, {5, 3, 13}}, {{1}, {1}}, {{1, 64}, {128, 64}},
+      {{1, 7}, {5, 7}}, {{3, 1}, {2, 3, 8}},     {{}, {4, 4}}, {{1}, {0}},
+      {{4}, {2, 3, 4}}, {{5, 1, 1}, {5, 3, 13}}, {{1}, {1}},   {{1, 64}, {128, 64}},
   };
   for (DType dt : {kF32, kF16, kI32, kI64, kBool}) {
     for (const auto& [from, to] : cases) {
       Tensor x = rnd(dt, from, Dist{-100, 100});
       Shape target = to;
-      check(std::string("expand(") + dtype_name(dt) + sh(from) + " -> " + sh(to) + ")",
-            Tol::exact(), [target](const Tensor& t) { return expand(t, target); }, x);
+      check(
+          std::string("expand(") + dtype_name(dt) + sh(from) + " -> " + sh(to) + ")", Tol::exact(),
+          [target](const Tensor& t) { return expand(t, target); }, x);
     }
   }
 }
 
-// ---- fused chains (compiled) vs the same function on CPU tensors ----------------------------------
+// ---- fused chains (compiled) vs the same function on CPU tensors
+// ----------------------------------
 
 TEST_F(DeviceOps, FusedChains) {
   const Tol f32{2e-5, 2e-6};
   for (const Shape& s : {Shape{7}, Shape{13, 33}, Shape{64, 128}, Shape{}, Shape{0, 4}}) {
     Tensor x = rnd(kF32, s), y = rnd(kF32, s), z = rnd(kF32, s, Dist::positive());
-    check("exp(x)*y-sqrt(z) " + sh(s), f32,
-          [](const Tensor& a, const Tensor& b, const Tensor& c) { return exp(a) * b - sqrt(c); },
-          x, y, z);
-    check("where(x>y, x, y*2) " + sh(s), f32,
-          [](const Tensor& a, const Tensor& b) { return where(gt(a, b), a, b * 2.0); }, x, y);
-    check("cast(x>0)*x + sigmoid(y)*tanh(z) " + sh(s), f32,
-          [](const Tensor& a, const Tensor& b, const Tensor& c) {
-            return cast(gt(a, scalar(0)), kF32) * a + sigmoid(b) * tanh(c);
-          },
-          x, y, z);
+    check(
+        "exp(x)*y-sqrt(z) " + sh(s), f32,
+        [](const Tensor& a, const Tensor& b, const Tensor& c) { return exp(a) * b - sqrt(c); }, x,
+        y, z);
+    check(
+        "where(x>y, x, y*2) " + sh(s), f32,
+        [](const Tensor& a, const Tensor& b) { return where(gt(a, b), a, b * 2.0); }, x, y);
+    check(
+        "cast(x>0)*x + sigmoid(y)*tanh(z) " + sh(s), f32,
+        [](const Tensor& a, const Tensor& b, const Tensor& c) {
+          return cast(gt(a, scalar(0)), kF32) * a + sigmoid(b) * tanh(c);
+        },
+        x, y, z);
   }
   // Broadcast operands into a vec4 chain and an odd-size one.
   for (const auto& [rows, cols] : {std::pair<Dim, Dim>{37, 64}, {9, 13}}) {
     Tensor x = rnd(kF32, {rows, cols}), a = rnd(kF32, {cols}), b = rnd(kF32, {rows, 1});
-    check("gelu(x*a+b)-x " + sh({rows, cols}), f32,
-          [](const Tensor& t, const Tensor& u, const Tensor& v) { return gelu(t * u + v) - t; }, x,
-          a, b);
+    check(
+        "gelu(x*a+b)-x " + sh({rows, cols}), f32,
+        [](const Tensor& t, const Tensor& u, const Tensor& v) { return gelu(t * u + v) - t; }, x, a,
+        b);
   }
   // A movement op in the middle of a fused chain, then a reduction over it.
   {
@@ -388,60 +436,88 @@ TEST_F(DeviceOps, FusedChains) {
   // Reshape between incompatible layouts: permute, then reshape (a non-view on the input).
   for (DType dt : {kF32, kI32}) {
     Tensor x = rnd(dt, {4, 6, 8}, Dist{-20, 20});
-    check(std::string("reshape(permute(x)+1) ") + dtype_name(dt), Tol::for_dtype(dt),
-          [](const Tensor& t) { return reshape(permute(t, {1, 0, 2}) + 1.0, {3, 64}); }, x);
-    check(std::string("permute(reshape(x))*x' ") + dtype_name(dt), Tol::for_dtype(dt),
-          [](const Tensor& t) { return permute(reshape(t, {8, 24}), {1, 0}) * reshape(t, {24, 8}); },
-          x);
-    check(std::string("reshape(permute(x, 2,0,1)) odd ") + dtype_name(dt), Tol::for_dtype(dt),
-          [](const Tensor& t) { return neg(reshape(permute(t, {2, 0, 1}), {16, 12})); }, x);
+    check(
+        std::string("reshape(permute(x)+1) ") + dtype_name(dt), Tol::for_dtype(dt),
+        [](const Tensor& t) {
+          return reshape(permute(t, {1, 0, 2}) + 1.0, {3, 64});
+        },
+        x);
+    check(
+        std::string("permute(reshape(x))*x' ") + dtype_name(dt), Tol::for_dtype(dt),
+        [](const Tensor& t) {
+          return permute(reshape(t, {8, 24}), {1, 0}) * reshape(t, {24, 8});
+        },
+        x);
+    check(
+        std::string("reshape(permute(x, 2,0,1)) odd ") + dtype_name(dt), Tol::for_dtype(dt),
+        [](const Tensor& t) {
+          return neg(reshape(permute(t, {2, 0, 1}), {16, 12}));
+        },
+        x);
   }
   // Reshapes a vec4 kernel can read through (same inner dim), and one it cannot.
   {
     Tensor x = rnd(kF32, {4, 6, 8}), y = rnd(kF32, {8});
-    check("reshape(exp(x), 24x8) + y", Tol{2e-6, 1e-6},
-          [](const Tensor& t, const Tensor& u) { return reshape(exp(t), {24, 1, 8}) + u; }, x, y);
-    check("reshape(x*2, 4x48) - 1", Tol{1e-6, 1e-6},
-          [](const Tensor& t) { return reshape(t * 2.0, {4, 48}) - 1.0; }, x);
+    check(
+        "reshape(exp(x), 24x8) + y", Tol{2e-6, 1e-6},
+        [](const Tensor& t, const Tensor& u) {
+          return reshape(exp(t), {24, 1, 8}) + u;
+        },
+        x, y);
+    check(
+        "reshape(x*2, 4x48) - 1", Tol{1e-6, 1e-6},
+        [](const Tensor& t) {
+          return reshape(t * 2.0, {4, 48}) - 1.0;
+        },
+        x);
   }
   // Leaky relu with a literal, and a reduction of a reduction.
   {
     Tensor x = rnd(kF32, {6, 5, 12});
-    check("where(x>0, x, 0.1*x)", Tol{1e-6, 1e-7},
-          [](const Tensor& t) { return where(gt(t, scalar(0)), t, scalar(0.1) * t); }, x);
-    check("mean(max(x, 2), 0)", Tol{1e-6, 1e-6},
-          [](const Tensor& t) { return mean(max(t, {2}), {0}); }, x);
+    check(
+        "where(x>0, x, 0.1*x)", Tol{1e-6, 1e-7},
+        [](const Tensor& t) { return where(gt(t, scalar(0)), t, scalar(0.1) * t); }, x);
+    check(
+        "mean(max(x, 2), 0)", Tol{1e-6, 1e-6},
+        [](const Tensor& t) { return mean(max(t, {2}), {0}); }, x);
   }
   // Softmax: reductions materialised and broadcast back.
   for (const Shape& s : {Shape{5, 7}, Shape{3, 200}}) {
     Tensor x = rnd(kF32, s, Dist{-4, 4});
-    check("softmax " + sh(s), Tol{1e-5, 1e-6}, [](const Tensor& t) {
-      Tensor e = exp(t - max(t, {1}, true));
-      return e / sum(e, {1}, true);
-    }, x);
+    check(
+        "softmax " + sh(s), Tol{1e-5, 1e-6},
+        [](const Tensor& t) {
+          Tensor e = exp(t - max(t, {1}, true));
+          return e / sum(e, {1}, true);
+        },
+        x);
   }
   // f16 and integer chains, and the unfused baseline.
   {
     Tensor x = rnd(kF16, {9, 16}), y = rnd(kF16, {16});
     // Fused f16 keeps intermediates in float (docs/codegen.md) while the op-by-op reference
     // rounds x*y to half: allow half an f16 ulp of the intermediates (|x*y| <= 4) on top.
-    check("f16 relu(x*y)+x", Tol{2e-3, 4e-3},
-          [](const Tensor& t, const Tensor& u) { return relu(t * u) + t; }, x, y);
+    check(
+        "f16 relu(x*y)+x", Tol{2e-3, 4e-3},
+        [](const Tensor& t, const Tensor& u) { return relu(t * u) + t; }, x, y);
     Tensor i = rnd(kI64, {5, 11}, Dist{-30, 30}), j = rnd(kI32, {11}, Dist{-30, 30});
-    check("i64 maximum(i*j, -i) - 3", Tol::exact(),
-          [](const Tensor& p, const Tensor& q) { return maximum(p * q, -p) - 3.0; }, i, j);
+    check(
+        "i64 maximum(i*j, -i) - 3", Tol::exact(),
+        [](const Tensor& p, const Tensor& q) { return maximum(p * q, -p) - 3.0; }, i, j);
     CheckOptions scalar_only;
     scalar_only.eager = false;
     scalar_only.compile.vectorize = false;
     Tensor v = rnd(kF32, {16, 64});
-    check_with("vectorize=false exp(v)*v", Tol{2e-6, 1e-6}, scalar_only,
-               [](const Tensor& p) { return exp(p) * p; }, v);
+    check_with(
+        "vectorize=false exp(v)*v", Tol{2e-6, 1e-6}, scalar_only,
+        [](const Tensor& p) { return exp(p) * p; }, v);
     CheckOptions unfused;
     unfused.eager = false;
     unfused.compile.fuse = false;
     Tensor a = rnd(kF32, {13, 8}), b = rnd(kF32, {8});
-    check_with("unfused exp(a)*b+a", Tol{2e-6, 1e-6}, unfused,
-               [](const Tensor& p, const Tensor& q) { return exp(p) * q + p; }, a, b);
+    check_with(
+        "unfused exp(a)*b+a", Tol{2e-6, 1e-6}, unfused,
+        [](const Tensor& p, const Tensor& q) { return exp(p) * q + p; }, a, b);
   }
 }
 

@@ -23,13 +23,18 @@ constexpr DType kBool = DType::kBool;
 
 enum class Red { kSum, kMean, kMax };
 
-const char* red_name(Red r) { return r == Red::kSum ? "sum" : r == Red::kMean ? "mean" : "max"; }
+const char* red_name(Red r) {
+  return r == Red::kSum ? "sum" : r == Red::kMean ? "mean" : "max";
+}
 
 Tensor reduce(Red r, const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   switch (r) {
-    case Red::kSum: return sum(x, axes, keepdim);
-    case Red::kMean: return mean(x, axes, keepdim);
-    case Red::kMax: return max(x, axes, keepdim);
+    case Red::kSum:
+      return sum(x, axes, keepdim);
+    case Red::kMean:
+      return mean(x, axes, keepdim);
+    case Red::kMax:
+      return max(x, axes, keepdim);
   }
   return {};
 }
@@ -43,25 +48,25 @@ struct RCase {
 // Reduced-element counts in comments: < 128 is the thread variant, >= 128 the workgroup one.
 const std::vector<RCase>& reduce_cases() {
   static const std::vector<RCase> v = {
-      {{7}, {0}, false},                 // 7, rank-0 output
-      {{1}, {0}, true},                  // 1
-      {{1, 1}, {0, 1}, false},           // 1
-      {{13, 33}, {1}, false},            // 33
-      {{13, 33}, {0}, true},             // 13, strided
-      {{13, 33}, {0, 1}, false},         // 429, one output
-      {{3, 5, 7}, {0, 2}, false},        // 21, non-adjacent axes
-      {{3, 5, 7}, {-1}, true},           // 7, negative axis
-      {{4, 5, 6, 2}, {1, 3}, true},      // 10
-      {{3, 127}, {1}, false},            // 127: last thread-variant size
-      {{3, 128}, {1}, false},            // 128: first workgroup-variant size
-      {{2, 300}, {1}, false},            // 300
-      {{150, 40}, {0}, false},           // 150, strided workgroup
-      {{4, 64, 33}, {1, 2}, true},       // 2112
-      {{5, 0}, {1}, false},              // 0 reduced elements
-      {{0, 5}, {1}, true},               // 0 outputs
-      {{64, 1500}, {1}, false},          // 1500 per output, 96000 elements
-      {{70000}, {0}, false},             // 70000, one workgroup
-      {{200, 3, 8}, {0, 2}, false},      // 1600
+      {{7}, {0}, false},             // 7, rank-0 output
+      {{1}, {0}, true},              // 1
+      {{1, 1}, {0, 1}, false},       // 1
+      {{13, 33}, {1}, false},        // 33
+      {{13, 33}, {0}, true},         // 13, strided
+      {{13, 33}, {0, 1}, false},     // 429, one output
+      {{3, 5, 7}, {0, 2}, false},    // 21, non-adjacent axes
+      {{3, 5, 7}, {-1}, true},       // 7, negative axis
+      {{4, 5, 6, 2}, {1, 3}, true},  // 10
+      {{3, 127}, {1}, false},        // 127: last thread-variant size
+      {{3, 128}, {1}, false},        // 128: first workgroup-variant size
+      {{2, 300}, {1}, false},        // 300
+      {{150, 40}, {0}, false},       // 150, strided workgroup
+      {{4, 64, 33}, {1, 2}, true},   // 2112
+      {{5, 0}, {1}, false},          // 0 reduced elements
+      {{0, 5}, {1}, true},           // 0 outputs
+      {{64, 1500}, {1}, false},      // 1500 per output, 96000 elements
+      {{70000}, {0}, false},         // 70000, one workgroup
+      {{200, 3, 8}, {0, 2}, false},  // 1600
   };
   return v;
 }
@@ -125,8 +130,10 @@ TEST_F(DeviceReduce, MaxI64) {
   std::vector<double> v;
   for (int i = 0; i < 300; ++i) v.push_back((i % 2 ? -1.0 : 1.0) * 4.0e12 + i);
   Tensor x = test::tensor_from_doubles(kI64, {2, 150}, v);
-  check("max(i64 wide, axis 0)", Tol::exact(), [](const Tensor& t) { return max(t, {0}); }, x);
-  check("max(i64 wide, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, x);
+  check(
+      "max(i64 wide, axis 0)", Tol::exact(), [](const Tensor& t) { return max(t, {0}); }, x);
+  check(
+      "max(i64 wide, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, x);
 }
 
 // Large-magnitude i64 values: the accumulator must be 64-bit.
@@ -134,25 +141,31 @@ TEST_F(DeviceReduce, SumI64Wide) {
   std::vector<double> v;
   for (int i = 0; i < 300; ++i) v.push_back((i % 2 ? -1.0 : 1.0) * 4.0e12 + i * 1.0e10);
   Tensor x = test::tensor_from_doubles(kI64, {2, 150}, v);
-  check("sum(i64 wide, axis 1)", Tol::exact(), [](const Tensor& t) { return sum(t, {1}); }, x);
-  check("sum(i64 wide, axis 0)", Tol::exact(), [](const Tensor& t) { return sum(t, {0}); }, x);
+  check(
+      "sum(i64 wide, axis 1)", Tol::exact(), [](const Tensor& t) { return sum(t, {1}); }, x);
+  check(
+      "sum(i64 wide, axis 0)", Tol::exact(), [](const Tensor& t) { return sum(t, {0}); }, x);
 }
 
 // All-negative inputs: max must start from the type's minimum, not 0.
 TEST_F(DeviceReduce, MaxNegative) {
   Tensor n = rnd(kI32, {9, 140}, Dist{-1000000, -1});
-  check("max(i32 negative, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, n);
+  check(
+      "max(i32 negative, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, n);
   Tensor m = rnd(kI32, {9, 14}, Dist{-1000000, -1});
-  check("max(i32 negative, axis 0)", Tol::exact(), [](const Tensor& t) { return max(t, {0}); }, m);
+  check(
+      "max(i32 negative, axis 0)", Tol::exact(), [](const Tensor& t) { return max(t, {0}); }, m);
   Tensor f = rnd(kF32, {5, 200}, Dist{-9, -1});
-  check("max(f32 negative, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, f);
+  check(
+      "max(f32 negative, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, f);
   Tensor h = rnd(kF16, {5, 20}, Dist{-9, -1});
-  check("max(f16 negative, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, h);
+  check(
+      "max(f16 negative, axis 1)", Tol::exact(), [](const Tensor& t) { return max(t, {1}); }, h);
 }
 
 TEST_F(DeviceReduce, Errors) {
   Tensor e = rnd(kF32, {3, 0}).to(Device::vulkan());
-  EXPECT_THROW(max(e, {1}), Error);       // max over an empty axis
+  EXPECT_THROW(max(e, {1}), Error);                                     // max over an empty axis
   EXPECT_THROW(mean(rnd(kI32, {4}).to(Device::vulkan()), {0}), Error);  // mean of integers
   EXPECT_THROW(sum(rnd(kF32, {}).to(Device::vulkan()), {0}), Error);    // rank 0 has no axis
   EXPECT_THROW(sum(rnd(kF32, {3, 4}).to(Device::vulkan()), {0, 0}), Error);  // repeated axis

@@ -31,8 +31,7 @@ namespace kiln::test {
 class DeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!vulkan_available())
-      GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
+    if (!vulkan_available()) GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
     validation_before_ = validation_messages().size();
     set_log_sink([this](LogTopic topic, std::string_view message) {
       std::lock_guard<std::mutex> lock(warnings_mu_);
@@ -44,10 +43,9 @@ class DeviceTest : public ::testing::Test {
     if (!vulkan_available()) return;
     set_log_sink({});
     std::vector<std::string> msgs = validation_messages();
-    EXPECT_EQ(msgs.size(), validation_before_) << "new validation-layer messages, first: "
-                                               << (msgs.size() > validation_before_
-                                                       ? msgs[validation_before_]
-                                                       : std::string());
+    EXPECT_EQ(msgs.size(), validation_before_)
+        << "new validation-layer messages, first: "
+        << (msgs.size() > validation_before_ ? msgs[validation_before_] : std::string());
     if (!allow_cpu_fallback_) {
       for (const std::string& w : warnings()) {
         bool fallback = w.find("no device lowering") != std::string::npos;
@@ -72,9 +70,13 @@ class DeviceTest : public ::testing::Test {
 
 // ---- shapes and labels --------------------------------------------------------------------------
 
-inline std::string str(const Shape& shape) { return shape_str(shape); }
+inline std::string str(const Shape& shape) {
+  return shape_str(shape);
+}
 
-inline std::string meta_str(const Tensor& t) { return t.meta().str(); }
+inline std::string meta_str(const Tensor& t) {
+  return t.meta().str();
+}
 
 // ---- random tensors -----------------------------------------------------------------------------
 
@@ -111,8 +113,9 @@ inline std::vector<double> random_values(DType dtype, int64_t n, std::mt19937& r
     std::uniform_real_distribution<double> u(dist.lo, dist.hi);
     for (double& x : v) {
       double r = u(rng);
-      x = dtype == DType::kF16 ? static_cast<double>(half_to_float(float_to_half(static_cast<float>(r))))
-                               : static_cast<double>(static_cast<float>(r));
+      x = dtype == DType::kF16
+              ? static_cast<double>(half_to_float(float_to_half(static_cast<float>(r))))
+              : static_cast<double>(static_cast<float>(r));
       if (dist.zero_frac > 0 && zero(rng) < dist.zero_frac) x = 0.0;
     }
     return v;
@@ -127,7 +130,8 @@ inline std::vector<double> random_values(DType dtype, int64_t n, std::mt19937& r
 }
 
 /// A tensor of `dtype` and `shape` holding exactly `values` (converted per dtype).
-inline Tensor tensor_from_doubles(DType dtype, const Shape& shape, const std::vector<double>& values,
+inline Tensor tensor_from_doubles(DType dtype, const Shape& shape,
+                                  const std::vector<double>& values,
                                   Device device = Device::cpu()) {
   switch (dtype) {
     case DType::kF32: {
@@ -176,8 +180,8 @@ inline void poison_device_memory(size_t bytes) {
   std::vector<Tensor> scratch;
   while (total > 0) {
     int64_t n = std::min(total, kChunk);
-    scratch.push_back(Tensor::full({n}, std::numeric_limits<double>::quiet_NaN(), DType::kF32,
-                                   Device::vulkan()));
+    scratch.push_back(
+        Tensor::full({n}, std::numeric_limits<double>::quiet_NaN(), DType::kF32, Device::vulkan()));
     total -= n;
   }
 }
@@ -194,9 +198,12 @@ struct Tol {
   /// Defaults for one elementwise op producing `dtype`.
   static Tol for_dtype(DType dtype) {
     switch (dtype) {
-      case DType::kF32: return {1e-5, 1e-6};
-      case DType::kF16: return {2e-3, 1e-4};
-      default: return exact();
+      case DType::kF32:
+        return {1e-5, 1e-6};
+      case DType::kF16:
+        return {2e-3, 1e-4};
+      default:
+        return exact();
     }
   }
 };
@@ -231,8 +238,8 @@ inline ::testing::AssertionResult values_close(const std::vector<double>& actual
     }
   }
   if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << actual.size()
-                                       << " elements differ; first:" << first.str();
+  return ::testing::AssertionFailure()
+         << bad << " of " << actual.size() << " elements differ; first:" << first.str();
 }
 
 /// Checks dtype, shape and values of `actual` against `expected` (any devices).
@@ -240,8 +247,8 @@ inline void expect_close(const Tensor& actual, const Tensor& expected, Tol tol,
                          const std::string& label, const std::vector<double>& scale = {},
                          double scale_rel = 0.0) {
   ASSERT_TRUE(actual.defined()) << label << ": undefined result";
-  EXPECT_EQ(actual.dtype(), expected.dtype())
-      << label << ": dtype " << dtype_name(actual.dtype()) << " vs " << dtype_name(expected.dtype());
+  EXPECT_EQ(actual.dtype(), expected.dtype()) << label << ": dtype " << dtype_name(actual.dtype())
+                                              << " vs " << dtype_name(expected.dtype());
   ASSERT_EQ(actual.shape(), expected.shape())
       << label << ": shape " << str(actual.shape()) << " vs " << str(expected.shape());
   if (actual.dtype() == DType::kI64 && expected.dtype() == DType::kI64) {
@@ -265,7 +272,6 @@ inline void expect_close(const std::vector<double>& actual, const std::vector<do
                          Tol tol, const std::string& label) {
   EXPECT_TRUE(values_close(actual, expected, tol)) << label;
 }
-
 
 // ---- differential checks: Vulkan vs the CPU interpreter -----------------------------------------
 
@@ -339,7 +345,8 @@ class DeviceOpTest : public DeviceTest {
         Tensor got = fn(cpu_inputs.to(Device::vulkan())...);
         EXPECT_EQ(got.device(), Device::vulkan()) << label << " [eager]";
         if (want.numel() > 0) {
-          EXPECT_GT(runtime_counters().dispatches, c0.dispatches) << label << " [eager]: no dispatch";
+          EXPECT_GT(runtime_counters().dispatches, c0.dispatches)
+              << label << " [eager]: no dispatch";
         }
         expect_close(got, want, tol, label + " [eager]", opt.scale, opt.scale_rel);
       } catch (const Error& e) {

@@ -84,7 +84,8 @@ TEST(Capture, DtypeAndRankChangesRecompile) {
   EXPECT_EQ(f(xi).to_vector<int32_t>(), (std::vector<int32_t>{2, 4, 6, 8}));
   f(iota({2, 2}));
   EXPECT_EQ(f.stats().recompiles, 2u);
-  EXPECT_NE(logs.all().find("input 0 dtype: expected f32, got i32"), std::string::npos) << logs.all();
+  EXPECT_NE(logs.all().find("input 0 dtype: expected f32, got i32"), std::string::npos)
+      << logs.all();
   EXPECT_NE(logs.all().find("input 0 rank: expected 1, got 2"), std::string::npos) << logs.all();
 }
 

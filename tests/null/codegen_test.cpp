@@ -70,7 +70,6 @@ TEST(Fusion, UnfusedIsOneKernelPerOp) {
   EXPECT_EQ(plan->kernels.size(), 5u);
 }
 
-
 // --- The named fusion rules, one by one ------------------------------------------------------
 
 TEST(FusionRules, Predicates) {
