@@ -23,35 +23,71 @@
 
 namespace kiln {
 
+/// What happens when a function needs more than `recompile_limit` recompiles.
+enum class RecompileLimitPolicy {
+  kEager,  // announce it once (a warning), then run calls that miss the cache eagerly
+  kError,  // throw kiln::Error naming the function and the failing guard
+};
+
 struct CompileOptions {
   std::string name = "fn";  // used in logs and dump folder names
   bool fuse = true;         // false: one kernel per op (the unfused baseline)
   bool vectorize = true;    // vec4 kernels where legal
+  bool fullgraph = false;   // any graph break is an error naming its reason and location
+  bool error_on_recompile = false;  // any recompile is an error naming the failing guard
+  int recompile_limit = 8;          // recompiles allowed per function
+  RecompileLimitPolicy on_recompile_limit = RecompileLimitPolicy::kEager;
 };
 
 struct CompileStats {
   uint64_t calls = 0;
-  uint64_t compiles = 0;    // traces that produced a new cache entry
-  uint64_t cache_hits = 0;  // calls served by replaying an entry
-  uint64_t recompiles = 0;  // compiles caused by a guard failure of an existing entry
+  uint64_t compiles = 0;     // traces that produced a new cache entry
+  uint64_t cache_hits = 0;   // calls served by replaying an entry
+  uint64_t recompiles = 0;   // compiles caused by a guard failure of an existing entry
+  uint64_t eager_calls = 0;  // calls run eagerly after the recompile limit
+  uint64_t graph_breaks = 0; // summed over all traces
+  bool recompile_limit_hit = false;
 };
 
 /// What one cache entry holds, for tests, logs and tools.
 struct EntryInfo {
-  std::string graph;                 // Graph::to_string()
+  std::string graph;                 // every segment's Graph::to_string(), in order
   std::string guards;                // one guard a line, with provenance
   std::vector<std::string> kernels;  // kernel names; empty when run by the interpreter
   bool on_device = false;
+  int graph_count = 0;                  // compiled segments
+  std::vector<std::string> breaks;      // "reason at file:line", in order
+  std::vector<size_t> ops_per_graph;
+  double compile_ms = 0;
+};
+
+/// kiln::explain's answer: the graphs, breaks and guards of a function, and (for a compiled
+/// function called many times) its recompiles and their reasons.
+struct ExplainReport {
+  std::string name;
+  size_t graph_count = 0;        // of the most recent entry
+  size_t graph_break_count = 0;  // of the most recent entry
+  std::vector<std::string> break_reasons;
+  std::vector<size_t> ops_per_graph;
+  std::string guards;
+  double compile_ms = 0;  // all traces
+  CompileStats stats;
+  std::vector<std::string> recompile_reasons;
+  std::vector<EntryInfo> entries;
+  std::string to_string() const;
 };
 
 class CompiledCore;
-using ErasedFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+using ErasedFn =
+    std::function<std::vector<Tensor>(const std::vector<Tensor>&, const std::vector<double>&)>;
 
 namespace detail {
 std::shared_ptr<CompiledCore> make_core(CompileOptions options);
-std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& args, const ErasedFn& fn);
+std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
+                         const std::vector<double>& scalars, const ErasedFn& fn);
 CompileStats stats(const CompiledCore& core);
 std::vector<EntryInfo> entries(const CompiledCore& core);
+ExplainReport explain(const CompiledCore& core);
 
 template <typename R>
 std::vector<Tensor> to_list(R&& r) {
@@ -69,9 +105,20 @@ R from_list(std::vector<Tensor> v) {
     return v;
   }
 }
+template <typename A>
+constexpr bool is_tensor_arg = std::is_same_v<std::decay_t<A>, Tensor>;
+/// Position of argument I among the tensor (or the scalar) arguments.
+template <typename... A>
+constexpr size_t rank_of(size_t i) {
+  constexpr bool kinds[] = {is_tensor_arg<A>..., false};
+  size_t r = 0;
+  for (size_t j = 0; j < i; ++j) r += kinds[j] == kinds[i];
+  return r;
+}
 }  // namespace detail
 
-/// The callable kiln::compile returns. Call it with the same tensor arguments as `fn`.
+/// The callable kiln::compile returns. Call it with the same arguments as `fn`: tensors, and
+/// arithmetic scalars (whose values are guarded: a new value re-traces).
 template <typename F>
 class Compiled {
  public:
@@ -83,20 +130,43 @@ class Compiled {
     using R = std::decay_t<std::invoke_result_t<F&, const Args&...>>;
     static_assert(std::is_same_v<R, Tensor> || std::is_same_v<R, std::vector<Tensor>>,
                   "a compiled function returns Tensor or std::vector<Tensor>");
-    std::vector<Tensor> list{Tensor(args)...};
-    ErasedFn erased = [this](const std::vector<Tensor>& v) {
-      return invoke(v, std::index_sequence_for<Args...>{});
+    static_assert(((detail::is_tensor_arg<Args> || std::is_arithmetic_v<Args>) && ...),
+                  "compiled functions take kiln::Tensor and arithmetic arguments");
+    std::vector<Tensor> tensors;
+    std::vector<double> scalars;
+    (collect(args, tensors, scalars), ...);
+    ErasedFn erased = [this](const std::vector<Tensor>& t, const std::vector<double>& s) {
+      return invoke<Args...>(t, s, std::index_sequence_for<Args...>{});
     };
-    return detail::from_list<R>(detail::call(*core_, list, erased));
+    return detail::from_list<R>(detail::call(*core_, tensors, scalars, erased));
   }
 
   CompileStats stats() const { return detail::stats(*core_); }
   std::vector<EntryInfo> entries() const { return detail::entries(*core_); }
+  /// Graphs, breaks, guards, compile time and every recompile so far, with reasons.
+  ExplainReport explain() const { return detail::explain(*core_); }
 
  private:
-  template <size_t... I>
-  std::vector<Tensor> invoke(const std::vector<Tensor>& v, std::index_sequence<I...>) {
-    return detail::to_list(fn_(v[I]...));
+  template <typename A>
+  static void collect(const A& a, std::vector<Tensor>& t, std::vector<double>& s) {
+    if constexpr (detail::is_tensor_arg<A>) {
+      t.push_back(a);
+    } else {
+      s.push_back(static_cast<double>(a));
+    }
+  }
+  template <typename A, size_t I, typename... All>
+  static A pick(const std::vector<Tensor>& t, const std::vector<double>& s) {
+    if constexpr (detail::is_tensor_arg<A>) {
+      return t[detail::rank_of<All...>(I)];
+    } else {
+      return static_cast<A>(s[detail::rank_of<All...>(I)]);
+    }
+  }
+  template <typename... Args, size_t... I>
+  std::vector<Tensor> invoke(const std::vector<Tensor>& t, const std::vector<double>& s,
+                             std::index_sequence<I...>) {
+    return detail::to_list(fn_(pick<std::decay_t<Args>, I, Args...>(t, s)...));
   }
   F fn_;
   std::shared_ptr<CompiledCore> core_;
@@ -105,6 +175,14 @@ class Compiled {
 template <typename F>
 Compiled<F> compile(F fn, CompileOptions options = {}) {
   return Compiled<F>(std::move(fn), std::move(options));
+}
+
+/// Compiles `fn`, calls it once on `args`, and reports its graphs, breaks and guards.
+template <typename F, typename... Args>
+ExplainReport explain(F fn, const Args&... args) {
+  auto compiled = compile(std::move(fn), {.name = "explain"});
+  compiled(args...);
+  return compiled.explain();
 }
 
 /// Process-wide runtime counters (for tests and benchmarks).

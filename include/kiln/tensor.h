@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <source_location>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/dtype.h"
@@ -20,6 +22,7 @@
 namespace kiln {
 
 struct TensorImpl;
+using Loc = std::source_location;
 
 /// Where a tensor's data lives.
 class Device {
@@ -76,14 +79,22 @@ class Tensor {
   bool is_traced() const;
 
   /// Copies the data to the host. T must match dtype (float also reads f16).
+  /// Inside kiln::compile this is a graph break guarded by the value read.
   template <typename T>
-  std::vector<T> to_vector() const {
+  std::vector<T> to_vector(Loc loc = Loc::current()) const {
     std::vector<T> out(static_cast<size_t>(numel()));
-    read_into(dtype_of<T>(), out.data(), out.size() * sizeof(T));
+    read_into(dtype_of<T>(), out.data(), out.size() * sizeof(T), loc, "to_vector()");
     return out;
   }
+  /// The single element of a one-element tensor, converted to T (a graph break when traced).
+  template <typename T>
+  T item(Loc loc = Loc::current()) const {
+    return static_cast<T>(item_double(loc));
+  }
+  /// Data-dependent control flow: `if (t)`. A graph break when traced; the value is guarded.
+  explicit operator bool() const;
   /// Element values as doubles, whatever the dtype.
-  std::vector<double> to_doubles() const;
+  std::vector<double> to_doubles(Loc loc = Loc::current()) const;
   /// A copy on `device` (this tensor if already there).
   Tensor to(Device device) const;
   /// Overwrites the data in place (same dtype and element count); bumps version().
@@ -95,11 +106,10 @@ class Tensor {
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
  private:
-  void read_into(DType as, void* out, size_t bytes) const;
+  void read_into(DType as, void* out, size_t bytes, const Loc& loc, const char* what) const;
+  double item_double(const Loc& loc) const;
   std::shared_ptr<TensorImpl> impl_;
 };
-
-using Loc = std::source_location;
 
 // Elementwise (NumPy broadcasting, dtype promotion bool < i32 < i64 < f16 < f32).
 Tensor add(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
@@ -141,18 +151,52 @@ Tensor reshape(const Tensor& a, Shape shape, Loc loc = Loc::current());
 Tensor permute(const Tensor& a, std::vector<int64_t> perm, Loc loc = Loc::current());
 Tensor expand(const Tensor& a, Shape shape, Loc loc = Loc::current());
 
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator+(double a, const Tensor& b);
-Tensor operator-(double a, const Tensor& b);
-Tensor operator*(double a, const Tensor& b);
-Tensor operator/(double a, const Tensor& b);
+/// An operator operand that remembers where the expression was written. Operators cannot take
+/// a defaulted std::source_location, but an implicit conversion can, and its default argument
+/// is evaluated at the operator's call site.
+struct Operand {
+  Operand(const Tensor& t, Loc l = Loc::current()) : tensor(t), loc(l) {}  // NOLINT: implicit
+  Tensor tensor;
+  Loc loc;
+};
+/// A C++ number next to a tensor; takes the tensor's dtype (PyTorch's rule for Python numbers).
+struct Number {
+  Number(double v, Loc l = Loc::current()) : value(v), loc(l) {}  // NOLINT: implicit
+  double value;
+  Loc loc;
+};
+
+#define KILN_DECLARE_BINARY_OPERATOR(sym)              \
+  Tensor operator sym(const Tensor& a, const Operand& b); \
+  Tensor operator sym(const Tensor& a, Number b);         \
+  Tensor operator sym(Number a, const Operand& b);
+KILN_DECLARE_BINARY_OPERATOR(+)
+KILN_DECLARE_BINARY_OPERATOR(-)
+KILN_DECLARE_BINARY_OPERATOR(*)
+KILN_DECLARE_BINARY_OPERATOR(/)
+KILN_DECLARE_BINARY_OPERATOR(<)
+KILN_DECLARE_BINARY_OPERATOR(<=)
+KILN_DECLARE_BINARY_OPERATOR(>)
+KILN_DECLARE_BINARY_OPERATOR(>=)
+#undef KILN_DECLARE_BINARY_OPERATOR
+Tensor operator-(const Operand& a);
+
+// --- Ops without a device lowering, and host interaction -------------------------------------
+// Inside kiln::compile each of these is a graph break: the graph so far is compiled and run,
+// the op runs on the CPU interpreter, and capture resumes in a new graph after it.
+
+/// Indices of the non-zero elements: i64[count, rank] (data-dependent shape).
+Tensor nonzero(const Tensor& a, Loc loc = Loc::current());
+/// The k largest (or smallest) elements along the last dim, sorted; values and i64 indices.
+std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest = true,
+                               Loc loc = Loc::current());
+/// Prints `label: values` to stdout; inside a compiled function it prints on every call.
+void print(const std::string& label, const Tensor& t, Loc loc = Loc::current());
+
+/// A function from outside Kiln (another library) run on CPU tensors. Inside kiln::compile it
+/// is a graph break and is called again on every replay.
+using HostFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+std::vector<Tensor> call_host(const std::string& name, const HostFunction& fn,
+                              const std::vector<Tensor>& args, Loc loc = Loc::current());
 
 }  // namespace kiln

@@ -1,6 +1,16 @@
 #include "capture/guards.h"
 
+#include <bit>
+#include <cstdio>
+
 namespace kiln {
+namespace {
+std::string fmt_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+}  // namespace
 
 const char* guard_kind_name(GuardKind kind) {
   switch (kind) {
@@ -16,12 +26,15 @@ const char* guard_kind_name(GuardKind kind) {
       return "size";
     case GuardKind::kConstantAlive:
       return "captured_identity";
+    case GuardKind::kScalarValue:
+      return "scalar_value";
   }
   return "?";
 }
 
-GuardSet GuardSet::build(const std::vector<Tensor>& args,
-                         const std::vector<CapturedConstant>& constants, std::string fn_name) {
+GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstant>& constants,
+                         std::string fn_name) {
+  const std::vector<Tensor>& args = call.tensors;
   GuardSet s;
   s.fn_name_ = std::move(fn_name);
   s.guards_.push_back({GuardKind::kArity, 0, 0, static_cast<int64_t>(args.size())});
@@ -34,16 +47,23 @@ GuardSet GuardSet::build(const std::vector<Tensor>& args,
     for (int d = 0; d < t.meta.rank(); ++d)
       s.guards_.push_back({GuardKind::kSize, idx, d, t.meta.shape[d]});
   }
+  s.guards_.push_back({GuardKind::kArity, 1, 0, static_cast<int64_t>(call.scalars.size())});
+  for (size_t i = 0; i < call.scalars.size(); ++i)
+    s.guards_.push_back({GuardKind::kScalarValue, static_cast<int32_t>(i), 0,
+                         std::bit_cast<int64_t>(call.scalars[i])});
   for (size_t j = 0; j < constants.size(); ++j)
     s.guards_.push_back({GuardKind::kConstantAlive, static_cast<int32_t>(j), 0, 1});
   return s;
 }
 
-bool GuardSet::check(const Guard& g, const std::vector<Tensor>& args,
+bool GuardSet::check(const Guard& g, const CallArgs& call,
                      const std::vector<CapturedConstant>& constants) const {
+  const std::vector<Tensor>& args = call.tensors;
   switch (g.kind) {
-    case GuardKind::kArity:
-      return static_cast<int64_t>(args.size()) == g.expected;
+    case GuardKind::kArity:  // index 0: tensor arguments, 1: scalar arguments
+      return static_cast<int64_t>(g.index == 0 ? args.size() : call.scalars.size()) == g.expected;
+    case GuardKind::kScalarValue:
+      return std::bit_cast<int64_t>(call.scalars[g.index]) == g.expected;
     case GuardKind::kDType:
       return static_cast<int64_t>(args[g.index].impl()->meta.dtype) == g.expected;
     case GuardKind::kDevice:
@@ -58,7 +78,7 @@ bool GuardSet::check(const Guard& g, const std::vector<Tensor>& args,
   return false;
 }
 
-int GuardSet::first_failure(const std::vector<Tensor>& args,
+int GuardSet::first_failure(const CallArgs& args,
                             const std::vector<CapturedConstant>& constants) const {
   // Guards are ordered so that each one's preconditions (arity before any input, rank before
   // sizes) are checked first: a failure stops the scan before an out-of-range access.
@@ -67,14 +87,15 @@ int GuardSet::first_failure(const std::vector<Tensor>& args,
   return -1;
 }
 
-std::vector<int> GuardSet::all_failures(const std::vector<Tensor>& args,
+std::vector<int> GuardSet::all_failures(const CallArgs& args,
                                         const std::vector<CapturedConstant>& constants) const {
   std::vector<int> out;
   int bad_input = -1;
   for (size_t i = 0; i < guards_.size(); ++i) {
     const Guard& g = guards_[i];
     if (g.kind == GuardKind::kArity && !check(g, args, constants)) return {static_cast<int>(i)};
-    if (g.kind != GuardKind::kConstantAlive && g.kind != GuardKind::kArity && g.index == bad_input)
+    if (g.kind != GuardKind::kConstantAlive && g.kind != GuardKind::kArity &&
+        g.kind != GuardKind::kScalarValue && g.index == bad_input)
       continue;  // rank already differs: size guards of this input are meaningless
     if (!check(g, args, constants)) {
       out.push_back(static_cast<int>(i));
@@ -87,23 +108,32 @@ std::vector<int> GuardSet::all_failures(const std::vector<Tensor>& args,
 std::string GuardSet::provenance(const Guard& g,
                                  const std::vector<CapturedConstant>& constants) const {
   if (g.kind == GuardKind::kArity) return "from the signature of '" + fn_name_ + "'";
+  if (g.kind == GuardKind::kScalarValue)
+    return "scalar argument " + std::to_string(g.index) + " of '" + fn_name_ + "'";
   if (g.kind == GuardKind::kConstantAlive)
     return "tensor captured by '" + fn_name_ + "' at " +
            (constants[g.index].loc.empty() ? "an unknown location" : constants[g.index].loc);
   return "from argument " + std::to_string(g.index) + " of '" + fn_name_ + "'";
 }
 
-std::string GuardSet::describe_failure(int i, const std::vector<Tensor>& args,
+std::string GuardSet::describe_failure(int i, const CallArgs& call,
                                        const std::vector<CapturedConstant>& constants) const {
+  const std::vector<Tensor>& args = call.tensors;
   const Guard& g = guards_[i];
   std::string what, got;
-  const TensorImpl* t = (g.kind != GuardKind::kArity && g.kind != GuardKind::kConstantAlive)
-                            ? args[g.index].impl()
-                            : nullptr;
+  const bool on_tensor = g.kind != GuardKind::kArity && g.kind != GuardKind::kConstantAlive &&
+                         g.kind != GuardKind::kScalarValue;
+  const TensorImpl* t = on_tensor ? args[g.index].impl() : nullptr;
   switch (g.kind) {
     case GuardKind::kArity:
-      what = "number of arguments: expected " + std::to_string(g.expected);
-      got = std::to_string(args.size());
+      what = std::string("number of ") + (g.index == 0 ? "tensor" : "scalar") +
+             " arguments: expected " + std::to_string(g.expected);
+      got = std::to_string(g.index == 0 ? args.size() : call.scalars.size());
+      break;
+    case GuardKind::kScalarValue:
+      what = "scalar argument " + std::to_string(g.index) + ": expected " +
+             fmt_double(std::bit_cast<double>(g.expected));
+      got = fmt_double(call.scalars[g.index]);
       break;
     case GuardKind::kDType:
       what = "input " + std::to_string(g.index) + " dtype: expected " +
@@ -138,7 +168,12 @@ std::string GuardSet::to_string(const std::vector<CapturedConstant>& constants) 
     s += guard_kind_name(g.kind);
     switch (g.kind) {
       case GuardKind::kArity:
-        s += " == " + std::to_string(g.expected);
+        s += std::string(g.index == 0 ? "(tensors)" : "(scalars)") + " == " +
+             std::to_string(g.expected);
+        break;
+      case GuardKind::kScalarValue:
+        s += "(scalar " + std::to_string(g.index) + ") == " +
+             fmt_double(std::bit_cast<double>(g.expected));
         break;
       case GuardKind::kDType:
         s += "(input " + std::to_string(g.index) +

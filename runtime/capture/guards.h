@@ -20,6 +20,7 @@ enum class GuardKind : uint8_t {
   kRank,           // input rank
   kSize,           // exact size of one input dim
   kConstantAlive,  // a captured tensor still exists (its identity)
+  kScalarValue,    // the exact value of a scalar (arithmetic) argument
 };
 const char* guard_kind_name(GuardKind kind);
 
@@ -27,25 +28,31 @@ struct Guard {
   GuardKind kind;
   int32_t index = 0;  // input or captured-constant index
   int32_t dim = 0;
-  int64_t expected = 0;
+  int64_t expected = 0;  // kScalarValue: the double's bits
+};
+
+/// The arguments of one call, as guards see them.
+struct CallArgs {
+  const std::vector<Tensor>& tensors;
+  const std::vector<double>& scalars;
 };
 
 class GuardSet {
  public:
   /// Guards for a trace that saw `args` and captured `constants`; `fn_name` for provenance.
-  static GuardSet build(const std::vector<Tensor>& args,
-                        const std::vector<CapturedConstant>& constants, std::string fn_name);
+  static GuardSet build(const CallArgs& args, const std::vector<CapturedConstant>& constants,
+                        std::string fn_name);
 
   /// Index of the first failing guard, or -1 when all pass.
-  int first_failure(const std::vector<Tensor>& args,
+  int first_failure(const CallArgs& args,
                     const std::vector<CapturedConstant>& constants) const;
-  bool check(const Guard& g, const std::vector<Tensor>& args,
+  bool check(const Guard& g, const CallArgs& args,
              const std::vector<CapturedConstant>& constants) const;
-  std::vector<int> all_failures(const std::vector<Tensor>& args,
+  std::vector<int> all_failures(const CallArgs& args,
                                 const std::vector<CapturedConstant>& constants) const;
 
   /// "input 0 dim 1 size: expected 8, got 16 (from argument 0 of 'fn')".
-  std::string describe_failure(int i, const std::vector<Tensor>& args,
+  std::string describe_failure(int i, const CallArgs& args,
                                const std::vector<CapturedConstant>& constants) const;
   /// One guard a line, with where it came from.
   std::string to_string(const std::vector<CapturedConstant>& constants) const;

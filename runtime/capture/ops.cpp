@@ -1,7 +1,9 @@
 // The Tensor op functions: each builds its attributes and goes through apply_op.
 #include <cmath>
+#include <cstdio>
 
 #include "capture/trace.h"
+#include "eager/host_ops.h"
 
 namespace kiln {
 namespace {
@@ -135,44 +137,74 @@ Tensor expand(const Tensor& a, Shape shape, Loc loc) {
   return dims_op(OpKind::Expand, a, std::move(shape), false, loc);
 }
 
-Tensor operator+(const Tensor& a, const Tensor& b) {
-  return add(a, b, Loc());
+#define KILN_DEFINE_BINARY_OPERATOR(sym, fn)                                     \
+  Tensor operator sym(const Tensor& a, const Operand& b) { return fn(a, b.tensor, b.loc); } \
+  Tensor operator sym(const Tensor& a, Number b) { return fn(a, lit(a, b.value), b.loc); } \
+  Tensor operator sym(Number a, const Operand& b) {                              \
+    return fn(lit(b.tensor, a.value), b.tensor, a.loc);                          \
+  }
+KILN_DEFINE_BINARY_OPERATOR(+, add)
+KILN_DEFINE_BINARY_OPERATOR(-, sub)
+KILN_DEFINE_BINARY_OPERATOR(*, mul)
+KILN_DEFINE_BINARY_OPERATOR(/, div)
+KILN_DEFINE_BINARY_OPERATOR(<, lt)
+KILN_DEFINE_BINARY_OPERATOR(<=, le)
+KILN_DEFINE_BINARY_OPERATOR(>, gt)
+KILN_DEFINE_BINARY_OPERATOR(>=, ge)
+#undef KILN_DEFINE_BINARY_OPERATOR
+Tensor operator-(const Operand& a) { return neg(a.tensor, a.loc); }
+
+// --- Ops without a device lowering ------------------------------------------------------------
+
+namespace {
+
+/// Runs a CPU-only op: eagerly on a CPU copy, or as a graph break when traced.
+std::vector<Tensor> host_op(const std::string& name, const std::vector<Tensor>& args,
+                            const HostFunction& fn, const Loc& loc) {
+  for (const Tensor& a : args)
+    if (!a.defined()) throw Error(invalid_argument(name + ": undefined tensor at " + loc_str(loc)));
+  if (TraceContext* trace = current_trace())
+    return trace->host_call(name, fn, args, name + " has no device lowering", loc_str(loc));
+  Device device = args.empty() ? Device::cpu() : args[0].device();
+  return run_host_function(fn, name, args, device);
 }
-Tensor operator-(const Tensor& a, const Tensor& b) {
-  return sub(a, b, Loc());
+
+}  // namespace
+
+Tensor nonzero(const Tensor& a, Loc loc) {
+  return host_op("nonzero", {a},
+                 [](const std::vector<Tensor>& in) {
+                   return std::vector<Tensor>{from_host(host_nonzero(to_host(in[0])), Device::cpu())};
+                 },
+                 loc)
+      .at(0);
 }
-Tensor operator*(const Tensor& a, const Tensor& b) {
-  return mul(a, b, Loc());
+
+std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest, Loc loc) {
+  auto out = host_op("topk", {a},
+                     [k, largest](const std::vector<Tensor>& in) {
+                       auto r = value_or_throw(host_topk(to_host(in[0]), k, largest));
+                       return std::vector<Tensor>{from_host(std::move(r.first), Device::cpu()),
+                                                  from_host(std::move(r.second), Device::cpu())};
+                     },
+                     loc);
+  return {out.at(0), out.at(1)};
 }
-Tensor operator/(const Tensor& a, const Tensor& b) {
-  return div(a, b, Loc());
+
+void print(const std::string& label, const Tensor& t, Loc loc) {
+  if (TraceContext* trace = current_trace()) {
+    trace->print(label, t, loc_str(loc));
+    return;
+  }
+  std::printf("%s\n", format_tensor(label, to_host(t)).c_str());
 }
-Tensor operator-(const Tensor& a) {
-  return neg(a, Loc());
-}
-Tensor operator+(const Tensor& a, double b) {
-  return add(a, lit(a, b), Loc());
-}
-Tensor operator-(const Tensor& a, double b) {
-  return sub(a, lit(a, b), Loc());
-}
-Tensor operator*(const Tensor& a, double b) {
-  return mul(a, lit(a, b), Loc());
-}
-Tensor operator/(const Tensor& a, double b) {
-  return div(a, lit(a, b), Loc());
-}
-Tensor operator+(double a, const Tensor& b) {
-  return add(lit(b, a), b, Loc());
-}
-Tensor operator-(double a, const Tensor& b) {
-  return sub(lit(b, a), b, Loc());
-}
-Tensor operator*(double a, const Tensor& b) {
-  return mul(lit(b, a), b, Loc());
-}
-Tensor operator/(double a, const Tensor& b) {
-  return div(lit(b, a), b, Loc());
+
+std::vector<Tensor> call_host(const std::string& name, const HostFunction& fn,
+                              const std::vector<Tensor>& args, Loc loc) {
+  if (TraceContext* trace = current_trace())
+    return trace->host_call(name, fn, args, "call to host function '" + name + "'", loc_str(loc));
+  Device device = args.empty() ? Device::cpu() : args[0].device();
+  return run_host_function(fn, name, args, device);
 }
 
 }  // namespace kiln

@@ -22,11 +22,12 @@ Status vulkan_status() {
 HostTensor to_host(const Tensor& t) {
   TensorImpl* impl = t.impl();
   if (!impl) throw Error(invalid_argument("use of an undefined tensor"));
-  if (impl->trace)
-    throw Error(invalid_argument(
-        "data of a traced tensor was requested inside kiln::compile (" + impl->meta.str() +
-        "); host values are not available while tracing — keep the value as a tensor (use "
-        "where() instead of if) or compute it outside the compiled function"));
+  if (impl->trace) {
+    if (TraceContext* trace = current_trace(); trace && trace == impl->trace)
+      return trace->host_read(t, "host read", "");
+    throw Error(invalid_argument("data of a traced tensor (" + impl->meta.str() +
+                                 ") was requested outside its trace"));
+  }
   if (impl->literal) {
     HostTensor h(impl->meta);
     h.set(0, *impl->literal);
@@ -109,23 +110,50 @@ int64_t Tensor::size(int d) const {
   return shape()[n];
 }
 
-void Tensor::read_into(DType as, void* out, size_t bytes) const {
-  HostTensor h = to_host(*this);
-  if (as == h.meta.dtype) {
-    std::memcpy(out, h.data.data(), bytes);
-    return;
-  }
-  if (as == DType::kF32 && h.meta.dtype == DType::kF16) {
-    auto* f = static_cast<float*>(out);
-    for (int64_t i = 0; i < h.meta.numel(); ++i) f[i] = static_cast<float>(h.get(i));
-    return;
-  }
-  throw Error(invalid_argument(std::string("to_vector<") + dtype_name(as) + ">() on a " +
-                               h.meta.str() + " tensor; cast() it first"));
+/// Host data of `t`; inside its trace a graph break that guards the value read.
+static HostTensor host_value(const Tensor& t, const Loc& loc, const char* what) {
+  TensorImpl* impl = t.impl();
+  if (impl && impl->trace && current_trace() == impl->trace)
+    return impl->trace->host_read(t, what, loc_str(loc));
+  return to_host(t);
 }
 
-std::vector<double> Tensor::to_doubles() const {
-  HostTensor h = to_host(*this);
+void Tensor::read_into(DType as, void* out, size_t bytes, const Loc& loc, const char* what) const {
+  checked(impl_);
+  if (as != impl_->meta.dtype && !(as == DType::kF32 && impl_->meta.dtype == DType::kF16))
+    throw Error(invalid_argument(std::string("to_vector<") + dtype_name(as) + ">() on a " +
+                                 impl_->meta.str() + " tensor; cast() it first"));
+  HostTensor h = host_value(*this, loc, what);
+  if (as == h.meta.dtype) {
+    if (bytes) std::memcpy(out, h.data.data(), bytes);
+    return;
+  }
+  auto* f = static_cast<float*>(out);
+  for (int64_t i = 0; i < h.meta.numel(); ++i) f[i] = static_cast<float>(h.get(i));
+}
+
+double Tensor::item_double(const Loc& loc) const {
+  if (numel() != 1)
+    throw Error(invalid_argument("item() on " + checked(impl_).meta.str() +
+                                 ": needs exactly one element"));
+  return host_value(*this, loc, "item()").get(0);
+}
+
+Tensor::operator bool() const {
+  TensorImpl& impl = checked(impl_);
+  if (impl.meta.numel() != 1)
+    throw Error(invalid_argument("bool() of " + impl.meta.str() +
+                                 " is ambiguous: needs exactly one element"));
+  // `if (t)` cannot carry a source location; name the op that produced t instead.
+  if (impl.trace && current_trace() == impl.trace)
+    return impl.trace
+               ->host_read(*this, "bool() (data-dependent branch)", impl.trace->producer_loc(impl))
+               .get(0) != 0;
+  return to_host(*this).get(0) != 0;
+}
+
+std::vector<double> Tensor::to_doubles(Loc loc) const {
+  HostTensor h = host_value(*this, loc, "to_doubles()");
   std::vector<double> out(static_cast<size_t>(h.meta.numel()));
   for (size_t i = 0; i < out.size(); ++i) out[i] = h.get(static_cast<int64_t>(i));
   return out;

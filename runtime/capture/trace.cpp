@@ -1,15 +1,18 @@
 #include "capture/trace.h"
 
-#include <map>
+#include <atomic>
+#include <cstdio>
 #include <mutex>
 
-#include "capture/executable.h"
 #include "eager/interpreter.h"
+#include "kiln/logging.h"
 
 namespace kiln {
 namespace {
 
 thread_local TraceContext* t_current = nullptr;
+thread_local uint64_t t_current_id = 0;
+std::atomic<uint64_t> g_next_trace_id{1};
 
 }  // namespace
 
@@ -21,54 +24,234 @@ std::string loc_str(const Loc& loc) {
   return file + ":" + std::to_string(loc.line());
 }
 
-TraceContext* current_trace() {
-  return t_current;
-}
+TraceContext* current_trace() { return t_current; }
 
-TraceScope::TraceScope(std::shared_ptr<TraceContext> trace) : trace_(std::move(trace)) {
+TraceScope::TraceScope(TraceContext* trace) : trace_(trace) {
   if (t_current) throw Error(invalid_argument("kiln::compile: nested tracing is not supported"));
-  t_current = trace_.get();
+  t_current = trace_;
+  t_current_id = g_next_trace_id++;
 }
 
 TraceScope::~TraceScope() {
   trace_->active = false;
   t_current = nullptr;
+  t_current_id = 0;
+}
+
+TraceContext::TraceContext(std::vector<Tensor> args, Device device, CompileOptions options,
+                           SegmentCache* cache)
+    : slots_(std::move(args)), device_(device), options_(std::move(options)), cache_(cache) {
+  program_.num_args = static_cast<int32_t>(slots_.size());
+  program_.device = device;
+}
+
+int32_t TraceContext::new_slot(Tensor value) {
+  slots_.push_back(std::move(value));
+  return static_cast<int32_t>(slots_.size() - 1);
+}
+
+std::vector<Tensor> TraceContext::locked_constants() const {
+  std::vector<Tensor> out;
+  for (const CapturedConstant& c : constants) out.emplace_back(c.tensor.lock());
+  return out;
+}
+
+Tensor TraceContext::argument(size_t index) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->meta = slots_.at(index).meta();
+  impl->device = device_;
+  impl->trace = this;
+  impl->trace_id = t_current_id;
+  impl->slot = static_cast<int32_t>(index);
+  return Tensor(std::move(impl));
 }
 
 Tensor TraceContext::placeholder(NodeId node) {
   auto impl = std::make_shared<TensorImpl>();
-  impl->meta = graph.node(node).meta;
+  impl->meta = graph_.node(node).meta;
   impl->device = device_;
+  impl->trace = this;
+  impl->trace_id = t_current_id;
+  impl->segment = segment_;
   impl->node = node;
-  // The context owns its graph; placeholders keep it alive but are inert once `active` is false.
-  impl->trace = std::shared_ptr<TraceContext>(std::shared_ptr<TraceContext>{}, this);
+  live_.push_back(impl);
   return Tensor(std::move(impl));
-}
-
-Tensor TraceContext::input(const TensorMeta& meta, Device device) {
-  device_ = device;
-  return placeholder(graph.add_input(meta));
 }
 
 NodeId TraceContext::node_for(const Tensor& t, const std::string& loc) {
   TensorImpl* impl = t.impl();
   if (!impl) throw Error(invalid_argument("use of an undefined tensor at " + loc));
   if (impl->trace) {
-    if (impl->trace.get() != this || !active)
+    if (impl->trace_id != t_current_id || impl->trace != this || !active)
       throw Error(invalid_argument("a tensor from another (finished) trace was used at " + loc));
-    return impl->node;
+    if (impl->segment == segment_) return impl->node;
+    // Computed by an earlier segment (or an argument): an input of this one.
+    auto it = input_of_slot_.find(impl->slot);
+    if (it != input_of_slot_.end()) return it->second;
+    NodeId id = graph_.add_input(impl->meta);
+    segment_inputs_.push_back(impl->slot);
+    input_of_slot_[impl->slot] = id;
+    return id;
   }
   if (impl->literal) {
     Attrs a;
     a.scalar = *impl->literal;
     a.dtype = impl->meta.dtype;
-    return value_or_throw(graph.add(OpKind::Full, {}, a, loc));
+    return value_or_throw(graph_.add(OpKind::Full, {}, a, loc));
   }
   if (auto it = captured_.find(impl); it != captured_.end()) return it->second;
-  NodeId id = graph.add_constant(impl->meta, static_cast<int64_t>(constants.size()), loc);
-  constants.push_back({t.impl_ptr(), impl->meta, impl->device, loc});
+  auto [pos, added] = constant_index_.try_emplace(impl, static_cast<int64_t>(constants.size()));
+  if (added) constants.push_back({t.impl_ptr(), impl->meta, impl->device, loc});
+  const int64_t index = pos->second;
+  NodeId id = graph_.add_constant(impl->meta, index, loc);
   captured_[impl] = id;
   return id;
+}
+
+void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
+  std::vector<NodeId> outs = extra_outputs;
+  std::vector<std::shared_ptr<TensorImpl>> owners;
+  for (const auto& weak : live_) {
+    auto impl = weak.lock();
+    if (!impl || impl->segment != segment_ || impl->slot >= 0) continue;
+    owners.push_back(impl);
+    outs.push_back(impl->node);
+  }
+  bool has_work = false;
+  for (NodeId o : outs) has_work |= graph_.node(o).op != OpKind::Input;
+  if (has_work) {
+    graph_.set_outputs(outs);
+    std::string key = graph_.to_string();
+    std::shared_ptr<Executable>& exe = (*cache_)[key];
+    if (!exe) exe = value_or_throw(Executable::create(graph_, device_, options_));
+    std::vector<Tensor> in;
+    for (int32_t s : segment_inputs_) in.push_back(slots_[s]);
+    auto result = exe->run(in, locked_constants());
+    if (!result.ok()) throw Error(result.status());
+    ProgramStep step;
+    step.kind = ProgramStep::Kind::kSegment;
+    step.exe = exe;
+    step.in = segment_inputs_;
+    std::vector<int32_t> out_slots;
+    for (Tensor& v : *result) step.out.push_back(new_slot(std::move(v)));
+    // Live placeholders read their slot; extra outputs come first in `outs`.
+    for (size_t i = 0; i < owners.size(); ++i)
+      owners[i]->slot = step.out[extra_outputs.size() + i];
+    program_.steps.push_back(std::move(step));
+    extra_slots_ = std::vector<int32_t>(program_.steps.back().out.begin(),
+                                        program_.steps.back().out.begin() +
+                                            static_cast<ptrdiff_t>(extra_outputs.size()));
+  } else {
+    extra_slots_.clear();
+    for (NodeId o : extra_outputs) extra_slots_.push_back(segment_inputs_[graph_.node(o).attrs.index]);
+  }
+  graph_ = Graph();
+  segment_inputs_.clear();
+  input_of_slot_.clear();
+  live_.clear();
+  captured_.clear();
+  ++segment_;
+}
+
+void TraceContext::start_break(const GraphBreak& why) {
+  if (options_.fullgraph)
+    throw Error(invalid_argument("graph break in '" + options_.name + "' with fullgraph=true: " +
+                                 why.reason + (why.loc.empty() ? "" : " at " + why.loc)));
+  log(LogTopic::kGraphBreaks, "'" + options_.name + "' graph break: " + why.reason +
+                                  (why.loc.empty() ? "" : " at " + why.loc));
+}
+
+int32_t TraceContext::slot_of(const Tensor& t, const GraphBreak&) {
+  TensorImpl* impl = t.impl();
+  if (impl->trace) {
+    node_for(t, "");  // validates the placeholder
+    if (impl->slot < 0) flush({});
+    return impl->slot;
+  }
+  return new_slot(t);  // a concrete tensor: its value as traced
+}
+
+HostTensor TraceContext::host_read(const Tensor& t, const std::string& what, const std::string& loc) {
+  GraphBreak why{what + " of a traced tensor (a host value is needed)", loc};
+  start_break(why);
+  int32_t slot = slot_of(t, why);
+  HostTensor value = to_host(slots_[slot]);
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kValueGuard;
+  step.in = {slot};
+  step.expected = value;
+  step.label = what;
+  step.where = why;
+  program_.steps.push_back(std::move(step));
+  return value;
+}
+
+std::vector<Tensor> TraceContext::host_call(const std::string& name, const HostFunction& fn,
+                                            const std::vector<Tensor>& args,
+                                            const std::string& reason, const std::string& loc) {
+  GraphBreak why{reason, loc};
+  start_break(why);
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kHost;
+  std::vector<Tensor> in;
+  for (const Tensor& a : args) {
+    int32_t s = slot_of(a, why);
+    step.in.push_back(s);
+    in.push_back(slots_[s]);
+  }
+  std::vector<Tensor> outs = run_host_function(fn, name, in, device_);
+  std::vector<Tensor> result;
+  for (Tensor& o : outs) {
+    step.out_metas.push_back(o.meta());
+    int32_t s = new_slot(std::move(o));
+    step.out.push_back(s);
+    auto impl = std::make_shared<TensorImpl>();
+    impl->meta = slots_[s].meta();
+    impl->device = device_;
+    impl->trace = this;
+    impl->trace_id = t_current_id;
+    impl->slot = s;
+    result.emplace_back(std::move(impl));
+  }
+  step.fn = fn;
+  step.label = name;
+  step.where = why;
+  program_.steps.push_back(std::move(step));
+  return result;
+}
+
+void TraceContext::print(const std::string& label, const Tensor& t, const std::string& loc) {
+  GraphBreak why{"print", loc};
+  start_break(why);
+  int32_t slot = slot_of(t, why);
+  std::printf("%s\n", format_tensor(label, to_host(slots_[slot])).c_str());
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kPrint;
+  step.in = {slot};
+  step.label = label;
+  step.where = why;
+  program_.steps.push_back(std::move(step));
+}
+
+Program TraceContext::finish(const std::vector<Tensor>& outputs) {
+  std::vector<NodeId> nodes;
+  std::vector<int> pending;  // index into outputs of each node
+  std::vector<int32_t> out_slots(outputs.size(), -1);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    TensorImpl* impl = outputs[i].impl();
+    if (impl && impl->trace && impl->segment != segment_ && impl->slot >= 0) {
+      node_for(outputs[i], "");  // validates
+      out_slots[i] = impl->slot;
+      continue;
+    }
+    nodes.push_back(node_for(outputs[i], "output " + std::to_string(i) + " of '" + options_.name + "'"));
+    pending.push_back(static_cast<int>(i));
+  }
+  flush(nodes);
+  for (size_t k = 0; k < pending.size(); ++k) out_slots[pending[k]] = extra_slots_[k];
+  program_.outputs = out_slots;
+  program_.num_slots = static_cast<int32_t>(slots_.size());
+  return std::move(program_);
 }
 
 Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const Loc& loc) {
@@ -76,7 +259,7 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
   if (TraceContext* trace = current_trace()) {
     std::vector<NodeId> ids;
     for (const Tensor& t : inputs) ids.push_back(trace->node_for(t, where));
-    NodeId id = value_or_throw(trace->graph.add(op, std::move(ids), std::move(attrs), where));
+    NodeId id = value_or_throw(trace->graph().add(op, std::move(ids), std::move(attrs), where));
     return trace->placeholder(id);
   }
   // Eager: one op on the inputs' device.
@@ -113,8 +296,7 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
   // Eager graphs carry no source locations, so equal ops at different call sites share a key.
   auto added = g.add(op, std::move(ids), std::move(attrs));
   if (!added.ok()) throw Error(added.status().with_context("at " + where));
-  NodeId out = *added;
-  g.set_outputs({out});
+  g.set_outputs({*added});
   Device dev = device.value_or(Device::cpu());
   if (dev.is_cpu()) {
     std::vector<const HostTensor*> hosts;
@@ -126,7 +308,7 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
   }
   // Device eager: one kernel per op; equal ops share their compiled executable.
   static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<Executable>> cache;
+  static SegmentCache cache;
   std::string key = g.to_string();
   std::shared_ptr<Executable> exe;
   {

@@ -1,16 +1,22 @@
 /// \file trace.h
 /// Tracing: while a TraceScope is active on a thread, every op on tensors is recorded into the
-/// scope's graph instead of running. Concrete tensors met during the trace are captured as
-/// graph constants (weights), with their identity guarded.
+/// current graph segment instead of running. Concrete tensors met during the trace are captured
+/// as constants (weights), with their identity guarded. A graph break (a host read, a host
+/// function, an op without device lowering, a print) compiles and runs the segment so far on
+/// the real arguments, runs the break on the CPU, and starts a new segment: the result is a
+/// Program that replays without calling the traced function.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "capture/program.h"
 #include "capture/tensor_impl.h"
 #include "graph/graph.h"
+#include "kiln/compile.h"
 
 namespace kiln {
 
@@ -21,37 +27,81 @@ struct CapturedConstant {
   std::string loc;  // where it was first used
 };
 
+/// Compiled segments shared by every trace of one compiled function, keyed by graph text, so
+/// that a re-trace reuses the segments that did not change.
+using SegmentCache = std::map<std::string, std::shared_ptr<Executable>>;
+
 class TraceContext {
  public:
-  Graph graph;
+  TraceContext(std::vector<Tensor> args, Device device, CompileOptions options,
+               SegmentCache* cache);
+
+  /// Placeholder for argument `index`.
+  Tensor argument(size_t index);
+  /// Node in the current segment for any tensor used by a traced op.
+  NodeId node_for(const Tensor& t, const std::string& loc);
+  /// Placeholder for `node` of the current segment.
+  Tensor placeholder(NodeId node);
+  Graph& graph() { return graph_; }
+  /// Source location of the op that produced a placeholder of the current segment ("" if none).
+  std::string producer_loc(const TensorImpl& impl) const {
+    return impl.segment == segment_ && impl.node >= 0 ? graph_.node(impl.node).loc : "";
+  }
+
+  /// A graph break that reads `t` on the host: runs the segment so far, guards the value.
+  HostTensor host_read(const Tensor& t, const std::string& what, const std::string& loc);
+  /// A graph break that runs `fn` on the CPU (host functions, ops without device lowering).
+  std::vector<Tensor> host_call(const std::string& name, const HostFunction& fn,
+                                const std::vector<Tensor>& args, const std::string& reason,
+                                const std::string& loc);
+  /// A graph break that prints `t` (and prints again on every replay).
+  void print(const std::string& label, const Tensor& t, const std::string& loc);
+
+  /// Ends the trace with `outputs` and returns the program.
+  Program finish(const std::vector<Tensor>& outputs);
+  /// A slot's value as computed during the trace.
+  const Tensor& slot_value(int32_t slot) const { return slots_.at(static_cast<size_t>(slot)); }
+
   std::vector<CapturedConstant> constants;
   bool active = true;
 
-  /// Placeholder tensor for graph input `index`.
-  Tensor input(const TensorMeta& meta, Device device);
-  /// Node for any tensor used by a traced op: its own node, a captured constant, or a literal.
-  NodeId node_for(const Tensor& t, const std::string& loc);
-  Tensor placeholder(NodeId node);
-
  private:
-  std::unordered_map<TensorImpl*, NodeId> captured_;
-  Device device_ = Device::cpu();
+  /// The slot holding `t`'s value, running the current segment if `t` is computed in it.
+  int32_t slot_of(const Tensor& t, const GraphBreak& why);
+  /// Compiles and runs the current segment; every live placeholder of it gets a slot.
+  void flush(const std::vector<NodeId>& extra_outputs);
+  void start_break(const GraphBreak& why);
+  int32_t new_slot(Tensor value);
+  std::vector<Tensor> locked_constants() const;
+
+  std::vector<Tensor> slots_;
+  Device device_;
+  CompileOptions options_;
+  SegmentCache* cache_;
+  Program program_;
+  Graph graph_;
+  int segment_ = 0;
+  std::vector<int32_t> segment_inputs_;        // Input index i of graph_ reads this slot
+  std::map<int32_t, NodeId> input_of_slot_;    // slot -> Input node in graph_
+  std::vector<std::weak_ptr<TensorImpl>> live_;  // placeholders made in this segment
+  std::unordered_map<TensorImpl*, NodeId> captured_;  // constants with a node in graph_
+  std::vector<int32_t> extra_slots_;  // slots of flush()'s extra outputs
+  std::unordered_map<TensorImpl*, int64_t> constant_index_;  // captured tensor -> constants[i]
 };
 
 /// The trace active on this thread, or nullptr.
 TraceContext* current_trace();
 
-/// Makes `trace` current for its lifetime (not nestable: tracing inside a trace is an error).
+/// Makes `trace` current for its lifetime (not nestable).
 class TraceScope {
  public:
-  explicit TraceScope(std::shared_ptr<TraceContext> trace);
+  explicit TraceScope(TraceContext* trace);
   ~TraceScope();
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
-  const std::shared_ptr<TraceContext>& trace() const { return trace_; }
 
  private:
-  std::shared_ptr<TraceContext> trace_;
+  TraceContext* trace_;
 };
 
 /// Runs or records `op`: the single entry point of every Tensor op.

@@ -1,0 +1,68 @@
+/// \file program.h
+/// A traced function as a straight-line program: compiled graph segments, separated by graph
+/// breaks (host reads guarded by their value, host functions, CPU-only ops, prints). Values
+/// live in numbered slots: the arguments first, then every step's outputs.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/executable.h"
+#include "eager/host_tensor.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+struct CapturedConstant;
+
+/// Why a graph ended, and where.
+struct GraphBreak {
+  std::string reason;  // "to_vector() of a traced tensor", "nonzero has no device lowering", ...
+  std::string loc;     // "model.cpp:42" ("" if unknown)
+};
+
+struct ProgramStep {
+  enum class Kind { kSegment, kValueGuard, kHost, kPrint };
+  Kind kind = Kind::kSegment;
+  std::shared_ptr<Executable> exe;  // kSegment
+  std::vector<int32_t> in;          // slots read
+  std::vector<int32_t> out;         // slots written
+  HostTensor expected;              // kValueGuard: the value the trace saw
+  HostFunction fn;                  // kHost
+  std::vector<TensorMeta> out_metas;  // kHost: what later segments were compiled for
+  std::string label;                // kHost: function name; kPrint: label; kValueGuard: what read it
+  GraphBreak where;
+};
+
+/// What a failed value guard reports.
+struct ValueGuardFailure {
+  std::string description;
+};
+
+struct Program {
+  int32_t num_args = 0;
+  int32_t num_slots = 0;
+  std::vector<ProgramStep> steps;
+  std::vector<int32_t> outputs;
+  Device device = Device::cpu();
+
+  int graph_count() const;
+  std::vector<GraphBreak> breaks() const;
+
+  /// Runs the steps on `args`. Returns nullopt (and fills `failure`) when a value guard fails;
+  /// prints of a failed replay are dropped so that the re-trace prints once.
+  std::optional<std::vector<Tensor>> replay(const std::vector<Tensor>& args,
+                                            const std::vector<Tensor>& constants,
+                                            ValueGuardFailure* failure) const;
+};
+
+/// Runs a host function step on CPU copies of its inputs; results are moved to `device`.
+std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
+                                      const std::vector<Tensor>& inputs, Device device);
+/// "label: [1, 2, 3]" for kiln::print.
+std::string format_tensor(const std::string& label, const HostTensor& t);
+bool host_equal(const HostTensor& a, const HostTensor& b);
+
+}  // namespace kiln
