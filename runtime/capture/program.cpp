@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "capture/tensor_impl.h"
+#include "capture/trace.h"
 
 namespace kiln {
 
@@ -39,6 +40,7 @@ std::string format_tensor(const std::string& label, const HostTensor& t) {
 
 std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
                                       const std::vector<Tensor>& inputs, Device device) {
+  PauseTrace pause;  // the function runs eagerly, even in the middle of a trace
   std::vector<Tensor> cpu;
   for (const Tensor& t : inputs) cpu.push_back(t.to(Device::cpu()));
   std::vector<Tensor> outs = fn(cpu);

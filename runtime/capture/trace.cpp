@@ -38,6 +38,16 @@ TraceScope::~TraceScope() {
   t_current_id = 0;
 }
 
+PauseTrace::PauseTrace() : saved_(t_current), saved_id_(t_current_id) {
+  t_current = nullptr;
+  t_current_id = 0;
+}
+
+PauseTrace::~PauseTrace() {
+  t_current = saved_;
+  t_current_id = saved_id_;
+}
+
 TraceContext::TraceContext(std::vector<Tensor> args, Device device, CompileOptions options,
                            SegmentCache* cache)
     : slots_(std::move(args)), device_(device), options_(std::move(options)), cache_(cache) {

@@ -104,6 +104,19 @@ class TraceScope {
   TraceContext* trace_;
 };
 
+/// Suspends the active trace on this thread for its lifetime (host functions run eagerly).
+class PauseTrace {
+ public:
+  PauseTrace();
+  ~PauseTrace();
+  PauseTrace(const PauseTrace&) = delete;
+  PauseTrace& operator=(const PauseTrace&) = delete;
+
+ private:
+  TraceContext* saved_;
+  uint64_t saved_id_;
+};
+
 /// Runs or records `op`: the single entry point of every Tensor op.
 Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const Loc& loc);
 std::string loc_str(const Loc& loc);

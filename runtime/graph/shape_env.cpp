@@ -1,0 +1,411 @@
+// ShapeEnv: symbols, facts (substitutions, ranges, divisors), guarded decisions, and the
+// allocation-free guard program.
+#include <algorithm>
+#include <cassert>
+#include <numeric>
+
+#include "graph/symbolic.h"
+
+namespace kiln {
+namespace {
+
+enum GuardOp : uint8_t {
+  kPushConst, kPushSym, kAdd, kMul, kPow, kFloorDiv, kMod, kMin, kMax,
+  kCheckEq, kCheckRange, kCheckRel, kCheckDiv,
+};
+
+int64_t wrap(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
+
+std::string range_str(int64_t lo, int64_t hi, const std::string& what) {
+  std::string s = lo == SymRange::kNegInf ? "" : std::to_string(lo) + " <= ";
+  s += what;
+  return hi == SymRange::kPosInf ? s : s + " <= " + std::to_string(hi);
+}
+
+}  // namespace
+
+const char* guard_kind_name(GuardKind kind) {
+  static const char* const kNames[] = {"equals_constant", "range", "relation", "divisible"};
+  return kNames[static_cast<int>(kind)];
+}
+
+std::string ShapeGuard::to_string() const {
+  std::string s;
+  switch (kind) {
+    case GuardKind::kEqualsConstant: s = lhs.str() + " == " + rhs.str(); break;
+    case GuardKind::kRange: s = range_str(lo, hi, lhs.str()); break;
+    case GuardKind::kRelation: s = lhs.str() + " " + rel_op_str(op) + " " + rhs.str(); break;
+    case GuardKind::kDivisible: s = lhs.str() + " % " + rhs.str() + " == 0"; break;
+  }
+  return provenance.empty() ? s : s + "  # " + provenance;
+}
+
+// ---- GuardProgram ----------------------------------------------------------------------------
+
+Status GuardProgram::emit(const SymExpr& e, int guard, int depth) {
+  if (depth + 3 > kMaxStack) return internal_error("guard expression too deep: " + e.str());
+  auto op = [&](GuardOp o, int64_t a = 0) { code_.push_back({o, 0, guard, a, 0}); };
+  switch (e.kind()) {
+    case SymKind::kConst: op(kPushConst, e.constant_value()); break;
+    case SymKind::kSymbol: op(kPushSym, e.symbol_id()); break;
+    case SymKind::kAdd:
+      op(kPushConst, e.add_constant());
+      for (size_t i = 0; i < e.args().size(); ++i) {
+        KILN_RETURN_IF_ERROR(emit(e.args()[i], guard, depth + 1));
+        if (e.ints()[i] != 1) op(kPushConst, e.ints()[i]), op(kMul);
+        op(kAdd);
+      }
+      break;
+    case SymKind::kMul:
+      for (size_t i = 0; i < e.args().size(); ++i) {
+        KILN_RETURN_IF_ERROR(emit(e.args()[i], guard, depth + (i > 0)));
+        if (e.ints()[i] != 1) op(kPow, e.ints()[i]);
+        if (i > 0) op(kMul);
+      }
+      break;
+    case SymKind::kFloorDiv:
+    case SymKind::kMod:
+    case SymKind::kMin:
+    case SymKind::kMax: {
+      static const GuardOp kOps[] = {kFloorDiv, kMod, kMin, kMax};
+      GuardOp o = kOps[static_cast<int>(e.kind()) - static_cast<int>(SymKind::kFloorDiv)];
+      KILN_RETURN_IF_ERROR(emit(e.args()[0], guard, depth));
+      for (const SymExpr& a : e.args().subspan(1)) {
+        KILN_RETURN_IF_ERROR(emit(a, guard, depth + 1));
+        op(o);
+      }
+      break;
+    }
+  }
+  return Status::ok_status();
+}
+
+Status GuardProgram::add(const ShapeGuard& g, int index) {
+  const size_t start = code_.size();
+  Status st = emit(g.lhs, index, 0);
+  if (st.ok() && g.kind == GuardKind::kRelation) st = emit(g.rhs, index, 1);
+  if (!st.ok()) {
+    code_.resize(start);
+    return st;
+  }
+  Instr check{0, static_cast<uint8_t>(g.op), index, 0, 0};
+  switch (g.kind) {
+    case GuardKind::kEqualsConstant: check.op = kCheckEq, check.a = g.rhs.constant_value(); break;
+    case GuardKind::kRange: check.op = kCheckRange, check.a = g.lo, check.b = g.hi; break;
+    case GuardKind::kRelation: check.op = kCheckRel; break;
+    case GuardKind::kDivisible: check.op = kCheckDiv, check.a = g.rhs.constant_value(); break;
+  }
+  code_.push_back(check);
+  return Status::ok_status();
+}
+
+int GuardProgram::run(std::span<const int64_t> values) const {
+  int64_t st[kMaxStack];
+  int sp = 0;
+  for (const Instr& in : code_) {
+    int64_t x = sp > 0 ? st[sp - 1] : 0, y = sp > 1 ? st[sp - 2] : 0;  // top, below top
+    switch (in.op) {
+      case kPushConst: st[sp++] = in.a; break;
+      case kPushSym:
+        if (static_cast<uint64_t>(in.a) >= values.size()) return in.guard;
+        st[sp++] = values[static_cast<size_t>(in.a)];
+        break;
+      case kAdd: st[--sp - 1] = wrap(static_cast<uint64_t>(y) + static_cast<uint64_t>(x)); break;
+      case kMul: st[--sp - 1] = wrap(static_cast<uint64_t>(y) * static_cast<uint64_t>(x)); break;
+      case kPow: {
+        uint64_t r = 1;
+        for (int64_t i = 0; i < in.a; ++i) r *= static_cast<uint64_t>(x);
+        st[sp - 1] = wrap(r);
+        break;
+      }
+      case kFloorDiv:
+      case kMod:
+        if (x == 0) return in.guard;
+        st[--sp - 1] = in.op == kFloorDiv ? python_floordiv(y, x) : python_mod(y, x);
+        break;
+      case kMin: st[--sp - 1] = std::min(x, y); break;
+      case kMax: st[--sp - 1] = std::max(x, y); break;
+      case kCheckEq:
+        if (st[--sp] != in.a) return in.guard;
+        break;
+      case kCheckRange:
+        if (--sp, x < in.a || x > in.b) return in.guard;
+        break;
+      case kCheckRel:
+        if (sp -= 2, !rel_holds(static_cast<RelOp>(in.rel), y, x)) return in.guard;
+        break;
+      case kCheckDiv:
+        if (--sp, python_mod(x, in.a) != 0) return in.guard;
+        break;
+    }
+  }
+  return -1;
+}
+
+// ---- ShapeEnv: symbols and facts -------------------------------------------------------------
+
+int ShapeEnv::create_symbol(int64_t hint, std::string source, int64_t min, int64_t max) {
+  assert(min <= hint && hint <= max && "a symbol's hint must lie in its range");
+  symbols_.push_back({hint, {min, max}, 1, std::move(source), "", false});
+  replacements_.emplace_back();
+  hints_.push_back(hint);
+  frozen_ = false;
+  return num_symbols() - 1;
+}
+
+SymInt ShapeEnv::symbol_for_value(int64_t value, std::string source, int* out_symbol) {
+  const bool zero_one = options_.specialize_zero_one && (value == 0 || value == 1);
+  const int64_t min = zero_one ? value : std::min<int64_t>(2, std::max<int64_t>(value, 0));
+  const int id = create_symbol(value, source, min, zero_one ? value : SymRange::kPosInf);
+  if (out_symbol) *out_symbol = id;
+  auto it = std::find_if(duck_.begin(), duck_.end(), [&](const auto& d) { return d.first == value; });
+  if (zero_one) {
+    replacements_[id] = SymExpr::constant(value);
+    record({GuardKind::kEqualsConstant, symbol(id), RelOp::kEq, SymExpr::constant(value), 0, 0,
+            "0/1 specialisation of " + source});
+    return value;
+  }
+  if (!options_.duck_sizing || it == duck_.end()) {
+    if (options_.duck_sizing) duck_.emplace_back(value, id);
+    return SymInt(symbol(id));
+  }
+  replacements_[id] = symbol(it->second);
+  record({GuardKind::kRelation, symbol(id), RelOp::kEq, symbol(it->second), 0, 0,
+          "duck sizing: " + source + " == " + info(it->second).source});
+  return simplify(SymInt(symbol(id)));
+}
+
+Status ShapeEnv::mark_dynamic(int id) {
+  SymExpr e = simplify(symbol(id));
+  if (e.is_constant()) {
+    return invalid_argument("cannot mark s" + std::to_string(id) + " (" + info(id).source +
+                            ") dynamic: it is specialised to " + e.str());
+  }
+  symbols_[static_cast<size_t>(id)].dynamic = true;
+  for (int s : e.free_symbols()) symbols_[static_cast<size_t>(s)].dynamic = true;
+  return Status::ok_status();
+}
+
+SymRange ShapeEnv::symbol_range(int s) const {
+  return s >= 0 && s < num_symbols() ? info(s).range : SymRange{};
+}
+int64_t ShapeEnv::symbol_divisor(int s) const {
+  return s >= 0 && s < num_symbols() ? info(s).divisor : 1;
+}
+
+SymExpr ShapeEnv::simplify(const SymExpr& e) const {
+  auto replace = [this](int s) -> std::optional<SymExpr> {
+    if (s < 0 || s >= num_symbols() || !replacements_[static_cast<size_t>(s)]) return std::nullopt;
+    return simplify(*replacements_[static_cast<size_t>(s)]);
+  };
+  return sym_substitute(e, replace, this);
+}
+SymInt ShapeEnv::simplify(const SymInt& v) const {
+  return v.is_constant() ? v : SymInt(simplify(v.expr()));
+}
+int64_t ShapeEnv::hint(const SymInt& v) const {
+  return v.evaluate(hints_);
+}
+SymRange ShapeEnv::bound(const SymInt& v) const {
+  return sym_bound(simplify(v).expr(), this);
+}
+
+bool ShapeEnv::statically_known_true(const SymRel& rel) const {
+  SymRange r = bound(rel.lhs - rel.rhs);
+  switch (rel.op) {
+    case RelOp::kEq: return r.lo == 0 && r.hi == 0;
+    case RelOp::kNe: return r.lo > 0 || r.hi < 0;
+    case RelOp::kLt: return r.hi < 0;
+    case RelOp::kLe: return r.hi <= 0;
+    case RelOp::kGt: return r.lo > 0;
+    case RelOp::kGe: return r.lo >= 0;
+  }
+  return false;
+}
+
+bool ShapeEnv::known_divisible(const SymInt& e, int64_t d) const {
+  SymExpr m = sym_mod(simplify(e).expr(), SymExpr::constant(d), this);
+  return m.is_constant() && m.constant_value() == 0;
+}
+
+void ShapeEnv::record(ShapeGuard guard) {
+  recorded_.push_back(std::move(guard));
+  frozen_ = false;
+}
+
+// ---- ShapeEnv: decisions and guards ----------------------------------------------------------
+
+Status ShapeEnv::check_specialisable(const SymExpr& e, int64_t value, const std::string& why) const {
+  for (int s : e.free_symbols()) {
+    if (!info(s).dynamic) continue;
+    return invalid_argument("cannot specialise " + e.str() + " to " + std::to_string(value) +
+                            ": s" + std::to_string(s) + " (" + info(s).source +
+                            ") is marked dynamic; required by " + why);
+  }
+  return Status::ok_status();
+}
+
+Status ShapeEnv::record_equal(const SymExpr& lhs, const SymExpr& rhs, const std::string& why) {
+  const int64_t hl = lhs.evaluate(hints_), hr = rhs.evaluate(hints_);
+  if (hl != hr) {
+    return invalid_argument(lhs.str() + " == " + rhs.str() + " contradicts the observed sizes (" +
+                            std::to_string(hl) + " vs " + std::to_string(hr) + "): " + why);
+  }
+  if (lhs.is_constant() != rhs.is_constant()) {
+    KILN_RETURN_IF_ERROR(check_specialisable(lhs.is_constant() ? rhs : lhs, hl, why));
+  }
+  const SymExpr d = simplify(lhs - rhs);
+  if (d.is_constant()) return Status::ok_status();
+  if (d.kind() == SymKind::kMod && d.args()[1].is_constant()) {  // x % c == 0
+    return add_divisibility(SymInt(d.args()[0]), d.args()[1].constant_value(), why);
+  }
+  // Solve for the newest symbol that appears once, linearly, with coefficient +-1.
+  std::vector<std::pair<SymExpr, int64_t>> terms{{d, 1}};
+  if (d.kind() == SymKind::kAdd) {
+    terms.clear();
+    for (size_t i = 0; i < d.args().size(); ++i) terms.emplace_back(d.args()[i], d.ints()[i]);
+  }
+  int pick = -1;
+  int64_t coef = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const auto& [t, c] = terms[i];
+    if (!t.is_symbol() || (c != 1 && c != -1) || t.symbol_id() <= pick) continue;
+    bool elsewhere = false;
+    for (size_t j = 0; j < terms.size(); ++j) {
+      std::vector<int> fs = terms[j].first.free_symbols();
+      elsewhere |= j != i && std::count(fs.begin(), fs.end(), t.symbol_id()) > 0;
+    }
+    if (!elsewhere) pick = t.symbol_id(), coef = c;
+  }
+  const bool to_constant = rhs.is_constant() || lhs.is_constant();
+  record({to_constant ? GuardKind::kEqualsConstant : GuardKind::kRelation,
+          lhs.is_constant() ? rhs : lhs, RelOp::kEq, lhs.is_constant() ? lhs : rhs, 0, 0, why});
+  if (pick < 0) return Status::ok_status();
+  const SymExpr sol = simplify((d - symbol(pick) * SymExpr::constant(coef)) * SymExpr::constant(-coef));
+  SymbolInfo& s = symbols_[static_cast<size_t>(pick)];
+  if (sol.is_constant()) {
+    KILN_RETURN_IF_ERROR(check_specialisable(symbol(pick), sol.constant_value(), why));
+  } else if (sol.is_symbol()) {  // the survivor inherits the range and divisor
+    SymbolInfo& t = symbols_[static_cast<size_t>(sol.symbol_id())];
+    t.range = {std::max(t.range.lo, s.range.lo), std::min(t.range.hi, s.range.hi)};
+    t.divisor = std::lcm(t.divisor, s.divisor);
+    t.dynamic |= s.dynamic;
+  }
+  replacements_[static_cast<size_t>(pick)] = sol;
+  return Status::ok_status();
+}
+
+Status ShapeEnv::add_equality(const SymInt& a, const SymInt& b, std::string provenance) {
+  return record_equal(simplify(a).expr(), simplify(b).expr(), provenance);
+}
+
+Status ShapeEnv::add_divisibility(const SymInt& e, int64_t d, std::string provenance) {
+  if (d <= 0) return invalid_argument("divisor must be positive: " + provenance);
+  const SymExpr x = simplify(e).expr();
+  if (known_divisible(SymInt(x), d)) return Status::ok_status();
+  if (python_mod(x.evaluate(hints_), d) != 0) {
+    return invalid_argument(x.str() + " % " + std::to_string(d) +
+                            " == 0 contradicts the observed size " +
+                            std::to_string(x.evaluate(hints_)) + ": " + provenance);
+  }
+  if (x.is_symbol()) {
+    int64_t& div = symbols_[static_cast<size_t>(x.symbol_id())].divisor;
+    div = std::lcm(div, d);
+  }
+  record({GuardKind::kDivisible, x, RelOp::kEq, SymExpr::constant(d), 0, 0, provenance});
+  return Status::ok_status();
+}
+
+Status ShapeEnv::constrain_range(int id, int64_t min, int64_t max, std::string provenance) {
+  const SymExpr x = simplify(symbol(id));
+  const int64_t h = x.evaluate(hints_);
+  if (h < min || h > max) {
+    return invalid_argument(range_str(min, max, x.str()) + " excludes the observed size " +
+                            std::to_string(h) + ": " + provenance);
+  }
+  if (x.is_constant()) return Status::ok_status();
+  if (!x.is_symbol()) {
+    record({GuardKind::kRange, x, RelOp::kEq, SymExpr(), min, max, provenance});
+    return Status::ok_status();
+  }
+  SymbolInfo& s = symbols_[static_cast<size_t>(x.symbol_id())];
+  s.range = {std::max(s.range.lo, min), std::min(s.range.hi, max)};
+  s.range_reason += (s.range_reason.empty() ? "" : "; ") + provenance;
+  frozen_ = false;
+  return Status::ok_status();
+}
+
+Expected<int64_t> ShapeEnv::evaluate_guarding(const SymInt& v, std::string provenance) {
+  const SymExpr x = simplify(v).expr();
+  if (x.is_constant()) return x.constant_value();
+  const int64_t value = x.evaluate(hints_);
+  KILN_RETURN_IF_ERROR(record_equal(x, SymExpr::constant(value), provenance));
+  return value;
+}
+
+Expected<bool> ShapeEnv::evaluate_guarding(const SymRel& rel, std::string provenance) {
+  if (statically_known_true(rel)) return true;
+  if (statically_known_true({negate(rel.op), rel.lhs, rel.rhs})) return false;
+  SymExpr l = simplify(rel.lhs).expr(), r = simplify(rel.rhs).expr();
+  const bool holds = rel_holds(rel.op, l.evaluate(hints_), r.evaluate(hints_));
+  RelOp op = holds ? rel.op : negate(rel.op);
+  if (op == RelOp::kEq) {
+    KILN_RETURN_IF_ERROR(record_equal(l, r, provenance));
+    return holds;
+  }
+  if (l.is_constant() && r.is_symbol()) {  // put the symbol on the left
+    std::swap(l, r);
+    static const RelOp kFlip[] = {RelOp::kEq, RelOp::kNe, RelOp::kGt,
+                                  RelOp::kGe, RelOp::kLt, RelOp::kLe};
+    op = kFlip[static_cast<int>(op)];
+  }
+  if (l.is_symbol() && r.is_constant() && op != RelOp::kNe) {  // narrow the range instead
+    const int64_t c = r.constant_value();
+    int64_t lo = SymRange::kNegInf, hi = SymRange::kPosInf;
+    if (op == RelOp::kLt) hi = c - 1;
+    if (op == RelOp::kLe) hi = c;
+    if (op == RelOp::kGt) lo = c + 1;
+    if (op == RelOp::kGe) lo = c;
+    KILN_RETURN_IF_ERROR(constrain_range(l.symbol_id(), lo, hi, provenance));
+    return holds;
+  }
+  record({GuardKind::kRelation, l, op, r, 0, 0, provenance});
+  return holds;
+}
+
+Expected<int64_t> ShapeEnv::specialize(int id, std::string reason) {
+  return evaluate_guarding(SymInt(symbol(id)), std::move(reason));
+}
+
+std::vector<ShapeGuard> ShapeEnv::guards() const {
+  std::vector<ShapeGuard> out;
+  for (int id = 0; id < num_symbols(); ++id) {
+    const SymbolInfo& s = info(id);
+    if (replacements_[static_cast<size_t>(id)] || s.range == SymRange{}) continue;
+    std::string why = "size of " + s.source + (s.range_reason.empty() ? "" : "; " + s.range_reason);
+    out.push_back({GuardKind::kRange, symbol(id), RelOp::kEq, SymExpr(), s.range.lo, s.range.hi,
+                   std::move(why)});
+  }
+  out.insert(out.end(), recorded_.begin(), recorded_.end());
+  return out;
+}
+
+Status ShapeEnv::freeze() {
+  program_ = GuardProgram();
+  std::vector<ShapeGuard> all = guards();
+  for (size_t i = 0; i < all.size(); ++i) {
+    KILN_RETURN_IF_ERROR(program_.add(all[i], static_cast<int>(i)));
+  }
+  frozen_ = true;
+  return Status::ok_status();
+}
+
+int ShapeEnv::check_guards(std::span<const int64_t> values) const {
+  assert(frozen_ && "ShapeEnv::check_guards before freeze()");
+  assert(values.size() >= symbols_.size());
+  return program_.run(values);
+}
+
+}  // namespace kiln
