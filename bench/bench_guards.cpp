@@ -1,0 +1,65 @@
+// Guard evaluation + cache lookup per cached call, next to a call that re-traces.
+//
+//   BM_GuardCheck/entries:N  first_failure over a 4-input guard set, N cached entries scanned
+//                            (the match is the last one): the per-call guard + lookup cost
+//   BM_CachedCall            a whole cached call of a 1-element CPU function (guards, lookup,
+//                            interpreter replay)
+//   BM_RetraceCall           a call whose guards fail every time (new shape): trace + compile
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "capture/guards.h"
+#include "kiln/kiln.h"
+
+namespace {
+
+using kiln::Tensor;
+
+Tensor ones(kiln::Shape s) { return Tensor::full(std::move(s), 1.0); }
+
+void BM_GuardCheck(benchmark::State& state) {
+  const int n_entries = static_cast<int>(state.range(0));
+  std::vector<double> no_scalars;
+  std::vector<kiln::CapturedConstant> no_constants;
+  std::vector<kiln::GuardSet> entries;
+  for (int e = 0; e < n_entries; ++e) {
+    std::vector<Tensor> seen = {ones({4, 128 + e}), ones({128 + e}), ones({8, 16, 4}), ones({1})};
+    entries.push_back(kiln::GuardSet::build({seen, no_scalars}, no_constants, "bench"));
+  }
+  std::vector<Tensor> args = {ones({4, 128 + n_entries - 1}), ones({128 + n_entries - 1}),
+                              ones({8, 16, 4}), ones({1})};
+  kiln::CallArgs call{args, no_scalars};
+  for (auto _ : state) {
+    int hit = -1;
+    for (int e = 0; e < n_entries && hit < 0; ++e)
+      if (entries[e].first_failure(call, no_constants) < 0) hit = e;
+    benchmark::DoNotOptimize(hit);
+  }
+  state.counters["guards_per_entry"] = static_cast<double>(entries[0].guards().size());
+}
+BENCHMARK(BM_GuardCheck)->Arg(1)->Arg(8);
+
+void BM_CachedCall(benchmark::State& state) {
+  auto f = kiln::compile([](const Tensor& a, const Tensor& b) { return a + b; });
+  Tensor a = ones({1}), b = ones({1});
+  f(a, b);
+  for (auto _ : state) benchmark::DoNotOptimize(f(a, b));
+}
+BENCHMARK(BM_CachedCall);
+
+void BM_RetraceCall(benchmark::State& state) {
+  auto f = kiln::compile([](const Tensor& a, const Tensor& b) { return a + b; },
+                         {.name = "retrace", .recompile_limit = 1 << 30});
+  kiln::Dim n = 1;
+  for (auto _ : state) {
+    Tensor a = ones({n}), b = ones({n});
+    ++n;
+    benchmark::DoNotOptimize(f(a, b));
+  }
+}
+BENCHMARK(BM_RetraceCall)->Iterations(2000);
+
+}  // namespace
+
+BENCHMARK_MAIN();
