@@ -1,5 +1,4 @@
-// ShapeEnv: symbols, facts (substitutions, ranges, divisors), guarded decisions, and the
-// allocation-free guard program.
+// ShapeEnv: symbols, facts (substitutions, ranges, divisors) and guarded decisions.
 #include <algorithm>
 #include <cassert>
 #include <numeric>
@@ -9,15 +8,6 @@
 namespace kiln {
 namespace {
 
-enum GuardOp : uint8_t {
-  kPushConst, kPushSym, kAdd, kMul, kPow, kFloorDiv, kMod, kMin, kMax,
-  kCheckEq, kCheckRange, kCheckRel, kCheckDiv,
-};
-
-int64_t wrap(uint64_t v) {
-  return static_cast<int64_t>(v);
-}
-
 std::string range_str(int64_t lo, int64_t hi, const std::string& what) {
   std::string s = lo == SymRange::kNegInf ? "" : std::to_string(lo) + " <= ";
   s += what;
@@ -25,124 +15,6 @@ std::string range_str(int64_t lo, int64_t hi, const std::string& what) {
 }
 
 }  // namespace
-
-const char* guard_kind_name(GuardKind kind) {
-  static const char* const kNames[] = {"equals_constant", "range", "relation", "divisible"};
-  return kNames[static_cast<int>(kind)];
-}
-
-std::string ShapeGuard::to_string() const {
-  std::string s;
-  switch (kind) {
-    case GuardKind::kEqualsConstant: s = lhs.str() + " == " + rhs.str(); break;
-    case GuardKind::kRange: s = range_str(lo, hi, lhs.str()); break;
-    case GuardKind::kRelation: s = lhs.str() + " " + rel_op_str(op) + " " + rhs.str(); break;
-    case GuardKind::kDivisible: s = lhs.str() + " % " + rhs.str() + " == 0"; break;
-  }
-  return provenance.empty() ? s : s + "  # " + provenance;
-}
-
-// ---- GuardProgram ----------------------------------------------------------------------------
-
-Status GuardProgram::emit(const SymExpr& e, int guard, int depth) {
-  if (depth + 3 > kMaxStack) return internal_error("guard expression too deep: " + e.str());
-  auto op = [&](GuardOp o, int64_t a = 0) { code_.push_back({o, 0, guard, a, 0}); };
-  switch (e.kind()) {
-    case SymKind::kConst: op(kPushConst, e.constant_value()); break;
-    case SymKind::kSymbol: op(kPushSym, e.symbol_id()); break;
-    case SymKind::kAdd:
-      op(kPushConst, e.add_constant());
-      for (size_t i = 0; i < e.args().size(); ++i) {
-        KILN_RETURN_IF_ERROR(emit(e.args()[i], guard, depth + 1));
-        if (e.ints()[i] != 1) op(kPushConst, e.ints()[i]), op(kMul);
-        op(kAdd);
-      }
-      break;
-    case SymKind::kMul:
-      for (size_t i = 0; i < e.args().size(); ++i) {
-        KILN_RETURN_IF_ERROR(emit(e.args()[i], guard, depth + (i > 0)));
-        if (e.ints()[i] != 1) op(kPow, e.ints()[i]);
-        if (i > 0) op(kMul);
-      }
-      break;
-    case SymKind::kFloorDiv:
-    case SymKind::kMod:
-    case SymKind::kMin:
-    case SymKind::kMax: {
-      static const GuardOp kOps[] = {kFloorDiv, kMod, kMin, kMax};
-      GuardOp o = kOps[static_cast<int>(e.kind()) - static_cast<int>(SymKind::kFloorDiv)];
-      KILN_RETURN_IF_ERROR(emit(e.args()[0], guard, depth));
-      for (const SymExpr& a : e.args().subspan(1)) {
-        KILN_RETURN_IF_ERROR(emit(a, guard, depth + 1));
-        op(o);
-      }
-      break;
-    }
-  }
-  return Status::ok_status();
-}
-
-Status GuardProgram::add(const ShapeGuard& g, int index) {
-  const size_t start = code_.size();
-  Status st = emit(g.lhs, index, 0);
-  if (st.ok() && g.kind == GuardKind::kRelation) st = emit(g.rhs, index, 1);
-  if (!st.ok()) {
-    code_.resize(start);
-    return st;
-  }
-  Instr check{0, static_cast<uint8_t>(g.op), index, 0, 0};
-  switch (g.kind) {
-    case GuardKind::kEqualsConstant: check.op = kCheckEq, check.a = g.rhs.constant_value(); break;
-    case GuardKind::kRange: check.op = kCheckRange, check.a = g.lo, check.b = g.hi; break;
-    case GuardKind::kRelation: check.op = kCheckRel; break;
-    case GuardKind::kDivisible: check.op = kCheckDiv, check.a = g.rhs.constant_value(); break;
-  }
-  code_.push_back(check);
-  return Status::ok_status();
-}
-
-int GuardProgram::run(std::span<const int64_t> values) const {
-  int64_t st[kMaxStack];
-  int sp = 0;
-  for (const Instr& in : code_) {
-    int64_t x = sp > 0 ? st[sp - 1] : 0, y = sp > 1 ? st[sp - 2] : 0;  // top, below top
-    switch (in.op) {
-      case kPushConst: st[sp++] = in.a; break;
-      case kPushSym:
-        if (static_cast<uint64_t>(in.a) >= values.size()) return in.guard;
-        st[sp++] = values[static_cast<size_t>(in.a)];
-        break;
-      case kAdd: st[--sp - 1] = wrap(static_cast<uint64_t>(y) + static_cast<uint64_t>(x)); break;
-      case kMul: st[--sp - 1] = wrap(static_cast<uint64_t>(y) * static_cast<uint64_t>(x)); break;
-      case kPow: {
-        uint64_t r = 1;
-        for (int64_t i = 0; i < in.a; ++i) r *= static_cast<uint64_t>(x);
-        st[sp - 1] = wrap(r);
-        break;
-      }
-      case kFloorDiv:
-      case kMod:
-        if (x == 0) return in.guard;
-        st[--sp - 1] = in.op == kFloorDiv ? python_floordiv(y, x) : python_mod(y, x);
-        break;
-      case kMin: st[--sp - 1] = std::min(x, y); break;
-      case kMax: st[--sp - 1] = std::max(x, y); break;
-      case kCheckEq:
-        if (st[--sp] != in.a) return in.guard;
-        break;
-      case kCheckRange:
-        if (--sp, x < in.a || x > in.b) return in.guard;
-        break;
-      case kCheckRel:
-        if (sp -= 2, !rel_holds(static_cast<RelOp>(in.rel), y, x)) return in.guard;
-        break;
-      case kCheckDiv:
-        if (--sp, python_mod(x, in.a) != 0) return in.guard;
-        break;
-    }
-  }
-  return -1;
-}
 
 // ---- ShapeEnv: symbols and facts -------------------------------------------------------------
 
@@ -160,7 +32,8 @@ SymInt ShapeEnv::symbol_for_value(int64_t value, std::string source, int* out_sy
   const int64_t min = zero_one ? value : std::min<int64_t>(2, std::max<int64_t>(value, 0));
   const int id = create_symbol(value, source, min, zero_one ? value : SymRange::kPosInf);
   if (out_symbol) *out_symbol = id;
-  auto it = std::find_if(duck_.begin(), duck_.end(), [&](const auto& d) { return d.first == value; });
+  auto it =
+      std::find_if(duck_.begin(), duck_.end(), [&](const auto& d) { return d.first == value; });
   if (zero_one) {
     replacements_[id] = SymExpr::constant(value);
     record({GuardKind::kEqualsConstant, symbol(id), RelOp::kEq, SymExpr::constant(value), 0, 0,
@@ -215,12 +88,18 @@ SymRange ShapeEnv::bound(const SymInt& v) const {
 bool ShapeEnv::statically_known_true(const SymRel& rel) const {
   SymRange r = bound(rel.lhs - rel.rhs);
   switch (rel.op) {
-    case RelOp::kEq: return r.lo == 0 && r.hi == 0;
-    case RelOp::kNe: return r.lo > 0 || r.hi < 0;
-    case RelOp::kLt: return r.hi < 0;
-    case RelOp::kLe: return r.hi <= 0;
-    case RelOp::kGt: return r.lo > 0;
-    case RelOp::kGe: return r.lo >= 0;
+    case RelOp::kEq:
+      return r.lo == 0 && r.hi == 0;
+    case RelOp::kNe:
+      return r.lo > 0 || r.hi < 0;
+    case RelOp::kLt:
+      return r.hi < 0;
+    case RelOp::kLe:
+      return r.hi <= 0;
+    case RelOp::kGt:
+      return r.lo > 0;
+    case RelOp::kGe:
+      return r.lo >= 0;
   }
   return false;
 }
@@ -237,7 +116,8 @@ void ShapeEnv::record(ShapeGuard guard) {
 
 // ---- ShapeEnv: decisions and guards ----------------------------------------------------------
 
-Status ShapeEnv::check_specialisable(const SymExpr& e, int64_t value, const std::string& why) const {
+Status ShapeEnv::check_specialisable(const SymExpr& e, int64_t value,
+                                     const std::string& why) const {
   for (int s : e.free_symbols()) {
     if (!info(s).dynamic) continue;
     return invalid_argument("cannot specialise " + e.str() + " to " + std::to_string(value) +
@@ -283,7 +163,8 @@ Status ShapeEnv::record_equal(const SymExpr& lhs, const SymExpr& rhs, const std:
   record({to_constant ? GuardKind::kEqualsConstant : GuardKind::kRelation,
           lhs.is_constant() ? rhs : lhs, RelOp::kEq, lhs.is_constant() ? lhs : rhs, 0, 0, why});
   if (pick < 0) return Status::ok_status();
-  const SymExpr sol = simplify((d - symbol(pick) * SymExpr::constant(coef)) * SymExpr::constant(-coef));
+  const SymExpr sol =
+      simplify((d - symbol(pick) * SymExpr::constant(coef)) * SymExpr::constant(-coef));
   SymbolInfo& s = symbols_[static_cast<size_t>(pick)];
   if (sol.is_constant()) {
     KILN_RETURN_IF_ERROR(check_specialisable(symbol(pick), sol.constant_value(), why));

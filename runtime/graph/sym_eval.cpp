@@ -366,30 +366,4 @@ SymInt sym_max(const SymInt& a, const SymInt& b) {
   return SymInt(sym_max(a.expr(), b.expr()));
 }
 
-// ---- relations -------------------------------------------------------------------------------
-
-const char* rel_op_str(RelOp op) {
-  static const char* const kNames[] = {"==", "!=", "<", "<=", ">", ">="};
-  return kNames[static_cast<int>(op)];
-}
-RelOp negate(RelOp op) {
-  static const RelOp kNeg[] = {RelOp::kNe, RelOp::kEq, RelOp::kGe,
-                               RelOp::kGt, RelOp::kLe, RelOp::kLt};
-  return kNeg[static_cast<int>(op)];
-}
-bool rel_holds(RelOp op, int64_t lhs, int64_t rhs) {
-  switch (op) {
-    case RelOp::kEq: return lhs == rhs;
-    case RelOp::kNe: return lhs != rhs;
-    case RelOp::kLt: return lhs < rhs;
-    case RelOp::kLe: return lhs <= rhs;
-    case RelOp::kGt: return lhs > rhs;
-    case RelOp::kGe: return lhs >= rhs;
-  }
-  return false;
-}
-std::string SymRel::str() const {
-  return lhs.str() + " " + rel_op_str(op) + " " + rhs.str();
-}
-
 }  // namespace kiln

@@ -94,9 +94,8 @@ Factors factors(const SymExpr& mono) {
 }
 
 SymExpr from_factors(Factors f) {
-  std::sort(f.begin(), f.end(), [](const auto& a, const auto& b) {
-    return compare(a.first, b.first) < 0;
-  });
+  std::sort(f.begin(), f.end(),
+            [](const auto& a, const auto& b) { return compare(a.first, b.first) < 0; });
   std::vector<SymExpr> bases;
   std::vector<int64_t> exps;
   for (auto& [base, e] : f) {

@@ -60,6 +60,8 @@ struct SymNode;
 
 /// An immutable integer expression in canonical form. Build it only through the factories and
 /// operators below, which canonicalise; equal canonical forms compare equal (operator==).
+/// Nodes are not hash-consed: equality is structural, with a hash cached in every node so that
+/// unequal expressions usually differ at the first comparison.
 class SymExpr {
  public:
   SymExpr();  ///< The constant 0.
@@ -159,12 +161,24 @@ struct SymRel {
   SymInt lhs, rhs;
   std::string str() const;  ///< "s0 < 128"
 };
-inline SymRel sym_eq(SymInt a, SymInt b) { return {RelOp::kEq, std::move(a), std::move(b)}; }
-inline SymRel sym_ne(SymInt a, SymInt b) { return {RelOp::kNe, std::move(a), std::move(b)}; }
-inline SymRel sym_lt(SymInt a, SymInt b) { return {RelOp::kLt, std::move(a), std::move(b)}; }
-inline SymRel sym_le(SymInt a, SymInt b) { return {RelOp::kLe, std::move(a), std::move(b)}; }
-inline SymRel sym_gt(SymInt a, SymInt b) { return {RelOp::kGt, std::move(a), std::move(b)}; }
-inline SymRel sym_ge(SymInt a, SymInt b) { return {RelOp::kGe, std::move(a), std::move(b)}; }
+inline SymRel sym_eq(SymInt a, SymInt b) {
+  return {RelOp::kEq, std::move(a), std::move(b)};
+}
+inline SymRel sym_ne(SymInt a, SymInt b) {
+  return {RelOp::kNe, std::move(a), std::move(b)};
+}
+inline SymRel sym_lt(SymInt a, SymInt b) {
+  return {RelOp::kLt, std::move(a), std::move(b)};
+}
+inline SymRel sym_le(SymInt a, SymInt b) {
+  return {RelOp::kLe, std::move(a), std::move(b)};
+}
+inline SymRel sym_gt(SymInt a, SymInt b) {
+  return {RelOp::kGt, std::move(a), std::move(b)};
+}
+inline SymRel sym_ge(SymInt a, SymInt b) {
+  return {RelOp::kGe, std::move(a), std::move(b)};
+}
 
 enum class GuardKind : uint8_t {
   kEqualsConstant,  ///< lhs == rhs, rhs a constant
@@ -179,8 +193,8 @@ const char* guard_kind_name(GuardKind kind);
 struct ShapeGuard {
   GuardKind kind = GuardKind::kEqualsConstant;
   SymExpr lhs;
-  RelOp op = RelOp::kEq;  ///< kRelation only.
-  SymExpr rhs;            ///< kEqualsConstant / kRelation / kDivisible.
+  RelOp op = RelOp::kEq;   ///< kRelation only.
+  SymExpr rhs;             ///< kEqualsConstant / kRelation / kDivisible.
   int64_t lo = 0, hi = 0;  ///< kRange only (SymRange extremes mean unbounded).
   std::string provenance;
   std::string to_string() const;  ///< "s0 == 64  # reshape at model.cpp:12"
@@ -212,10 +226,10 @@ class GuardProgram {
 struct SymbolInfo {
   int64_t hint = 0;  ///< The value observed when the symbol was created.
   SymRange range;
-  int64_t divisor = 1;  ///< A positive number known to divide the value.
-  std::string source;   ///< "input 0 dim 1"
+  int64_t divisor = 1;       ///< A positive number known to divide the value.
+  std::string source;        ///< "input 0 dim 1"
   std::string range_reason;  ///< Why the range was narrowed ("" if it was not).
-  bool dynamic = false;  ///< mark_dynamic: specialising it is an error.
+  bool dynamic = false;      ///< mark_dynamic: specialising it is an error.
 };
 
 /// The symbols of one trace and what is known and assumed about them.
@@ -227,7 +241,7 @@ struct SymbolInfo {
 class ShapeEnv final : public SymFacts {
  public:
   struct Options {
-    bool duck_sizing = true;        ///< equal sizes share a symbol
+    bool duck_sizing = true;          ///< equal sizes share a symbol
     bool specialize_zero_one = true;  ///< sizes 0 and 1 are constants
   };
   ShapeEnv() = default;
@@ -261,10 +275,18 @@ class ShapeEnv final : public SymFacts {
   SymRange bound(const SymInt& v) const;
 
   bool statically_known_true(const SymRel& rel) const;  ///< True for every value in range.
-  bool known_eq(const SymInt& a, const SymInt& b) const { return statically_known_true(sym_eq(a, b)); }
-  bool known_ne(const SymInt& a, const SymInt& b) const { return statically_known_true(sym_ne(a, b)); }
-  bool known_lt(const SymInt& a, const SymInt& b) const { return statically_known_true(sym_lt(a, b)); }
-  bool known_le(const SymInt& a, const SymInt& b) const { return statically_known_true(sym_le(a, b)); }
+  bool known_eq(const SymInt& a, const SymInt& b) const {
+    return statically_known_true(sym_eq(a, b));
+  }
+  bool known_ne(const SymInt& a, const SymInt& b) const {
+    return statically_known_true(sym_ne(a, b));
+  }
+  bool known_lt(const SymInt& a, const SymInt& b) const {
+    return statically_known_true(sym_lt(a, b));
+  }
+  bool known_le(const SymInt& a, const SymInt& b) const {
+    return statically_known_true(sym_le(a, b));
+  }
   bool known_divisible(const SymInt& e, int64_t d) const;
 
   /// A plain integer for `v`, taken from the hints; records `v == value` unless already known.
