@@ -192,6 +192,13 @@ Index Emitter::view_input_index(const Node& n, const Index& index) {
   return dec;
 }
 
+static bool same_exprs(const Index& a, const Index& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].expr != b[i].expr) return false;
+  return true;
+}
+
 std::string Emitter::load(NodeId node, const Index& index) {
   int b = binding(node);
   const Node& n = graph_.node(node);
@@ -204,7 +211,15 @@ std::string Emitter::load(NodeId node, const Index& index) {
         strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
   }
   if (lin.empty()) lin = "0u";
+  // Same shape and index as the kernel's output: the element's linear index is the output's.
+  const bool identity = !root_linear_.empty() && n.meta.shape == graph_.node(root_).meta.shape &&
+                        same_exprs(index, root_index_);
+  if (identity) lin = root_linear_;
   std::string bs = "b" + std::to_string(b);
+  if (vec4_ && identity) {
+    vec_use_[b] = true;
+    return bs + "v.data[g]";
+  }
   if (vec4_) {
     bool others_zero = true;
     for (size_t k = 0; k + 1 < index.size(); ++k) others_zero &= index[k].lane == 0;

@@ -51,6 +51,12 @@ class Emitter {
 
   /// The node being computed (not loaded) by this kernel.
   void set_root(NodeId root) { root_ = root; }
+  /// The output's index and its linear form in an elementwise kernel: loads of same-shaped
+  /// buffers at that index read element `linear` directly (vec4 mode: group `g`).
+  void set_root_index(Index index, std::string linear) {
+    root_index_ = std::move(index);
+    root_linear_ = std::move(linear);
+  }
   std::string take_body() { return std::move(body_); }
   void add_statement(const std::string& s) { body_ += "  " + s + "\n"; }
   void reset_scope() { memo_.clear(); }
@@ -82,6 +88,8 @@ class Emitter {
   std::vector<NodeId> fused_;
   int counter_ = 0;
   NodeId root_ = -1;
+  Index root_index_;
+  std::string root_linear_;
 };
 
 }  // namespace kiln

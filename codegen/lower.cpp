@@ -45,6 +45,7 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
   e.bind_output(root);
   std::string body;
   Index index = e.decompose(vec4 ? "(g * 4u)" : "g", n.meta.shape, "i", vec4 ? 1 : 0);
+  e.set_root_index(index, vec4 ? "(g * 4u)" : "g");
   std::string v = e.value(root, index);
   if (vec4) {
     e.add_statement("b0v.data[g] = " + v + ";");
