@@ -1,6 +1,8 @@
 #include "capture/executable.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "capture/tensor_impl.h"
 #include "codegen/lower.h"
@@ -10,6 +12,11 @@
 
 namespace kiln {
 namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
 
 TargetCaps caps_of(const vk::DeviceInfo& info) {
   TargetCaps c;
@@ -37,8 +44,9 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
   if (!device.is_cpu()) {
     KILN_ASSIGN_OR_RETURN(exe->vk_device_, vk::VulkanDevice::default_device());
     CodegenOptions copts;
-    copts.fuse = options.fuse;
-    copts.vectorize = options.vectorize;
+    // Kill switches for bisecting a wrong result or a slow kernel.
+    copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
+    copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
     copts.caps = caps_of(exe->vk_device_->info());
     Expected<KernelPlan> plan = plan_kernels(exe->graph_, copts);
     Status st = plan.ok() ? compile_kernels(*plan, copts) : plan.status();

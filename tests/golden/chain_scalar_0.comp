@@ -1,0 +1,55 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+float kiln_erf(float x){
+  float t = 1.0 /(1.0 + 0.5 * abs(x));
+  float y = 1.0 - t * exp(- x * x - 1.26551223 +
+                          t *(1.00002368 +
+                          t *(0.37409196 +
+                          t *(0.09678418 +
+                          t *(- 0.18628806 +
+                          t *(0.27886807 +
+                          t *(- 1.13520398 +
+                          t *(1.48851587 +
+                          t *(- 0.82215223 +
+                          t * 0.17087277)))))))));
+  return x >= 0.0 ? y : - y;
+}
+vec4 kiln_erf(vec4 x){ return vec4(kiln_erf(x . x), kiln_erf(x . y), kiln_erf(x . z), kiln_erf(x . w));}
+float kiln_tanh(float x){
+  float e = exp(- 2.0 * abs(x));
+  float y =(1.0 - e)/(1.0 + e);
+  return x >= 0.0 ? y : - y;
+}
+vec4 kiln_tanh(vec4 x){ return vec4(kiln_tanh(x . x), kiln_tanh(x . y), kiln_tanh(x . z), kiln_tanh(x . w));}
+float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
+vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
+float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+layout(local_size_x = 128)in;
+layout(std430, set = 0, binding = 0)buffer KilnB0 { float data[];} b0;
+layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { float data[];} b1;
+layout(std430, set = 0, binding = 2)readonly buffer KilnB2 { float data[];} b2;
+layout(std430, set = 0, binding = 3)readonly buffer KilnB3 { float data[];} b3;
+layout(std430, set = 0, binding = 4)readonly buffer KilnB4 { float data[];} b4;
+layout(std430, set = 0, binding = 5)readonly buffer KilnB5 { float data[];} b5;
+void kiln_element(uint g){
+  const uint i0 =(g / 7u);
+  const uint i1 =(g % 7u);
+  const float x0 = b1 . data[g];
+  const float x1 = b2 . data[i1];
+  const float v2 =(x0 * x1);
+  const float x3 = b3 . data[i1];
+  const float v4 =(v2 + x3);
+  const float x5 = b4 . data[i1];
+  const float v6 =(v4 * x5);
+  const float x7 = b5 . data[i1];
+  const float v8 =(v6 - x7);
+  const float v9 = max(v8, float(0));
+  b0 . data[g]= v9;
+}
+void main(){
+  const uint stride = gl_NumWorkGroups . x * 128;
+  for(uint g = gl_GlobalInvocationID . x;g < 21u;g += stride){
+    kiln_element(g);
+  }
+}

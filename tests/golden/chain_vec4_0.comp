@@ -1,0 +1,55 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+float kiln_erf(float x){
+  float t = 1.0 /(1.0 + 0.5 * abs(x));
+  float y = 1.0 - t * exp(- x * x - 1.26551223 +
+                          t *(1.00002368 +
+                          t *(0.37409196 +
+                          t *(0.09678418 +
+                          t *(- 0.18628806 +
+                          t *(0.27886807 +
+                          t *(- 1.13520398 +
+                          t *(1.48851587 +
+                          t *(- 0.82215223 +
+                          t * 0.17087277)))))))));
+  return x >= 0.0 ? y : - y;
+}
+vec4 kiln_erf(vec4 x){ return vec4(kiln_erf(x . x), kiln_erf(x . y), kiln_erf(x . z), kiln_erf(x . w));}
+float kiln_tanh(float x){
+  float e = exp(- 2.0 * abs(x));
+  float y =(1.0 - e)/(1.0 + e);
+  return x >= 0.0 ? y : - y;
+}
+vec4 kiln_tanh(vec4 x){ return vec4(kiln_tanh(x . x), kiln_tanh(x . y), kiln_tanh(x . z), kiln_tanh(x . w));}
+float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
+vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
+float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+layout(local_size_x = 128)in;
+layout(std430, set = 0, binding = 0)buffer KilnB0v { vec4 data[];} b0v;
+layout(std430, set = 0, binding = 1)readonly buffer KilnB1v { vec4 data[];} b1v;
+layout(std430, set = 0, binding = 2)readonly buffer KilnB2v { vec4 data[];} b2v;
+layout(std430, set = 0, binding = 3)readonly buffer KilnB3v { vec4 data[];} b3v;
+layout(std430, set = 0, binding = 4)readonly buffer KilnB4v { vec4 data[];} b4v;
+layout(std430, set = 0, binding = 5)readonly buffer KilnB5v { vec4 data[];} b5v;
+void kiln_element(uint g){
+  const uint i0 =((g * 4u)/ 8u);
+  const uint i1 =((g * 4u)% 8u);
+  const vec4 x0 = b1v . data[g];
+  const vec4 x1 = b2v . data[(i1)/ 4u];
+  const vec4 v2 =(x0 * x1);
+  const vec4 x3 = b3v . data[(i1)/ 4u];
+  const vec4 v4 =(v2 + x3);
+  const vec4 x5 = b4v . data[(i1)/ 4u];
+  const vec4 v6 =(v4 * x5);
+  const vec4 x7 = b5v . data[(i1)/ 4u];
+  const vec4 v8 =(v6 - x7);
+  const vec4 v9 = max(v8, vec4(0));
+  b0v . data[g]= v9;
+}
+void main(){
+  const uint stride = gl_NumWorkGroups . x * 128;
+  for(uint g = gl_GlobalInvocationID . x;g < 8u;g += stride){
+    kiln_element(g);
+  }
+}

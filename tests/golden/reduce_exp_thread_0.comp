@@ -1,0 +1,50 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+float kiln_erf(float x){
+  float t = 1.0 /(1.0 + 0.5 * abs(x));
+  float y = 1.0 - t * exp(- x * x - 1.26551223 +
+                          t *(1.00002368 +
+                          t *(0.37409196 +
+                          t *(0.09678418 +
+                          t *(- 0.18628806 +
+                          t *(0.27886807 +
+                          t *(- 1.13520398 +
+                          t *(1.48851587 +
+                          t *(- 0.82215223 +
+                          t * 0.17087277)))))))));
+  return x >= 0.0 ? y : - y;
+}
+vec4 kiln_erf(vec4 x){ return vec4(kiln_erf(x . x), kiln_erf(x . y), kiln_erf(x . z), kiln_erf(x . w));}
+float kiln_tanh(float x){
+  float e = exp(- 2.0 * abs(x));
+  float y =(1.0 - e)/(1.0 + e);
+  return x >= 0.0 ? y : - y;
+}
+vec4 kiln_tanh(vec4 x){ return vec4(kiln_tanh(x . x), kiln_tanh(x . y), kiln_tanh(x . z), kiln_tanh(x . w));}
+float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
+vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
+float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+layout(local_size_x = 64u)in;
+layout(std430, set = 0, binding = 0)buffer KilnB0 { float data[];} b0;
+layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { float data[];} b1;
+float kiln_load(uint o, uint r){
+  const uint o0 = o;
+  const uint r0 = r;
+  const float x0 = b1 . data[o0 * 12u + r0];
+  const float v1 = exp(x0);
+  return v1;
+}
+void kiln_store(uint o, float acc){
+  b0 . data[o]= acc;
+}
+void main(){
+  const uint stride = gl_NumWorkGroups . x * 64u;
+  for(uint o = gl_GlobalInvocationID . x;o < 16u;o += stride){
+        float acc = float(0);
+    for(uint r = 0;r < 12u;++ r){
+      acc =((acc)+(kiln_load(o, r)));
+    }
+    kiln_store(o, acc);
+  }
+}
