@@ -1,6 +1,7 @@
 // Shared helpers for every generated kernel: numerically safe activations and erf.
 
-// erf by Abramowitz & Stegun 7.1.26 refined (max abs error ~1.2e-7), with odd symmetry.
+// erf from the Chebyshev-fitted erfc approximation of Numerical Recipes (erfcc; fractional
+// error below 1.2e-7 everywhere), with odd symmetry.
 float kiln_erf(float x) {
   float t = 1.0 / (1.0 + 0.5 * abs(x));
   float y = 1.0 - t * exp(-x * x - 1.26551223 +

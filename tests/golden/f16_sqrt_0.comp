@@ -26,7 +26,7 @@ float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
 vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
 float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
 vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
-layout(local_size_x = 128)in;
+layout(local_size_x = 128u)in;
 layout(std430, set = 0, binding = 0)buffer KilnB0 { float16_t data[];} b0;
 layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { float16_t data[];} b1;
 layout(std430, set = 0, binding = 2)readonly buffer KilnB2 { float16_t data[];} b2;
@@ -41,7 +41,7 @@ void kiln_element(uint g){
   b0 . data[g]= float16_t(v4);
 }
 void main(){
-  const uint stride = gl_NumWorkGroups . x * 128;
+  const uint stride = gl_NumWorkGroups . x * 128u;
   for(uint g = gl_GlobalInvocationID . x;g < 32u;g += stride){
     kiln_element(g);
   }
