@@ -312,6 +312,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Sigmoid:
       return "kiln_sigmoid(" + arg(0) + ")";
     case OpKind::Relu:
+      if (is_floating(operand)) return "kiln_relu(" + arg(0) + ")";  // keeps NaN
       return "max(" + arg(0) + ", " + T + "(0))";
     case OpKind::Gelu:
       return "kiln_gelu(" + arg(0) + ")";
@@ -324,9 +325,11 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Div:
       return "(" + arg(0) + " / " + arg(1) + ")";
     case OpKind::Maximum:
-      return "max(" + arg(0) + ", " + arg(1) + ")";
+      return std::string(is_floating(operand) ? "kiln_maximum(" : "max(") + arg(0) + ", " +
+             arg(1) + ")";
     case OpKind::Minimum:
-      return "min(" + arg(0) + ", " + arg(1) + ")";
+      return std::string(is_floating(operand) ? "kiln_minimum(" : "min(") + arg(0) + ", " +
+             arg(1) + ")";
     case OpKind::Eq:
       return "(" + arg(0) + " == " + arg(1) + ")";
     case OpKind::Ne:

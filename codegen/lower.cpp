@@ -96,7 +96,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     if (acc == DType::kBool)
       init = "false", combine = "((a) || (b))";
     else if (is_floating(acc))
-      init = "(-KILN_INF)", combine = "max(a, b)";
+      init = "(-KILN_INF)", combine = "kiln_maximum(a, b)";
     else if (acc == DType::kI32)
       init = "int(0x80000000)", combine = "max(a, b)";
     else

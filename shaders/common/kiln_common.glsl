@@ -34,3 +34,13 @@ float kiln_gelu(float x) { return 0.5 * x * (1.0 + kiln_erf(x * 0.70710678118654
 vec4 kiln_gelu(vec4 x) { return 0.5 * x * (1.0 + kiln_erf(x * 0.70710678118654752)); }
 
 #define KILN_INF uintBitsToFloat(0x7f800000u)
+
+// maximum / minimum that propagate NaN from either operand (GLSL max/min leave it undefined),
+// matching the interpreter and PyTorch.
+float kiln_maximum(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : max(a, b)); }
+vec4 kiln_maximum(vec4 a, vec4 b) { return mix(mix(max(a, b), b, isnan(b)), a, isnan(a)); }
+float kiln_minimum(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : min(a, b)); }
+vec4 kiln_minimum(vec4 a, vec4 b) { return mix(mix(min(a, b), b, isnan(b)), a, isnan(a)); }
+// relu that keeps NaN (x < 0 is false for NaN).
+float kiln_relu(float x) { return x < 0.0 ? 0.0 : x; }
+vec4 kiln_relu(vec4 x) { return mix(x, vec4(0.0), lessThan(x, vec4(0.0))); }

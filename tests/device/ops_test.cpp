@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <functional>
 #include <string>
 #include <utility>
@@ -518,6 +519,43 @@ TEST_F(DeviceOps, FusedChains) {
     check_with(
         "unfused exp(a)*b+a", Tol{2e-6, 1e-6}, unfused,
         [](const Tensor& p, const Tensor& q) { return exp(p) * q + p; }, a, b);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// NaN propagates through maximum, minimum, relu and max-reductions exactly as in the
+// interpreter (GLSL's max/min leave NaN operands undefined).
+TEST_F(DeviceOps, NanPropagatesLikeTheInterpreter) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> av = {nan, 1.f, -2.f, nan, 3.f, -1.f, 0.f, nan};
+  std::vector<float> bv = {0.f, nan, 5.f, nan, -3.f, 2.f, nan, 1.f};
+  for (Shape shape : {Shape{8}, Shape{2, 4}}) {
+    for (bool vec : {true, false}) {
+      Tensor a = Tensor::from_vector(av, shape), b = Tensor::from_vector(bv, shape);
+      auto fn = [](const Tensor& x, const Tensor& y) {
+        return std::vector<Tensor>{maximum(x, y), minimum(x, y), relu(x),
+                                   max(x, {static_cast<int64_t>(x.dim() - 1)})};
+      };
+      std::vector<Tensor> want = fn(a, b);
+      auto f = compile(fn, {.name = "nan", .vectorize = vec});
+      std::vector<Tensor> got = f(a.to(Device::vulkan()), b.to(Device::vulkan()));
+      for (size_t i = 0; i < want.size(); ++i) {
+        std::vector<float> w = want[i].to_vector<float>(), g = got[i].to_vector<float>();
+        ASSERT_EQ(w.size(), g.size());
+        for (size_t j = 0; j < w.size(); ++j) {
+          if (std::isnan(w[j])) {
+            EXPECT_TRUE(std::isnan(g[j])) << "output " << i << " element " << j;
+          } else {
+            EXPECT_EQ(g[j], w[j]) << "output " << i << " element " << j;
+          }
+        }
+      }
+    }
   }
 }
 

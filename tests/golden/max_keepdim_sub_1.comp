@@ -25,6 +25,12 @@ float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
 vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
 float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
 vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+float kiln_maximum(float a, float b){ return isnan(a)? a :(isnan(b)? b : max(a, b));}
+vec4 kiln_maximum(vec4 a, vec4 b){ return mix(mix(max(a, b), b, isnan(b)), a, isnan(a));}
+float kiln_minimum(float a, float b){ return isnan(a)? a :(isnan(b)? b : min(a, b));}
+vec4 kiln_minimum(vec4 a, vec4 b){ return mix(mix(min(a, b), b, isnan(b)), a, isnan(a));}
+float kiln_relu(float x){ return x < 0.0 ? 0.0 : x;}
+vec4 kiln_relu(vec4 x){ return mix(x, vec4(0.0), lessThan(x, vec4(0.0)));}
 layout(local_size_x = 128u)in;
 layout(std430, set = 0, binding = 0)buffer KilnB0 { float data[];} b0;
 layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { float data[];} b1;
