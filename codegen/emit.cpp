@@ -316,6 +316,15 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       return "max(" + arg(0) + ", " + T + "(0))";
     case OpKind::Gelu:
       return "kiln_gelu(" + arg(0) + ")";
+    case OpKind::Erf:
+      return "kiln_erf(" + arg(0) + ")";
+    case OpKind::Silu:
+      return "(" + arg(0) + " * kiln_sigmoid(" + arg(0) + "))";
+    case OpKind::GeluTanh: {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const std::string x = arg(0);
+      return "(0.5 * " + x + " * (1.0 + kiln_tanh(0.7978845608028654 * (" + x + " + 0.044715 * " +
+             x + " * " + x + " * " + x + "))))";
+    }
     case OpKind::Add:
       return "(" + arg(0) + " + " + arg(1) + ")";
     case OpKind::Sub:

@@ -1,6 +1,7 @@
 #include "codegen/lower.h"
 
 #include <algorithm>
+#include <string>
 
 #include "codegen/emit.h"
 #include "codegen/fusion.h"
@@ -157,6 +158,30 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   return k;
 }
 
+/// Ops the interpreter runs but codegen cannot lower yet: plan_kernels returns unimplemented for
+/// any graph holding one, so the executable warns and runs the graph on the CPU interpreter.
+Status check_lowerable(const Graph& g) {
+  for (const Node& n : g.nodes()) {
+    bool lowerable = true;
+    switch (op_category(n.op)) {
+      case OpCategory::kContraction:
+      case OpCategory::kNormalization:
+      case OpCategory::kIndexing:
+      case OpCategory::kTriangular:
+        lowerable = false;
+        break;
+      default:
+        lowerable = n.op != OpKind::Arange && n.op != OpKind::Min && n.op != OpKind::ArgMax &&
+                    n.op != OpKind::ArgMin;
+        break;
+    }
+    if (!lowerable)
+      return unimplemented(std::string(op_name(n.op)) + " has no Vulkan kernel yet (node %" +
+                           std::to_string(n.id) + ")");
+  }
+  return {};
+}
+
 }  // namespace
 
 TargetCaps TargetCaps::generic() {
@@ -185,6 +210,7 @@ const char* kernel_variant_name(KernelVariant v) {
 }
 
 Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& options) {
+  KILN_RETURN_IF_ERROR(check_lowerable(graph));
   FusionDecision fusion = decide_fusion(graph, options.fuse);
   KernelPlan plan;
   plan.fusion_log = fusion_decision_to_string(graph, fusion);

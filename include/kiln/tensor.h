@@ -126,7 +126,10 @@ Tensor rsqrt(const Tensor& a, Loc loc = Loc::current());
 Tensor tanh(const Tensor& a, Loc loc = Loc::current());
 Tensor sigmoid(const Tensor& a, Loc loc = Loc::current());
 Tensor relu(const Tensor& a, Loc loc = Loc::current());
-Tensor gelu(const Tensor& a, Loc loc = Loc::current());  // erf form
+Tensor gelu(const Tensor& a, Loc loc = Loc::current());       // erf form
+Tensor gelu_tanh(const Tensor& a, Loc loc = Loc::current());  // tanh approximation
+Tensor erf(const Tensor& a, Loc loc = Loc::current());
+Tensor silu(const Tensor& a, Loc loc = Loc::current());  // x * sigmoid(x)
 Tensor eq(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor ne(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor lt(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
@@ -137,6 +140,21 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc
 Tensor cast(const Tensor& a, DType dtype, Loc loc = Loc::current());
 /// A scalar with the dtype it will be used at (rank 0).
 Tensor scalar(double value, DType dtype = DType::kF32, Loc loc = Loc::current());
+/// `x` with `value` where `mask` (bool, broadcast) is true: where(mask, value, x).
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc = Loc::current());
+
+// Creation. Inside a trace these are graph nodes (Full, Arange) and `device` is ignored: the
+// graph runs on the device of its inputs.
+Tensor full(Shape shape, double value, DType dtype = DType::kF32, Device device = Device::cpu(),
+            Loc loc = Loc::current());
+Tensor zeros(Shape shape, DType dtype = DType::kF32, Device device = Device::cpu(),
+             Loc loc = Loc::current());
+Tensor ones(Shape shape, DType dtype = DType::kF32, Device device = Device::cpu(),
+            Loc loc = Loc::current());
+/// start, start + step, ... below `end` (above it for step < 0): 1-D, ceil((end - start) / step)
+/// elements, each computed as start + i * step in double and converted to `dtype`.
+Tensor arange(double start, double end, double step = 1, DType dtype = DType::kI64,
+              Device device = Device::cpu(), Loc loc = Loc::current());
 
 // Reductions over `axes` (negative counts from the end).
 Tensor sum(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
@@ -145,11 +163,49 @@ Tensor mean(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
             Loc loc = Loc::current());
 Tensor max(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
            Loc loc = Loc::current());
+Tensor min(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
+           Loc loc = Loc::current());
+/// Index (i64) of the first maximum / minimum along `axis`; NaN counts as the extreme.
+Tensor argmax(const Tensor& a, int64_t axis, bool keepdim = false, Loc loc = Loc::current());
+Tensor argmin(const Tensor& a, int64_t axis, bool keepdim = false, Loc loc = Loc::current());
+
+// Neural-network ops (PyTorch semantics). None has a Vulkan kernel yet: a compiled graph that
+// holds one runs on the CPU interpreter (with a warning for Vulkan tensors).
+/// numpy.matmul: batch dims broadcast; a 1-D a is a row, a 1-D b a column (the added dim is
+/// dropped). trans_a / trans_b use a / b with their last two dims swapped (folded, no copy).
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false,
+              Loc loc = Loc::current());
+Tensor softmax(const Tensor& a, int64_t axis, Loc loc = Loc::current());
+Tensor log_softmax(const Tensor& a, int64_t axis, Loc loc = Loc::current());
+/// Normalises over the last `normalized_dims` dims (biased variance); weight and bias have
+/// that trailing shape.
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  int64_t normalized_dims = 1, double eps = 1e-5, Loc loc = Loc::current());
+/// torch.gather: out[..i..] = a[..index[..i..] on `axis`..]; index has a's rank (i32/i64).
+/// Indices outside [0, size) are an error.
+Tensor gather(const Tensor& a, int64_t axis, const Tensor& index, Loc loc = Loc::current());
+/// torch.index_select with a 1-D i32/i64 index.
+Tensor index_select(const Tensor& a, int64_t axis, const Tensor& index, Loc loc = Loc::current());
+/// Rows of `weight` [V, D] picked by `ids` (any shape): ids.shape + [D].
+Tensor embedding(const Tensor& weight, const Tensor& ids, Loc loc = Loc::current());
+/// Joins tensors along `axis` (same shape elsewhere; dtypes promote).
+Tensor concat(const std::vector<Tensor>& tensors, int64_t axis, Loc loc = Loc::current());
+/// a[start:end:step] along `axis` (Python rules: negative bounds count from the end, bounds
+/// outside the dim clamp; step > 0).
+Tensor slice(const Tensor& a, int64_t axis, int64_t start, int64_t end, int64_t step = 1,
+             Loc loc = Loc::current());
+/// Upper / lower triangle of the last two dims (elements with col - row >= / <= diagonal).
+Tensor triu(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
+Tensor tril(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
 
 // Views: never copy inside a compiled graph (folded into index math).
 Tensor reshape(const Tensor& a, Shape shape, Loc loc = Loc::current());
 Tensor permute(const Tensor& a, std::vector<int64_t> perm, Loc loc = Loc::current());
 Tensor expand(const Tensor& a, Shape shape, Loc loc = Loc::current());
+/// Removes dim `axis` if it has size 1 (otherwise returns `a`, as PyTorch). A reshape.
+Tensor squeeze(const Tensor& a, int64_t axis, Loc loc = Loc::current());
+/// Inserts a size-1 dim at `axis` (in [-rank - 1, rank]). A reshape.
+Tensor unsqueeze(const Tensor& a, int64_t axis, Loc loc = Loc::current());
 
 /// An operator operand that remembers where the expression was written. Operators cannot take
 /// a defaulted std::source_location, but an implicit conversion can, and its default argument
@@ -166,7 +222,7 @@ struct Number {
   Loc loc;
 };
 
-#define KILN_DECLARE_BINARY_OPERATOR(sym)              \
+#define KILN_DECLARE_BINARY_OPERATOR(sym)                 \
   Tensor operator sym(const Tensor& a, const Operand& b); \
   Tensor operator sym(const Tensor& a, Number b);         \
   Tensor operator sym(Number a, const Operand& b);

@@ -107,6 +107,15 @@ Tensor relu(const Tensor& a, Loc loc) {
 Tensor gelu(const Tensor& a, Loc loc) {
   return unary(OpKind::Gelu, a, loc);
 }
+Tensor gelu_tanh(const Tensor& a, Loc loc) {
+  return unary(OpKind::GeluTanh, a, loc);
+}
+Tensor erf(const Tensor& a, Loc loc) {
+  return unary(OpKind::Erf, a, loc);
+}
+Tensor silu(const Tensor& a, Loc loc) {
+  return unary(OpKind::Silu, a, loc);
+}
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
   return apply_op(OpKind::Where, {cond, a, b}, {}, loc);
@@ -127,6 +136,15 @@ Tensor mean(const Tensor& a, std::vector<int64_t> axes, bool keepdim, Loc loc) {
 Tensor max(const Tensor& a, std::vector<int64_t> axes, bool keepdim, Loc loc) {
   return dims_op(OpKind::Max, a, std::move(axes), keepdim, loc);
 }
+Tensor min(const Tensor& a, std::vector<int64_t> axes, bool keepdim, Loc loc) {
+  return dims_op(OpKind::Min, a, std::move(axes), keepdim, loc);
+}
+Tensor argmax(const Tensor& a, int64_t axis, bool keepdim, Loc loc) {
+  return dims_op(OpKind::ArgMax, a, {axis}, keepdim, loc);
+}
+Tensor argmin(const Tensor& a, int64_t axis, bool keepdim, Loc loc) {
+  return dims_op(OpKind::ArgMin, a, {axis}, keepdim, loc);
+}
 Tensor reshape(const Tensor& a, Shape shape, Loc loc) {
   return dims_op(OpKind::Reshape, a, std::move(shape), false, loc);
 }
@@ -137,11 +155,29 @@ Tensor expand(const Tensor& a, Shape shape, Loc loc) {
   return dims_op(OpKind::Expand, a, std::move(shape), false, loc);
 }
 
-#define KILN_DEFINE_BINARY_OPERATOR(sym, fn)                                     \
-  Tensor operator sym(const Tensor& a, const Operand& b) { return fn(a, b.tensor, b.loc); } \
-  Tensor operator sym(const Tensor& a, Number b) { return fn(a, lit(a, b.value), b.loc); } \
-  Tensor operator sym(Number a, const Operand& b) {                              \
-    return fn(lit(b.tensor, a.value), b.tensor, a.loc);                          \
+Tensor squeeze(const Tensor& a, int64_t axis, Loc loc) {
+  Shape shape = a.shape();
+  int64_t d = value_or_throw(normalize_axis(axis, static_cast<int>(shape.size())));
+  if (shape[static_cast<size_t>(d)] != 1) return a;
+  shape.erase(shape.begin() + d);
+  return reshape(a, std::move(shape), loc);
+}
+Tensor unsqueeze(const Tensor& a, int64_t axis, Loc loc) {
+  Shape shape = a.shape();
+  int64_t d = value_or_throw(normalize_axis(axis, static_cast<int>(shape.size()) + 1));
+  shape.insert(shape.begin() + d, 1);
+  return reshape(a, std::move(shape), loc);
+}
+
+#define KILN_DEFINE_BINARY_OPERATOR(sym, fn)               \
+  Tensor operator sym(const Tensor& a, const Operand& b) { \
+    return fn(a, b.tensor, b.loc);                         \
+  }                                                        \
+  Tensor operator sym(const Tensor& a, Number b) {         \
+    return fn(a, lit(a, b.value), b.loc);                  \
+  }                                                        \
+  Tensor operator sym(Number a, const Operand& b) {        \
+    return fn(lit(b.tensor, a.value), b.tensor, a.loc);    \
   }
 KILN_DEFINE_BINARY_OPERATOR(+, add)
 KILN_DEFINE_BINARY_OPERATOR(-, sub)
@@ -152,7 +188,100 @@ KILN_DEFINE_BINARY_OPERATOR(<=, le)
 KILN_DEFINE_BINARY_OPERATOR(>, gt)
 KILN_DEFINE_BINARY_OPERATOR(>=, ge)
 #undef KILN_DEFINE_BINARY_OPERATOR
-Tensor operator-(const Operand& a) { return neg(a.tensor, a.loc); }
+Tensor operator-(const Operand& a) {
+  return neg(a.tensor, a.loc);
+}
+
+// --- Creation and neural-network ops ----------------------------------------------------------
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc) {
+  return where(mask, scalar(value, x.dtype(), loc), x, loc);
+}
+
+Tensor full(Shape shape, double value, DType dtype, Device device, Loc loc) {
+  if (!current_trace()) return Tensor::full(std::move(shape), value, dtype, device);
+  Attrs attrs;
+  attrs.scalar = value;
+  attrs.dtype = dtype;
+  attrs.dims = std::move(shape);
+  return apply_op(OpKind::Full, {}, std::move(attrs), loc);
+}
+Tensor zeros(Shape shape, DType dtype, Device device, Loc loc) {
+  return full(std::move(shape), 0.0, dtype, device, loc);
+}
+Tensor ones(Shape shape, DType dtype, Device device, Loc loc) {
+  return full(std::move(shape), 1.0, dtype, device, loc);
+}
+
+Tensor arange(double start, double end, double step, DType dtype, Device device, Loc loc) {
+  Attrs attrs;
+  attrs.range = {start, end, step};
+  attrs.dtype = dtype;
+  Tensor t = apply_op(OpKind::Arange, {}, std::move(attrs), loc);
+  return current_trace() ? t : t.to(device);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, Loc loc) {
+  Attrs attrs;
+  attrs.trans_a = trans_a;
+  attrs.trans_b = trans_b;
+  return apply_op(OpKind::MatMul, {a, b}, std::move(attrs), loc);
+}
+
+namespace {
+Tensor axis_op(OpKind op, std::vector<Tensor> ins, int64_t axis, const Loc& loc) {
+  Attrs attrs;
+  attrs.axis = axis;
+  return apply_op(op, ins, std::move(attrs), loc);
+}
+}  // namespace
+
+Tensor softmax(const Tensor& a, int64_t axis, Loc loc) {
+  return axis_op(OpKind::Softmax, {a}, axis, loc);
+}
+Tensor log_softmax(const Tensor& a, int64_t axis, Loc loc) {
+  return axis_op(OpKind::LogSoftmax, {a}, axis, loc);
+}
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  int64_t normalized_dims, double eps, Loc loc) {
+  Attrs attrs;
+  attrs.index = normalized_dims;
+  attrs.scalar = eps;
+  return apply_op(OpKind::LayerNorm, {x, weight, bias}, std::move(attrs), loc);
+}
+Tensor gather(const Tensor& a, int64_t axis, const Tensor& index, Loc loc) {
+  return axis_op(OpKind::Gather, {a, index}, axis, loc);
+}
+Tensor index_select(const Tensor& a, int64_t axis, const Tensor& index, Loc loc) {
+  return axis_op(OpKind::IndexSelect, {a, index}, axis, loc);
+}
+Tensor embedding(const Tensor& weight, const Tensor& ids, Loc loc) {
+  if (weight.dim() != 2)
+    throw Error(invalid_argument("embedding: weight must be [V, D], got " + weight.str()));
+  Shape out = ids.shape();
+  out.push_back(weight.shape()[1]);
+  Tensor rows = index_select(weight, 0, reshape(ids, {ids.numel()}, loc), loc);
+  return reshape(rows, std::move(out), loc);
+}
+Tensor concat(const std::vector<Tensor>& tensors, int64_t axis, Loc loc) {
+  return axis_op(OpKind::Concat, tensors, axis, loc);
+}
+Tensor slice(const Tensor& a, int64_t axis, int64_t start, int64_t end, int64_t step, Loc loc) {
+  Attrs attrs;
+  attrs.axis = axis;
+  attrs.dims = {start, end, step};
+  return apply_op(OpKind::Slice, {a}, std::move(attrs), loc);
+}
+Tensor triu(const Tensor& a, int64_t diagonal, Loc loc) {
+  Attrs attrs;
+  attrs.index = diagonal;
+  return apply_op(OpKind::Triu, {a}, std::move(attrs), loc);
+}
+Tensor tril(const Tensor& a, int64_t diagonal, Loc loc) {
+  Attrs attrs;
+  attrs.index = diagonal;
+  return apply_op(OpKind::Tril, {a}, std::move(attrs), loc);
+}
 
 // --- Ops without a device lowering ------------------------------------------------------------
 
@@ -172,22 +301,24 @@ std::vector<Tensor> host_op(const std::string& name, const std::vector<Tensor>& 
 }  // namespace
 
 Tensor nonzero(const Tensor& a, Loc loc) {
-  return host_op("nonzero", {a},
-                 [](const std::vector<Tensor>& in) {
-                   return std::vector<Tensor>{from_host(host_nonzero(to_host(in[0])), Device::cpu())};
-                 },
-                 loc)
+  return host_op(
+             "nonzero", {a},
+             [](const std::vector<Tensor>& in) {
+               return std::vector<Tensor>{from_host(host_nonzero(to_host(in[0])), Device::cpu())};
+             },
+             loc)
       .at(0);
 }
 
 std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest, Loc loc) {
-  auto out = host_op("topk", {a},
-                     [k, largest](const std::vector<Tensor>& in) {
-                       auto r = value_or_throw(host_topk(to_host(in[0]), k, largest));
-                       return std::vector<Tensor>{from_host(std::move(r.first), Device::cpu()),
-                                                  from_host(std::move(r.second), Device::cpu())};
-                     },
-                     loc);
+  auto out = host_op(
+      "topk", {a},
+      [k, largest](const std::vector<Tensor>& in) {
+        auto r = value_or_throw(host_topk(to_host(in[0]), k, largest));
+        return std::vector<Tensor>{from_host(std::move(r.first), Device::cpu()),
+                                   from_host(std::move(r.second), Device::cpu())};
+      },
+      loc);
   return {out.at(0), out.at(1)};
 }
 

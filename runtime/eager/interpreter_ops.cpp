@@ -12,7 +12,8 @@
 //     * where(c, x, y): x and y converted to the compute type of the output, c != 0 selects x.
 //   Unary: neg; exp, log, sqrt, tanh via std:: on float; rsqrt = 1 / sqrt(x);
 //     sigmoid = 1 / (1 + exp(-x)); relu = (x < 0 ? 0 : x) (NaN and -0 pass through; ints too);
-//     gelu = 0.5 * x * (1 + erf(x / sqrt(2))) in float.
+//     gelu = 0.5 * x * (1 + erf(x / sqrt(2))) in float; erf = std::erf; silu = x * sigmoid(x);
+//     gelu_tanh = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
 //   Binary: add, sub, mul; div is always float true division (IEEE: x/0 = +-inf, 0/0 = NaN);
 //     maximum/minimum propagate NaN (if either operand is NaN the result is NaN).
 //   Cast: the input's natural compute type (float or int64) encoded into the target dtype:
@@ -23,6 +24,8 @@
 //     integer/bool inputs accumulate in int64 with wraparound (bool sums are i64 counts).
 //   Mean: double sum / count, rounded to the output dtype; an empty reduction gives NaN.
 //   Max: float with NaN propagation, int64 for integers, logical "any" for bool.
+//   Min: likewise, logical "all" for bool.
+//   Matmul, softmax, layer norm, indexing, triu/tril, arange, argmax/argmin: interpreter_nn.cpp.
 //   Reduction order: row-major over the reduced dims, sequential.
 //   Reshape, Permute (out dim i = in dim perm[i]), Expand: contiguous row-major results.
 #include <algorithm>
@@ -158,6 +161,15 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
         return run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
       case OpKind::Gelu:
         return run([](C x) { return C(0.5) * x * (C(1) + std::erf(x / std::sqrt(C(2)))); });
+      case OpKind::Erf:
+        return run([](C x) { return std::erf(x); });
+      case OpKind::Silu:
+        return run([](C x) { return x * (C(1) / (C(1) + std::exp(-x))); });
+      case OpKind::GeluTanh:
+        return run([](C x) {
+          const C k = C(0.7978845608028654);  // sqrt(2 / pi)
+          return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+        });
       default:
         break;
     }
@@ -299,6 +311,15 @@ Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
                              keep);
       }
       return {};
+    case OpKind::Min:
+      if (fp) {
+        reduce_loop<float>(in, out, axes, std::numeric_limits<float>::infinity(), minimum<float>,
+                           keep);
+      } else {
+        reduce_loop<int64_t>(in, out, axes, std::numeric_limits<int64_t>::max(), minimum<int64_t>,
+                             keep);
+      }
+      return {};
     default:
       break;
   }
@@ -352,6 +373,7 @@ Status eval_full(const Node& node, HostTensor& out) {
 
 Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   if (node.op == OpKind::Full) return eval_full(node, out);
+  if (is_nn_kernel(node.op)) return eval_nn(node, ins, out);
   if (is_elementwise(node.op)) return eval_elementwise(node, ins, out);
   if (is_reduce(node.op)) return eval_reduce(node, *ins[0], out);
   if (is_movement(node.op)) return eval_movement(node, *ins[0], out);

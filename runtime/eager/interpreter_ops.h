@@ -169,6 +169,12 @@ void strided_for_each(std::span<const Dim> shape,
   }
 }
 
+/// True for the ops whose kernels live in interpreter_nn.cpp (matmul, normalisation, indexing,
+/// triangular masks, arange, argmax/argmin).
+bool is_nn_kernel(OpKind op);
+/// Evaluates a node for which is_nn_kernel() holds (same contract as eval_node).
+Status eval_nn(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+
 /// Evaluates one non-source node. `ins` match the node's input metas; `out` is allocated with
 /// node.meta.
 Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);

@@ -26,13 +26,16 @@ std::string dims_str(std::span<const int64_t> d) {
   return shape_str(d);
 }
 
+}  // namespace
+
+namespace detail {
 Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& what) {
   std::string msg = std::string(op_name(op)) + "(";
   for (size_t i = 0; i < ins.size(); ++i) msg += (i ? ", " : "") + ins[i].str();
   return invalid_argument(msg + "): " + what);
 }
-
-}  // namespace
+}  // namespace detail
+using detail::op_error;
 
 const char* op_name(OpKind op) {
   return info(op).name;
@@ -88,10 +91,37 @@ std::string Attrs::str(OpKind op) const {
              ", shape=" + dims_str(dims);
     case OpKind::Cast:
       return std::string("dtype=") + dtype_name(dtype);
+    case OpKind::Arange: {
+      std::string s = "range=[";
+      for (size_t i = 0; i < range.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%.17g", range[i]);
+        s += (i ? ", " : "") + std::string(buf);
+      }
+      return s + "], dtype=" + dtype_name(dtype);
+    }
     case OpKind::Sum:
     case OpKind::Mean:
     case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
       return "axes=" + dims_str(dims) + (keepdim ? ", keepdim" : "");
+    case OpKind::MatMul:
+      return std::string("trans_a=") + (trans_a ? "1" : "0") + ", trans_b=" + (trans_b ? "1" : "0");
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+    case OpKind::Gather:
+    case OpKind::IndexSelect:
+    case OpKind::Concat:
+      return "axis=" + std::to_string(axis);
+    case OpKind::LayerNorm:
+      std::snprintf(buf, sizeof buf, "%.9g", scalar);
+      return "normalized_dims=" + std::to_string(index) + ", eps=" + buf;
+    case OpKind::Slice:
+      return "axis=" + std::to_string(axis) + ", start/end/step=" + dims_str(dims);
+    case OpKind::Triu:
+    case OpKind::Tril:
+      return "diagonal=" + std::to_string(index);
     case OpKind::Reshape:
     case OpKind::Expand:
       return "shape=" + dims_str(dims);
@@ -118,6 +148,26 @@ Expected<Shape> broadcast_shapes(std::span<const Dim> a, std::span<const Dim> b)
   return out;
 }
 
+Expected<int64_t> normalize_axis(int64_t axis, int rank) {
+  int64_t n = axis < 0 ? axis + rank : axis;
+  if (n < 0 || n >= rank)
+    return invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(rank));
+  return n;
+}
+
+SliceRange resolve_slice(int64_t start, int64_t end, int64_t step, int64_t size) {
+  auto clamp = [size](int64_t v) {
+    if (v < 0) v += size;
+    return std::clamp<int64_t>(v, 0, size);
+  };
+  SliceRange r;
+  r.start = clamp(start);
+  const int64_t stop = clamp(end);
+  r.length = stop > r.start && step > 0 ? (stop - r.start + step - 1) / step : 0;
+  return r;
+}
+
 Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int rank) {
   std::vector<int64_t> out;
   for (int64_t a : axes) {
@@ -138,6 +188,7 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     return op_error(op, ins, "expects " + std::to_string(op_arity(op)) + " inputs");
   switch (op_category(op)) {
     case OpCategory::kSource:
+      if (op == OpKind::Arange) return detail::infer_meta_nn(op, ins, attrs);
       if (op == OpKind::Full) {
         for (Dim d : attrs.dims)
           if (d < 0) return op_error(op, ins, "negative size in shape " + dims_str(attrs.dims));
@@ -180,12 +231,18 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       if (*axes != attrs.dims) return op_error(op, ins, "axes must be normalised (sorted, >= 0)");
       if (axes->empty()) return op_error(op, ins, "needs at least one axis");
       DType dt = ins[0].dtype;
-      if (dt == DType::kBool && op != OpKind::Max) dt = DType::kI64;
+      const bool arg = op == OpKind::ArgMax || op == OpKind::ArgMin;
+      const bool extremum = arg || op == OpKind::Max || op == OpKind::Min;
+      if (dt == DType::kBool && !extremum) dt = DType::kI64;
       if (op == OpKind::Mean && !is_floating(dt))
         return op_error(op, ins, "mean needs a floating-point input");
-      if (op == OpKind::Max) {
+      if (arg && axes->size() != 1)
+        return op_error(op, ins, "needs exactly one axis, got " + dims_str(*axes));
+      if (arg) dt = DType::kI64;
+      if (extremum) {
         for (int64_t a : *axes)
-          if (ins[0].shape[a] == 0) return op_error(op, ins, "max over an empty axis");
+          if (ins[0].shape[a] == 0)
+            return op_error(op, ins, std::string(op_name(op)) + " over an empty axis");
       }
       Shape out;
       for (int i = 0; i < ins[0].rank(); ++i) {
@@ -229,6 +286,11 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
         return op_error(op, ins, "cannot expand to " + dims_str(attrs.dims));
       return TensorMeta{ins[0].dtype, attrs.dims};
     }
+    case OpCategory::kContraction:
+    case OpCategory::kNormalization:
+    case OpCategory::kIndexing:
+    case OpCategory::kTriangular:
+      return detail::infer_meta_nn(op, ins, attrs);
   }
   unreachable("bad op category");
 }

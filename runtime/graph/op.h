@@ -26,7 +26,11 @@ enum class OpCategory : uint8_t {
   kTernary,
   kCast,
   kReduce,
-  kMovement
+  kMovement,
+  kContraction,    // MatMul
+  kNormalization,  // Softmax, LogSoftmax, LayerNorm
+  kIndexing,       // Gather, IndexSelect, Concat, Slice (not folded as views by codegen)
+  kTriangular      // Triu, Tril: elementwise, masked by the element's (row, column)
 };
 
 const char* op_name(OpKind op);
@@ -44,14 +48,27 @@ bool is_source(OpKind op);
 /// Typed attributes. Which fields an op reads:
 ///   Input/Constant: index (position in the input / captured-constant list)
 ///   Full: scalar (value), dims (shape) and dtype (element type)
-///   Cast: dtype.  Sum/Mean/Max: dims (axes, sorted, non-negative), keepdim.
+///   Arange: range = {start, end, step} (step != 0) and dtype.
+///   Cast: dtype.  Sum/Mean/Max/Min: dims (axes, sorted, non-negative), keepdim.
+///   ArgMax/ArgMin: dims (exactly one axis), keepdim; the output is i64.
 ///   Reshape/Expand: dims (target shape).  Permute: dims (permutation).
+///   MatMul: trans_a / trans_b swap the last two dims of a / b before the product (ignored for
+///     1-D operands), so a transpose folds into the op instead of being a Permute.
+///   Softmax/LogSoftmax: axis (negative counts from the end).
+///   LayerNorm: index = k, the number of trailing dims normalised; scalar = epsilon.
+///   Gather/IndexSelect/Concat: axis.  Slice: axis and dims = {start, end, step} as written by
+///     the caller (Python rules: negative counts from the end, out-of-range clamps; step > 0).
+///   Triu/Tril: index = diagonal offset (0 = main diagonal, > 0 above, < 0 below).
 struct Attrs {
   int64_t index = 0;
   double scalar = 0.0;
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;
   bool keepdim = false;
+  int64_t axis = 0;
+  bool trans_a = false;
+  bool trans_b = false;
+  std::vector<double> range;
 
   bool operator==(const Attrs&) const = default;
   std::string str(OpKind op) const;
@@ -62,6 +79,25 @@ Expected<Shape> broadcast_shapes(std::span<const Dim> a, std::span<const Dim> b)
 
 /// The shape/dtype rule of `op`: output meta from input metas, or a clear error.
 Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> inputs, const Attrs& attrs);
+
+/// Resolves a Python-style slice [start:end:step] (step > 0) on a dim of `size`: the first
+/// index and the number of elements taken.
+struct SliceRange {
+  int64_t start = 0;
+  int64_t length = 0;
+};
+SliceRange resolve_slice(int64_t start, int64_t end, int64_t step, int64_t size);
+
+/// Normalises one axis (negative counts from the end) against `rank`, or an error naming it.
+Expected<int64_t> normalize_axis(int64_t axis, int rank);
+
+namespace detail {
+/// "op(f32[2, 3], ...): what" as an invalid_argument Status.
+Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& what);
+/// Shape rules of the Contraction, Normalization, Indexing and Triangular categories and of
+/// Arange (op_rules_nn.cpp).
+Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs);
+}  // namespace detail
 
 /// Normalises reduction axes (negative -> positive, sorted, unique) against `rank`.
 Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int rank);

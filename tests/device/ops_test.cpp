@@ -81,6 +81,9 @@ std::vector<UnaryCase> unary_cases() {
       {"tanh", [](const Tensor& x) { return tanh(x); }, Dist{-5, 5}, Dist{-4, 4}, true},
       {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, Dist{-8, 8}, Dist{-8, 8}, true},
       {"gelu", [](const Tensor& x) { return gelu(x); }, Dist{-5, 5}, Dist{-5, 5}, true},
+      {"erf", [](const Tensor& x) { return erf(x); }, Dist{-4, 4}, Dist{-3, 3}, true},
+      {"silu", [](const Tensor& x) { return silu(x); }, Dist{-8, 8}, Dist{-8, 8}, true},
+      {"gelu_tanh", [](const Tensor& x) { return gelu_tanh(x); }, Dist{-5, 5}, Dist{-5, 5}, true},
   };
 }
 

@@ -1,0 +1,346 @@
+// The CPU interpreter's kernels for the transformer ops (reference semantics, PyTorch's):
+//   MatMul: numpy.matmul with batch broadcasting; trans_a / trans_b read a / b with their last two
+//     dims swapped. Float outputs accumulate in double over k in order, then round to the output
+//     dtype; integer outputs accumulate in int64 with two's complement wraparound.
+//   Softmax / LogSoftmax: per slice along the axis, m = max (float), s = sum exp(x - m) in double;
+//     softmax = exp(x - m) / s, log_softmax = x - m - log(s). A slice that is all -inf gives NaN.
+//   LayerNorm: per row of the last k dims, mean and biased variance in double;
+//     y = (x - mean) / sqrt(var + eps) * weight + bias, rounded to the output dtype.
+//   Gather / IndexSelect: i32 or i64 indices; an index outside [0, size) is an error Status naming
+//     the index and the bound (device kernels will clamp or check; they are not bound by this).
+//   Concat: inputs converted to the promoted output dtype, laid out along the axis in order.
+//   Slice: Python slice rules (graph/op.h resolve_slice). Triu / Tril: element (r, c) of the last
+//     two dims is kept when c - r >= k (triu) or c - r <= k (tril), otherwise zero.
+//   Arange: element i = start + i * step computed in double, encoded into the dtype.
+//   ArgMax / ArgMin: the first index of the extreme value; a NaN counts as the extreme (the first
+//     NaN wins), as in PyTorch.
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "eager/interpreter_ops.h"
+
+namespace kiln::eager {
+namespace {
+
+/// A tensor seen as [outer, len, inner] around `axis`.
+struct Split {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+Split split_at(const Shape& shape, int64_t axis) {
+  Split s;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    (d < axis ? s.outer : d == axis ? s.len : s.inner) *= shape[static_cast<size_t>(d)];
+  return s;
+}
+
+int64_t axis_of(const Node& node, int rank) {
+  int64_t a = node.attrs.axis;
+  return a < 0 ? a + rank : a;
+}
+
+template <typename C>
+std::vector<C> decode_all(const HostTensor& t) {
+  Reader<C> rd = reader<C>(t);
+  std::vector<C> v(static_cast<size_t>(t.meta.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = rd(static_cast<int64_t>(i));
+  return v;
+}
+
+int64_t wrap_mul_add(int64_t acc, int64_t a, int64_t b) {
+  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  return static_cast<int64_t>(u(acc) + u(a) * u(b));
+}
+
+/// One operand of a matmul as a batch of matrices with element strides.
+struct MatView {
+  Shape batch;
+  int64_t rows = 1, cols = 1, row_stride = 0, col_stride = 0, matrix = 1;
+};
+MatView mat_view(const Shape& s, bool trans, bool is_a) {
+  MatView v;
+  if (s.size() == 1) {  // a: [1, K]; b: [K, 1]
+    v.rows = is_a ? 1 : s[0];
+    v.cols = is_a ? s[0] : 1;
+    v.row_stride = is_a ? 0 : 1;
+    v.col_stride = is_a ? 1 : 0;
+    v.matrix = s[0];
+    return v;
+  }
+  v.batch.assign(s.begin(), s.end() - 2);
+  const int64_t r = s[s.size() - 2], c = s.back();
+  v.matrix = r * c;
+  v.rows = trans ? c : r;
+  v.cols = trans ? r : c;
+  v.row_stride = trans ? 1 : c;
+  v.col_stride = trans ? c : 1;
+  return v;
+}
+
+template <typename C>
+Status matmul(const Node& node, const HostTensor& a, const HostTensor& b, HostTensor& out) {
+  const MatView va = mat_view(a.meta.shape, node.attrs.trans_a, true);
+  const MatView vb = mat_view(b.meta.shape, node.attrs.trans_b, false);
+  const std::vector<C> da = decode_all<C>(a), db = decode_all<C>(b);
+  const int64_t m = va.rows, k = va.cols, n = vb.cols;
+  auto bshape = broadcast_shapes(va.batch, vb.batch);
+  if (!bshape.ok()) return bshape.status();
+  std::vector<int64_t> sa = broadcast_strides(va.batch, *bshape);
+  std::vector<int64_t> sb = broadcast_strides(vb.batch, *bshape);
+  for (int64_t& s : sa) s *= va.matrix;
+  for (int64_t& s : sb) s *= vb.matrix;
+  Writer<C> wr = writer<C>(out);
+  int64_t o = 0;
+  strided_for_each<2>(*bshape, {std::span<const int64_t>(sa), std::span<const int64_t>(sb)},
+                      [&](const std::array<int64_t, 2>& base) {
+                        for (int64_t i = 0; i < m; ++i) {
+                          for (int64_t j = 0; j < n; ++j) {
+                            C acc = 0;
+                            int64_t pa = base[0] + i * va.row_stride;
+                            int64_t pb = base[1] + j * vb.col_stride;
+                            for (int64_t p = 0; p < k; ++p) {
+                              const C x = da[static_cast<size_t>(pa + p * va.col_stride)];
+                              const C y = db[static_cast<size_t>(pb + p * vb.row_stride)];
+                              if constexpr (std::is_integral_v<C>)
+                                acc = wrap_mul_add(acc, x, y);
+                              else
+                                acc += x * y;
+                            }
+                            wr(o++, acc);
+                          }
+                        }
+                      });
+  return {};
+}
+
+Status softmax(const Node& node, const HostTensor& x, HostTensor& out) {
+  const Split s = split_at(x.meta.shape, axis_of(node, x.meta.rank()));
+  const bool log_form = node.op == OpKind::LogSoftmax;
+  Reader<float> rd = reader<float>(x);
+  Writer<float> wr = writer<float>(out);
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t in = 0; in < s.inner; ++in) {
+      const int64_t base = o * s.len * s.inner + in;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < s.len; ++i) mx = std::max(mx, rd(base + i * s.inner));
+      double sum = 0;
+      for (int64_t i = 0; i < s.len; ++i) sum += std::exp(double(rd(base + i * s.inner)) - mx);
+      const double log_sum = std::log(sum);
+      for (int64_t i = 0; i < s.len; ++i) {
+        const double shifted = double(rd(base + i * s.inner)) - mx;
+        wr(base + i * s.inner,
+           static_cast<float>(log_form ? shifted - log_sum : std::exp(shifted) / sum));
+      }
+    }
+  }
+  return {};
+}
+
+Status layer_norm(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  const HostTensor& x = *ins[0];
+  const int64_t n = numel(std::span<const Dim>(x.meta.shape).last(node.attrs.index));
+  if (x.meta.numel() == 0) return {};
+  const std::vector<double> w = decode_all<double>(*ins[1]), b = decode_all<double>(*ins[2]);
+  Reader<double> rd = reader<double>(x);
+  Writer<double> wr = writer<double>(out);
+  for (int64_t row = 0; row < x.meta.numel() / n; ++row) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; ++i) mean += rd(row * n + i);
+    mean /= static_cast<double>(n);
+    for (int64_t i = 0; i < n; ++i) var += (rd(row * n + i) - mean) * (rd(row * n + i) - mean);
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(n) + node.attrs.scalar);
+    for (int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<size_t>(i);
+      wr(row * n + i, (rd(row * n + i) - mean) * inv * w[k] + b[k]);
+    }
+  }
+  return {};
+}
+
+Status index_error(int64_t index, int64_t axis, int64_t size) {
+  return invalid_argument("index " + std::to_string(index) + " is out of range for dim " +
+                          std::to_string(axis) + " of size " + std::to_string(size) +
+                          " (valid: 0.." + std::to_string(size - 1) + ")");
+}
+
+Status gather(const Node& node, const HostTensor& x, const HostTensor& idx, HostTensor& out) {
+  const int64_t axis = axis_of(node, x.meta.rank());
+  const size_t es = dtype_size(x.meta.dtype);
+  const Split s = split_at(x.meta.shape, axis);
+  Reader<int64_t> ri = reader<int64_t>(idx);
+  auto copy = [&](int64_t dst, int64_t src) {
+    std::memcpy(out.data.data() + dst * es, x.data.data() + src * es, es);
+  };
+  if (node.op == OpKind::IndexSelect) {
+    const int64_t count = idx.meta.numel();
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t v = ri(j);
+      if (v < 0 || v >= s.len) return index_error(v, axis, s.len);
+      for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t in = 0; in < s.inner; ++in)
+          copy((o * count + j) * s.inner + in, (o * s.len + v) * s.inner + in);
+    }
+    return {};
+  }
+  std::vector<int64_t> xs = contiguous_strides(x.meta.shape);
+  const int64_t axis_stride = xs[static_cast<size_t>(axis)];
+  xs[static_cast<size_t>(axis)] = 0;
+  Status status;
+  int64_t o = 0;
+  strided_for_each<1>(idx.meta.shape, {std::span<const int64_t>(xs)},
+                      [&](const std::array<int64_t, 1>& off) {
+                        const int64_t v = ri(o);
+                        if (v < 0 || v >= s.len) {
+                          if (status.ok()) status = index_error(v, axis, s.len);
+                        } else {
+                          copy(o, off[0] + v * axis_stride);
+                        }
+                        ++o;
+                      });
+  return status;
+}
+
+Status concat(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  const int64_t axis = axis_of(node, out.meta.rank());
+  const Split so = split_at(out.meta.shape, axis);
+  const bool fp = is_floating(out.meta.dtype);
+  int64_t at = 0;  // position along the axis
+  for (const HostTensor* t : ins) {
+    const Split si = split_at(t->meta.shape, axis);
+    const int64_t chunk = si.len * si.inner;
+    Reader<float> rf = reader<float>(*t);
+    Reader<int64_t> ri = reader<int64_t>(*t);
+    Writer<float> wf = writer<float>(out);
+    Writer<int64_t> wi = writer<int64_t>(out);
+    for (int64_t o = 0; o < si.outer; ++o) {
+      for (int64_t e = 0; e < chunk; ++e) {
+        const int64_t dst = o * so.len * so.inner + at * so.inner + e, src = o * chunk + e;
+        if (fp)
+          wf(dst, rf(src));
+        else
+          wi(dst, ri(src));
+      }
+    }
+    at += si.len;
+  }
+  return {};
+}
+
+Status slice(const Node& node, const HostTensor& x, HostTensor& out) {
+  const int64_t axis = axis_of(node, x.meta.rank());
+  const Split s = split_at(x.meta.shape, axis);
+  const std::vector<int64_t>& d = node.attrs.dims;
+  const SliceRange r = resolve_slice(d[0], d[1], d[2], s.len);
+  const size_t es = dtype_size(x.meta.dtype);
+  const auto row = static_cast<size_t>(s.inner) * es;
+  std::byte* dst = out.data.data();
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t j = 0; j < r.length; ++j, dst += row) {
+      const int64_t src = (o * s.len + r.start + j * d[2]) * s.inner;
+      std::memcpy(dst, x.data.data() + static_cast<size_t>(src) * es, row);
+    }
+  }
+  return {};
+}
+
+Status triangular(const Node& node, const HostTensor& x, HostTensor& out) {
+  const int64_t rows = x.meta.shape[x.meta.shape.size() - 2], cols = x.meta.shape.back();
+  const size_t es = dtype_size(x.meta.dtype);
+  const int64_t k = node.attrs.index;
+  const bool upper = node.op == OpKind::Triu;
+  std::memset(out.data.data(), 0, out.data.size());
+  for (int64_t e = 0; e < x.meta.numel(); ++e) {
+    const int64_t c = e % cols, r = (e / cols) % rows;
+    if (upper ? c - r >= k : c - r <= k)
+      std::memcpy(out.data.data() + e * es, x.data.data() + e * es, es);
+  }
+  return {};
+}
+
+Status arange(const Node& node, HostTensor& out) {
+  Writer<double> wr = writer<double>(out);
+  const std::vector<double>& r = node.attrs.range;
+  for (int64_t i = 0; i < out.meta.numel(); ++i) wr(i, r[0] + static_cast<double>(i) * r[2]);
+  return {};
+}
+
+template <typename C>
+Status arg_extreme(const Node& node, const HostTensor& x, HostTensor& out) {
+  const Split s = split_at(x.meta.shape, node.attrs.dims.at(0));
+  const bool want_max = node.op == OpKind::ArgMax;
+  Reader<C> rd = reader<C>(x);
+  int64_t* dst = out.ptr<int64_t>();
+  auto nan = [](C v) {
+    if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+    return false;
+  };
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t in = 0; in < s.inner; ++in) {
+      const int64_t base = o * s.len * s.inner + in;
+      C best = rd(base);
+      int64_t at = 0;
+      for (int64_t i = 1; i < s.len && !nan(best); ++i) {
+        const C v = rd(base + i * s.inner);
+        if (nan(v) || (want_max ? v > best : v < best)) best = v, at = i;
+      }
+      dst[o * s.inner + in] = at;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_nn_kernel(OpKind op) {
+  switch (op) {
+    case OpKind::Arange:
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+      return true;
+    default:
+      break;
+  }
+  switch (op_category(op)) {
+    case OpCategory::kContraction:
+    case OpCategory::kNormalization:
+    case OpCategory::kIndexing:
+    case OpCategory::kTriangular:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status eval_nn(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  switch (node.op) {
+    case OpKind::MatMul:
+      if (is_floating(out.meta.dtype)) return matmul<double>(node, *ins[0], *ins[1], out);
+      return matmul<int64_t>(node, *ins[0], *ins[1], out);
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      return softmax(node, *ins[0], out);
+    case OpKind::LayerNorm:
+      return layer_norm(node, ins, out);
+    case OpKind::Gather:
+    case OpKind::IndexSelect:
+      return gather(node, *ins[0], *ins[1], out);
+    case OpKind::Concat:
+      return concat(node, ins, out);
+    case OpKind::Slice:
+      return slice(node, *ins[0], out);
+    case OpKind::Triu:
+    case OpKind::Tril:
+      return triangular(node, *ins[0], out);
+    case OpKind::Arange:
+      return arange(node, out);
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+      if (is_floating(ins[0]->meta.dtype)) return arg_extreme<float>(node, *ins[0], out);
+      return arg_extreme<int64_t>(node, *ins[0], out);
+    default:
+      break;
+  }
+  return internal_error(std::string("no interpreter kernel for ") + op_name(node.op));
+}
+
+}  // namespace kiln::eager
