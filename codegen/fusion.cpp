@@ -8,6 +8,8 @@ const char* fusion_rule_name(FusionRule rule) {
       return "graph_output";
     case FusionRule::kReduceBoundary:
       return "reduce_boundary";
+    case FusionRule::kOwnKernel:
+      return "own_kernel";
     case FusionRule::kMultiConsumer:
       return "multi_consumer";
     case FusionRule::kUnfused:
@@ -27,6 +29,17 @@ bool rule_inline_view(const Node& n) {
 }
 bool rule_inline_literal(const Node& n) {
   return n.op == OpKind::Full;
+}
+bool rule_own_kernel(const Node& n) {
+  switch (op_category(n.op)) {
+    case OpCategory::kContraction:
+    case OpCategory::kNormalization:
+    case OpCategory::kIndexing:
+    case OpCategory::kTriangular:
+      return true;
+    default:
+      return false;
+  }
 }
 bool rule_multi_consumer(const Node& n, int uses) {
   return is_elementwise(n.op) && uses > 1;
@@ -61,6 +74,8 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse) {
       rule = FusionRule::kInlineLiteral, mat = false;
     } else if (rule_inline_view(node)) {
       rule = FusionRule::kInlineView, mat = false;
+    } else if (rule_own_kernel(node)) {
+      rule = FusionRule::kOwnKernel, mat = true;
     } else if (is_reduce(node.op)) {
       rule = FusionRule::kReduceBoundary, mat = true;
     } else if (!fuse) {

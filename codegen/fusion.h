@@ -14,6 +14,8 @@ namespace kiln {
 enum class FusionRule {
   kGraphOutput,      // a graph output is written to memory
   kReduceBoundary,   // a reduction is a kernel root (its prologue folds into its loads)
+  kOwnKernel,        // matmul, softmax/layer_norm, indexing, triangular: a kernel root whose
+                     // elementwise producers fold into its loads
   kMultiConsumer,    // elementwise node read by several consumers: computed once, stored
   kUnfused,          // fusion disabled: every compute op is its own kernel
   kInlinePointwise,  // elementwise/view node with one consumer folds into it
@@ -31,6 +33,7 @@ struct FusionDecision {
 bool rule_inline_view(const Node& n);
 bool rule_inline_literal(const Node& n);
 bool rule_multi_consumer(const Node& n, int uses);
+bool rule_own_kernel(const Node& n);
 
 FusionDecision decide_fusion(const Graph& graph, bool fuse);
 /// "%3 mul: inline_pointwise" lines.

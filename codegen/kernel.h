@@ -33,7 +33,14 @@ struct CodegenOptions {
   TargetCaps caps;
 };
 
-enum class KernelVariant { kElementwise, kElementwiseVec4, kReduceThread, kReduceWorkgroup };
+enum class KernelVariant {
+  kElementwise,
+  kElementwiseVec4,
+  kReduceThread,
+  kReduceWorkgroup,
+  kRowNorm,
+  kMatmulTiled,
+};
 const char* kernel_variant_name(KernelVariant v);
 
 struct Kernel {

@@ -5,13 +5,10 @@
 
 #include "codegen/emit.h"
 #include "codegen/fusion.h"
+#include "codegen/lower_internal.h"
 #include "codegen/spirv.h"
 
 namespace kiln {
-namespace {
-
-constexpr uint32_t kElementwiseLocalSize = 128;
-constexpr uint32_t kWorkgroupReduceMinR = 128;  // below this, one invocation per output
 
 uint32_t groups_for(int64_t work, uint32_t local_size, const TargetCaps& caps) {
   int64_t g = (work + local_size - 1) / local_size;
@@ -35,6 +32,18 @@ Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& c
     return unimplemented(name + ": the device has no 8-bit storage (bool tensors)");
   return {};
 }
+
+Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
+                                    const std::string& body,
+                                    std::map<std::string, std::string> macros) {
+  return preprocess_glsl(template_name, macros,
+                         {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", body}});
+}
+
+namespace {
+
+constexpr uint32_t kElementwiseLocalSize = 128;
+constexpr uint32_t kWorkgroupReduceMinR = 128;  // below this, one invocation per output
 
 /// Elementwise root: vec4 when every value is f32 and every load is contiguous or broadcast
 /// along the innermost dim; otherwise scalar.
@@ -164,8 +173,6 @@ Status check_lowerable(const Graph& g) {
   for (const Node& n : g.nodes()) {
     bool lowerable = true;
     switch (op_category(n.op)) {
-      case OpCategory::kContraction:
-      case OpCategory::kNormalization:
       case OpCategory::kIndexing:
       case OpCategory::kTriangular:
         lowerable = false;
@@ -205,6 +212,10 @@ const char* kernel_variant_name(KernelVariant v) {
       return "reduce_thread";
     case KernelVariant::kReduceWorkgroup:
       return "reduce_workgroup";
+    case KernelVariant::kRowNorm:
+      return "row_norm";
+    case KernelVariant::kMatmulTiled:
+      return "matmul_tiled";
   }
   return "?";
 }
@@ -220,6 +231,10 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     Expected<Kernel> k = unimplemented("");
     if (is_reduce(n.op)) {
       k = reduce_kernel(graph, fusion, n.id, options);
+    } else if (op_category(n.op) == OpCategory::kNormalization) {
+      k = norm_kernel(graph, fusion, n.id, options);
+    } else if (op_category(n.op) == OpCategory::kContraction) {
+      k = matmul_kernel(graph, fusion, n.id, options);
     } else {
       bool vec_ok = options.vectorize && n.meta.dtype == DType::kF32 && !n.meta.shape.empty() &&
                     n.meta.shape.back() % 4 == 0 && n.meta.numel() > 0;

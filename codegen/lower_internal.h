@@ -1,0 +1,35 @@
+/// \file lower_internal.h
+/// Shared pieces of the kernel builders (codegen/lower*.cpp). Not a public interface.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "codegen/emit.h"
+#include "codegen/fusion.h"
+#include "codegen/kernel.h"
+
+namespace kiln {
+
+/// Workgroups for `work` items at `local_size` per group, capped at the device limit (kernels
+/// use grid-stride loops, so a capped grid still covers everything).
+uint32_t groups_for(int64_t work, uint32_t local_size, const TargetCaps& caps);
+/// The #extension lines the emitted body needs.
+std::string extensions(const Emitter& e);
+/// unimplemented when the body needs a feature the device lacks.
+Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& caps);
+/// Preprocesses `template_name` with the macros, the generated extensions and kernel body.
+Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
+                                    const std::string& body,
+                                    std::map<std::string, std::string> macros);
+
+/// Softmax, LogSoftmax and LayerNorm: one workgroup per normalised row (codegen/lower_norm.cpp).
+Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                             const CodegenOptions& opt);
+
+/// MatMul: tiled, shared-memory staged, batched (codegen/lower_matmul.cpp).
+Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt);
+
+}  // namespace kiln

@@ -1,0 +1,173 @@
+// MatMul lowering: one tiled kernel per matmul (shaders/matmul.comp). The operands' elementwise
+// producers, transposes and batch broadcasting fold into the generated kiln_load_a / kiln_load_b
+// through the Emitter; nothing but the output is written to memory.
+//
+// Shapes follow the rule in graph/op_rules_nn.cpp (numpy.matmul): a is [..., M, K] (or [..., K, M]
+// with trans_a), b is [..., K, N] (or [..., N, K] with trans_b); a 1-D a is a row [1, K] and a
+// 1-D b a column [K, 1], whose added dim is absent from the output. The output is
+// [batch..., M, N] minus those dims, so its row-major element (batch, i, j) always sits at
+// batch * M * N + i * N + j.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "codegen/lower_internal.h"
+
+namespace kiln {
+namespace {
+
+/// Work split of one kernel: the C tile of a workgroup, the K step staged in shared memory, and
+/// the register block of one invocation (local size = (TM / RM) * (TN / RN)).
+struct TileConfig {
+  uint32_t tm, tn, tk, rm, rn;
+  uint32_t local_size() const { return (tm / rm) * (tn / rn); }
+  uint32_t shared_bytes(uint32_t elem) const { return (tk * (tm + 1) + tk * tn) * elem; }
+};
+
+constexpr TileConfig kLargeTile{64, 64, 32, 8, 8};  // 64 invocations, 8x8 each
+constexpr TileConfig kSmallTile{32, 32, 16, 4, 4};  // 64 invocations, 4x4 each
+
+/// The operand's shape as the product sees it, split into batch dims and the matrix dims
+/// (rows, cols) after the rule's 1-D promotion and the transpose.
+struct Operand {
+  Shape batch;
+  Dim rows = 1, cols = 1;
+};
+
+Operand operand_of(const Shape& s, bool trans, bool is_a) {
+  Operand o;
+  if (s.size() == 1) {
+    o.rows = is_a ? 1 : s[0];
+    o.cols = is_a ? s[0] : 1;
+    return o;
+  }
+  o.batch.assign(s.begin(), s.end() - 2);
+  o.rows = trans ? s.back() : s[s.size() - 2];
+  o.cols = trans ? s[s.size() - 2] : s.back();
+  return o;
+}
+
+/// numpy broadcast of two batch shapes (already checked by the shape rule).
+Shape broadcast_batch(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t d = 0; d < out.size(); ++d) {
+    size_t from_end = out.size() - d;
+    Dim da = from_end <= a.size() ? a[a.size() - from_end] : 1;
+    Dim db = from_end <= b.size() ? b[b.size() - from_end] : 1;
+    out[d] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::string u32(int64_t v) {
+  return std::to_string(v) + "u";
+}
+
+/// Emits `ACC_T name(uint batch, uint p, uint q)` returning `operand` at the index assembled from
+/// the batch (decomposed over the output's batch shape, broadcast to the operand's batch dims) and
+/// the matrix dims: `first`, `second` are the parameter names in the operand's memory order.
+std::string load_function(Emitter& e, const Graph& g, NodeId operand, const Shape& out_batch,
+                          const std::string& prefix, const std::string& name,
+                          const std::string& params, const std::string& first,
+                          const std::string& second, DType acc) {
+  const Node& src = g.node(operand);
+  const Shape& s = src.meta.shape;
+  Index index;
+  if (s.size() == 1) {
+    index.push_back({first, 0});
+  } else {
+    Index bi = e.decompose("batch", out_batch, prefix, 0);
+    Shape in_batch(s.begin(), s.end() - 2);
+    index = Emitter::broadcast_index(bi, out_batch, in_batch);
+    index.push_back({first, 0});
+    index.push_back({second, 0});
+  }
+  std::string v = glsl_convert(e.value(operand, index), src.meta.dtype, acc);
+  std::string body = e.take_body();
+  e.reset_scope();
+  return std::string(glsl_compute_type(acc)) + " " + name + "(" + params + ") {\n" + body +
+         "  return " + v + ";\n}\n\n";
+}
+
+TileConfig choose_tile(Dim m, Dim n, uint32_t elem, const TargetCaps& caps) {
+  bool large = m >= kLargeTile.tm && n >= kLargeTile.tn &&
+               caps.max_workgroup_invocations >= kLargeTile.local_size() &&
+               kLargeTile.shared_bytes(elem) <= caps.max_shared_memory;
+  return large ? kLargeTile : kSmallTile;
+}
+
+}  // namespace
+
+Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt) {
+  const Node& n = g.node(root);
+  const NodeId a_id = n.inputs[0], b_id = n.inputs[1];
+  const Shape &sa = g.node(a_id).meta.shape, &sb = g.node(b_id).meta.shape;
+  const Operand a = operand_of(sa, n.attrs.trans_a, true);
+  const Operand b = operand_of(sb, n.attrs.trans_b, false);
+  const Dim m = a.rows, k = a.cols, nn = b.cols;
+  const Shape batch = broadcast_batch(a.batch, b.batch);
+  const int64_t batches = numel(batch);
+  constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
+  if (n.meta.numel() > kMaxU32 || g.node(a_id).meta.numel() > kMaxU32 ||
+      g.node(b_id).meta.numel() > kMaxU32)
+    return unimplemented("matmul: tensors over 2^32 elements need 64-bit indexing");
+
+  // Accumulator: float for f32/f16 outputs (f16 is stored rounded), else the integer output type
+  // (two's complement wraparound, as the interpreter).
+  const DType out = n.meta.dtype;
+  const DType acc = is_floating(out) ? DType::kF32 : out;
+  const std::string acc_t = glsl_compute_type(acc);
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  const bool ta = sa.size() > 1 && n.attrs.trans_a, tb = sb.size() > 1 && n.attrs.trans_b;
+  // A 1-D operand is indexed by k alone (load_function passes `first` only).
+  const std::string a_first = (sa.size() == 1 || ta) ? "k" : "i";
+  const std::string b_first = (sb.size() == 1 || !tb) ? "k" : "j";
+  std::string src = load_function(e, g, a_id, batch, "ba", "kiln_load_a",
+                                  "uint batch, uint i, uint k", a_first, ta ? "i" : "k", acc);
+  src += load_function(e, g, b_id, batch, "bb", "kiln_load_b", "uint batch, uint k, uint j",
+                       b_first, tb ? "k" : "j", acc);
+  std::string v = glsl_convert("v", acc, out);
+  if (out == DType::kF16) v = "float16_t(" + v + ")";
+  src += "void kiln_store(uint batch, uint i, uint j, " + acc_t + " v) {\n  b0.data[batch * " +
+         u32(m * nn) + " + i * " + u32(nn) + " + j] = " + v + ";\n}\n";
+
+  Kernel kern;
+  kern.root = root;
+  kern.bindings = e.bindings();
+  kern.fused_nodes = e.fused_nodes();
+  kern.fused_nodes.push_back(root);
+  std::sort(kern.fused_nodes.begin(), kern.fused_nodes.end());  // graph order, as kernel.h says
+  kern.name = op_name(n.op);
+  kern.variant = KernelVariant::kMatmulTiled;
+  KILN_RETURN_IF_ERROR(check_caps(e, kern.name, opt.caps));
+
+  const uint32_t elem = acc == DType::kI64 ? 8 : 4;
+  const TileConfig t = choose_tile(m, nn, elem, opt.caps);
+  kern.local_size = t.local_size();
+  const int64_t cap = std::min<int64_t>(opt.caps.max_workgroup_count_x, 65535);
+  auto capped = [cap](int64_t count) { return static_cast<uint32_t>(std::min(count, cap)); };
+  kern.groups = {capped((nn + t.tn - 1) / t.tn), capped((m + t.tm - 1) / t.tm), capped(batches)};
+  const bool a_k_fast = !ta, b_j_fast = sb.size() > 1 && !tb;
+  KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("matmul.comp", e, e.declarations() + "\n" + src,
+                                                 {{"KILN_LOCAL_SIZE", u32(kern.local_size)},
+                                                  {"KILN_M", u32(m)},
+                                                  {"KILN_N", u32(nn)},
+                                                  {"KILN_K", u32(k)},
+                                                  {"KILN_BATCH", u32(batches)},
+                                                  {"ACC_T", acc_t},
+                                                  {"TILE_M", u32(t.tm)},
+                                                  {"TILE_N", u32(t.tn)},
+                                                  {"TILE_K", u32(t.tk)},
+                                                  {"THREAD_M", u32(t.rm)},
+                                                  {"THREAD_N", u32(t.rn)},
+                                                  {"KILN_A_K_FAST", a_k_fast ? "1" : "0"},
+                                                  {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}}));
+  return kern;
+}
+
+}  // namespace kiln

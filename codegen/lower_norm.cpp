@@ -1,0 +1,102 @@
+// Softmax, LogSoftmax and LayerNorm as single kernels: one workgroup per normalised row, the
+// input's elementwise producers folded into its load, layer_norm's scale and shift into its
+// store (shaders/rownorm.comp).
+#include <algorithm>
+#include <cstdio>
+
+#include "codegen/lower_internal.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint32_t kNormLocalSize = 64;
+
+/// Row-major linear offset of `index` into a contiguous tensor of `shape`.
+std::string linear_of(const Shape& shape, const Index& index) {
+  std::vector<int64_t> strides = contiguous_strides(shape);
+  std::string lin;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 1) continue;
+    if (!lin.empty()) lin += " + ";
+    lin += strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
+  }
+  return lin.empty() ? "0u" : lin;
+}
+
+}  // namespace
+
+Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                             const CodegenOptions& opt) {
+  const Node& n = g.node(root);
+  const Node& src = g.node(n.inputs[0]);
+  const Shape& shape = src.meta.shape;
+  const int rank = static_cast<int>(shape.size());
+  // Which dims are normalised: one axis (softmax) or the trailing k (layer_norm).
+  std::vector<bool> normalised(shape.size(), false);
+  if (n.op == OpKind::LayerNorm) {
+    for (int d = rank - static_cast<int>(n.attrs.index); d < rank; ++d) normalised[d] = true;
+  } else {
+    const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + rank : n.attrs.axis;
+    normalised[static_cast<size_t>(axis)] = true;
+  }
+  Shape kept, reduced;
+  for (size_t d = 0; d < shape.size(); ++d) (normalised[d] ? reduced : kept).push_back(shape[d]);
+  const int64_t rows = numel(kept), r_count = numel(reduced);
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  // The element (row, r) as a full index of the input (and output: same shape).
+  auto element_index = [&](Emitter& em) {
+    Index ko = em.decompose("row", kept, "o", 0);
+    Index kr = em.decompose("r", reduced, "q", 0);
+    Index idx(shape.size());
+    for (size_t d = 0, a = 0, b = 0; d < idx.size(); ++d)
+      idx[d] = normalised[d] ? kr[b++] : ko[a++];
+    return std::make_pair(idx, kr);
+  };
+  auto [load_idx, load_r] = element_index(e);
+  std::string loaded = glsl_convert(e.value(n.inputs[0], load_idx), src.meta.dtype, DType::kF32);
+  std::string load_body = e.take_body();
+  e.reset_scope();
+  auto [store_idx, store_r] = element_index(e);
+  std::string v = "v";
+  if (n.op == OpKind::LayerNorm) {
+    const Node& w = g.node(n.inputs[1]);
+    const Node& b = g.node(n.inputs[2]);
+    std::string wv = glsl_convert(e.value(w.id, store_r), w.meta.dtype, DType::kF32);
+    std::string bv = glsl_convert(e.value(b.id, store_r), b.meta.dtype, DType::kF32);
+    v = "(v * " + wv + " + " + bv + ")";
+  }
+  std::string out = linear_of(n.meta.shape, store_idx);
+  std::string stored = n.meta.dtype == DType::kF16 ? "float16_t(" + v + ")" : v;
+  e.add_statement("b0.data[" + out + "] = " + stored + ";");
+  std::string store_body = e.take_body();
+  std::string body = e.declarations() + "\nfloat kiln_load(uint row, uint r) {\n" + load_body +
+                     "  return " + loaded + ";\n}\n\nvoid kiln_store(uint row, uint r, float v) {\n" +
+                     store_body + "}\n";
+
+  Kernel k;
+  k.root = root;
+  k.bindings = e.bindings();
+  k.fused_nodes = e.fused_nodes();
+  k.fused_nodes.push_back(root);
+  k.name = op_name(n.op);
+  k.variant = KernelVariant::kRowNorm;
+  KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
+  k.local_size = std::min(kNormLocalSize, opt.caps.max_workgroup_invocations);
+  k.groups = {static_cast<uint32_t>(std::min<int64_t>(rows, opt.caps.max_workgroup_count_x)), 1, 1};
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%.9e", n.op == OpKind::LayerNorm ? n.attrs.scalar : 0.0);
+  const int mode = n.op == OpKind::Softmax ? 0 : n.op == OpKind::LogSoftmax ? 1 : 2;
+  KILN_ASSIGN_OR_RETURN(k.glsl, kernel_source("rownorm.comp", e, body,
+                                              {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
+                                               {"KILN_ROWS", std::to_string(rows) + "u"},
+                                               {"KILN_R", std::to_string(r_count) + "u"},
+                                               {"KILN_MODE", std::to_string(mode)},
+                                               {"KILN_EPS", eps}}));
+  if (rows == 0 || r_count == 0) k.groups = {0, 0, 0};
+  return k;
+}
+
+}  // namespace kiln

@@ -1,0 +1,79 @@
+#version 450
+// Row normalisation: softmax, log_softmax or layer_norm over KILN_R elements of each of
+// KILN_ROWS rows, one workgroup per row (grid-stride over rows). Codegen supplies
+// kiln_extensions.glsl and kiln_kernel.glsl with the bindings and
+//   float kiln_load(uint row, uint r)            the input (with its fused prologue)
+//   void kiln_store(uint row, uint r, float v)   the store (layer_norm: scale and shift)
+// and the macros KILN_LOCAL_SIZE (a power of two), KILN_ROWS, KILN_R, KILN_MODE
+// (0 softmax, 1 log_softmax, 2 layer_norm) and KILN_EPS.
+#extension GL_GOOGLE_include_directive : require
+#include "kiln_extensions.glsl"
+#include "common/kiln_common.glsl"
+
+layout(local_size_x = KILN_LOCAL_SIZE) in;
+
+#include "kiln_kernel.glsl"
+
+shared float kiln_partial[KILN_LOCAL_SIZE];
+
+// Workgroup-wide max / sum of one value per invocation; every invocation gets the result.
+float kiln_wg_max(float v) {
+  const uint lid = gl_LocalInvocationID.x;
+  kiln_partial[lid] = v;
+  barrier();
+  for (uint s = KILN_LOCAL_SIZE / 2; s > 0; s >>= 1) {
+    if (lid < s) kiln_partial[lid] = kiln_maximum(kiln_partial[lid], kiln_partial[lid + s]);
+    barrier();
+  }
+  const float r = kiln_partial[0];
+  barrier();
+  return r;
+}
+
+float kiln_wg_sum(float v) {
+  const uint lid = gl_LocalInvocationID.x;
+  kiln_partial[lid] = v;
+  barrier();
+  for (uint s = KILN_LOCAL_SIZE / 2; s > 0; s >>= 1) {
+    if (lid < s) kiln_partial[lid] += kiln_partial[lid + s];
+    barrier();
+  }
+  const float r = kiln_partial[0];
+  barrier();
+  return r;
+}
+
+void main() {
+  const uint lid = gl_LocalInvocationID.x;
+  for (uint row = gl_WorkGroupID.x; row < KILN_ROWS; row += gl_NumWorkGroups.x) {
+#if KILN_MODE == 2
+    float s = 0.0;
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) s += kiln_load(row, r);
+    const float mean = kiln_wg_sum(s) / float(KILN_R);
+    float q = 0.0;
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) {
+      const float d = kiln_load(row, r) - mean;
+      q += d * d;
+    }
+    const float rstd = inversesqrt(kiln_wg_sum(q) / float(KILN_R) + KILN_EPS);
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE)
+      kiln_store(row, r, (kiln_load(row, r) - mean) * rstd);
+#else
+    float m = -KILN_INF;
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) m = kiln_maximum(m, kiln_load(row, r));
+    m = kiln_wg_max(m);
+    float s = 0.0;
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) s += exp(kiln_load(row, r) - m);
+    s = kiln_wg_sum(s);
+#if KILN_MODE == 0
+    const float inv = 1.0 / s;
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE)
+      kiln_store(row, r, exp(kiln_load(row, r) - m) * inv);
+#else
+    const float log_s = log(s);
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE)
+      kiln_store(row, r, kiln_load(row, r) - m - log_s);
+#endif
+#endif
+  }
+}

@@ -1,0 +1,216 @@
+// MatMul on Vulkan against the CPU interpreter: every transpose combination, odd sizes around the
+// 32/64 tiles, batch broadcasting, 1-D operands, size-0 M/N/K, f16 and mixed dtypes, integers, a
+// fused elementwise prologue and an elementwise consumer, eager and compiled, into poisoned
+// memory. Float results are compared with an allowance of ~K ulps of sum_k |a_ik| |b_kj|.
+// Also prints (never asserts) the GFLOP/s of one 1024^3 f32 matmul.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "device/test_util.h"
+
+namespace kiln {
+namespace {
+
+using test::Dist;
+using test::Tol;
+
+constexpr DType kF32 = DType::kF32;
+constexpr DType kF16 = DType::kF16;
+constexpr DType kI32 = DType::kI32;
+constexpr DType kI64 = DType::kI64;
+
+struct MCase {
+  Shape a, b;
+  bool ta = false, tb = false;
+};
+
+std::string label(const MCase& c, DType da, DType db, const std::string& what = "matmul") {
+  return what + "(" + dtype_name(da) + shape_str(c.a) + (c.ta ? "^T" : "") + ", " + dtype_name(db) +
+         shape_str(c.b) + (c.tb ? "^T" : "") + ")";
+}
+
+/// K of a case (the shape rule's inner dim).
+int64_t inner_dim(const MCase& c) {
+  if (c.a.size() == 1) return c.a[0];
+  return c.ta ? c.a[c.a.size() - 2] : c.a.back();
+}
+
+/// a [M, K] (or [K, M] when transposed), b [K, N] (or [N, K]).
+MCase mk(Dim m, Dim k, Dim n, bool ta, bool tb) {
+  return {ta ? Shape{k, m} : Shape{m, k}, tb ? Shape{n, k} : Shape{k, n}, ta, tb};
+}
+
+class DeviceMatmul : public test::DeviceOpTest {
+ protected:
+  /// sum_k |a_ik| |b_kj| per output element (interpreter, f32).
+  std::vector<double> abs_scale(const MCase& c, const Tensor& a, const Tensor& b) {
+    auto absf = [](const Tensor& t) {
+      Tensor f = cast(t, kF32);
+      return maximum(f, neg(f));
+    };
+    return matmul(absf(a), absf(b), c.ta, c.tb).to_doubles();
+  }
+
+  /// Checks `fn`(a, b) for a case; `fn` defaults to the plain matmul.
+  template <typename Fn>
+  void run_fn(const MCase& c, DType da, DType db, const std::string& what, const Fn& fn,
+              const Dist& dist = {}) {
+    bool ints = !is_floating(da) && !is_floating(db);
+    Dist d = ints ? Dist{-100, 100} : dist;
+    Tensor a = rnd(da, c.a, d), b = rnd(db, c.b, d);
+    CheckOptions opt;
+    Tol tol = Tol::exact();
+    if (!ints) {
+      const double k = static_cast<double>(inner_dim(c));
+      bool half = promote_types(da, db) == kF16;
+      opt.scale = abs_scale(c, a, b);
+      opt.scale_rel = (half ? 1e-3 : 1e-6) + 1.2e-7 * k;
+      tol = Tol{0, 1e-6};
+    }
+    check_with(label(c, da, db, what), tol, opt, fn, a, b);
+  }
+
+  void run(const MCase& c, DType da = kF32, DType db = kF32) {
+    const bool ta = c.ta, tb = c.tb;
+    run_fn(c, da, db, "matmul",
+           [ta, tb](const Tensor& x, const Tensor& y) { return matmul(x, y, ta, tb); });
+  }
+};
+
+const std::vector<Dim>& odd_sizes() {
+  static const std::vector<Dim> v = {1, 7, 33, 65};
+  return v;
+}
+
+TEST_F(DeviceMatmul, TransposesAndOddSizes) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      for (Dim m : odd_sizes()) run(mk(m, 33, 7, ta, tb));
+      for (Dim n : odd_sizes()) run(mk(65, 7, n, ta, tb));
+      for (Dim k : odd_sizes()) run(mk(33, k, 65, ta, tb));
+      run(mk(130, 70, 129, ta, tb));  // several 64x64 tiles, partial edges, K not a TILE_K multiple
+      run(mk(64, 64, 64, ta, tb));    // exact tile
+    }
+}
+
+TEST_F(DeviceMatmul, BatchBroadcast) {
+  run({{2, 1, 7, 33}, {3, 33, 5}});
+  run({{2, 1, 33, 7}, {3, 5, 33}, true, true});
+  run({{4, 65, 33}, {33, 7}});
+  run({{65, 33}, {2, 33, 70}});
+  run({{3, 1, 9, 5}, {1, 4, 9, 5}, false, true});
+  run({{1, 1, 1}, {2, 1, 1}});
+  run({{2, 3, 4, 70, 20}, {4, 20, 66}});
+}
+
+TEST_F(DeviceMatmul, OneDimensionalOperands) {
+  run({{33}, {33, 7}});
+  run({{33}, {7, 33}, false, true});
+  run({{65, 33}, {33}});
+  run({{33, 65}, {33}, true, false});
+  run({{33}, {33}});
+  run({{1}, {1}});
+  run({{33}, {2, 33, 7}});
+  run({{3, 7, 33}, {33}});
+  run({{3, 33, 7}, {33}, true, true});  // trans_b is ignored for a 1-D b
+}
+
+TEST_F(DeviceMatmul, EmptyDims) {
+  run(mk(0, 5, 7, false, false));
+  run(mk(5, 5, 0, false, true));
+  run(mk(7, 0, 9, false, false));  // K = 0: zeros
+  run(mk(7, 0, 9, true, true));
+  run({{2, 3, 0}, {0, 4}});
+  run({{0, 3, 4}, {4, 5}});  // no batches
+  run({{0}, {0}});           // 1-D, K = 0: a 0-d zero
+}
+
+TEST_F(DeviceMatmul, HalfAndMixed) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) run(mk(33, 65, 7, ta, tb), kF16, kF16);
+  run(mk(130, 70, 129, false, false), kF16, kF16);
+  run({{2, 1, 7, 33}, {3, 33, 5}}, kF16, kF16);
+  run(mk(33, 65, 7, false, true), kF16, kF32);
+  run(mk(33, 65, 7, true, false), kF32, kF16);
+  run({{65}, {65, 9}}, kF16, kF16);
+}
+
+TEST_F(DeviceMatmul, Integers) {
+  run(mk(33, 65, 7, false, false), kI32, kI32);
+  run(mk(65, 7, 33, true, true), kI32, kI32);
+  run(mk(70, 33, 66, false, true), kI64, kI64);
+  run({{2, 1, 7, 9}, {3, 9, 5}}, kI32, kI64);
+}
+
+// matmul(relu(x) * 2, w): the prologue folds into the matmul's loads (one kernel when compiled).
+TEST_F(DeviceMatmul, FusedPrologue) {
+  for (bool tb : {false, true}) {
+    MCase c = mk(33, 65, 7, false, tb);
+    run_fn(c, kF32, kF32, "matmul_relu_prologue", [tb](const Tensor& x, const Tensor& w) {
+      return matmul(mul(relu(x), scalar(2.0)), w, false, tb);
+    });
+  }
+  run_fn({{2, 9, 33}, {9, 70}, true, false}, kF16, kF16, "matmul_relu_prologue",
+         [](const Tensor& x, const Tensor& w) {
+           return matmul(mul(relu(x), scalar(2.0, kF16)), w, true, false);
+         });
+  // Both operands computed, batch-broadcast b: matmul(x + 1, exp(w) - 0.5).
+  run_fn({{4, 7, 20}, {20, 9}}, kF32, kF32, "matmul_two_prologues",
+         [](const Tensor& x, const Tensor& w) {
+           return matmul(add(x, scalar(1.0)), sub(exp(w), scalar(0.5)));
+         });
+
+  auto compiled = compile(
+      [](const Tensor& x, const Tensor& w) { return matmul(mul(relu(x), scalar(2.0)), w); });
+  compiled(rnd(kF32, {9, 20}).to(Device::vulkan()), rnd(kF32, {20, 5}).to(Device::vulkan()));
+  std::vector<EntryInfo> entries = compiled.entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_TRUE(entries[0].on_device);
+  EXPECT_EQ(entries[0].kernels.size(), 1u) << entries[0].graph;
+}
+
+// An elementwise consumer after the matmul is its own kernel, reading the stored product.
+TEST_F(DeviceMatmul, ElementwiseConsumer) {
+  MCase c = mk(65, 33, 70, false, true);
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    return relu(add(matmul(x, w, false, true), scalar(0.25)));
+  };
+  run_fn(c, kF32, kF32, "relu(matmul + 0.25)", fn);
+  auto compiled = compile(fn);
+  compiled(rnd(kF32, c.a).to(Device::vulkan()), rnd(kF32, c.b).to(Device::vulkan()));
+  std::vector<EntryInfo> entries = compiled.entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_TRUE(entries[0].on_device);
+  EXPECT_EQ(entries[0].kernels.size(), 2u) << entries[0].graph;
+}
+
+TEST_F(DeviceMatmul, ShapeErrors) {
+  Tensor a = rnd(kF32, {3, 4}).to(Device::vulkan());
+  Tensor b = rnd(kF32, {5, 6}).to(Device::vulkan());
+  EXPECT_THROW(matmul(a, b), Error);                              // K differs
+  EXPECT_THROW(matmul(rnd(kF32, {2, 3, 4}).to(Device::vulkan()),  // batch 2 vs 3
+                      rnd(kF32, {3, 4, 5}).to(Device::vulkan())),
+               Error);
+}
+
+// Throughput of the tiled kernel on this device: printed, never asserted.
+TEST_F(DeviceMatmul, Throughput1024) {
+  constexpr Dim n = 1024;
+  Tensor a = rnd(kF32, {n, n}, Dist{-1, 1}).to(Device::vulkan());
+  Tensor b = rnd(kF32, {n, n}, Dist{-1, 1}).to(Device::vulkan());
+  std::vector<float> warm = matmul(a, b).to_vector<float>();  // pipeline creation
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> out = matmul(a, b).to_vector<float>();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(out.size(), static_cast<size_t>(n * n));
+  EXPECT_EQ(out, warm);
+  std::printf("[ matmul ] f32 1024x1024x1024: %.3f s (incl. readback), %.2f GFLOP/s\n", s,
+              2.0 * n * n * n / s / 1e9);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,158 @@
+// MatMul codegen without a device: the tiled kernel's plan (variant, grid, bindings, fused
+// prologue) and its GLSL compiling through glslang + spirv-val for a spread of shapes, transposes,
+// 1-D operands, batch broadcasting, dtypes and capped grids.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/lower.h"
+#include "codegen/spirv.h"
+
+namespace kiln {
+namespace {
+
+NodeId add(Graph& g, OpKind op, std::vector<NodeId> in, Attrs a = {}) {
+  auto r = g.add(op, std::move(in), std::move(a));
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? *r : NodeId{-1};
+}
+
+CodegenOptions generic_options() {
+  CodegenOptions o;
+  o.caps = TargetCaps::generic();
+  return o;
+}
+
+struct MCase {
+  Shape a, b;
+  bool ta = false, tb = false;
+  DType da = DType::kF32, db = DType::kF32;
+};
+
+std::string label(const MCase& c) {
+  return std::string(dtype_name(c.da)) + shape_str(c.a) + (c.ta ? "^T" : "") + " x " +
+         dtype_name(c.db) + shape_str(c.b) + (c.tb ? "^T" : "");
+}
+
+Graph matmul_graph(const MCase& c) {
+  Graph g;
+  NodeId a = g.add_input({c.da, c.a});
+  NodeId b = g.add_input({c.db, c.b});
+  Attrs at;
+  at.trans_a = c.ta;
+  at.trans_b = c.tb;
+  g.set_outputs({add(g, OpKind::MatMul, {a, b}, at)});
+  return g;
+}
+
+/// Plans and compiles `g`; returns the plan (empty on failure, with a test failure recorded).
+KernelPlan compile_plan(const Graph& g, const std::string& what,
+                        const CodegenOptions& opt = generic_options()) {
+  auto plan = plan_kernels(g, opt);
+  EXPECT_TRUE(plan.ok()) << what << ": " << plan.status().to_string();
+  if (!plan.ok()) return {};
+  Status st = compile_kernels(*plan, opt);
+  EXPECT_TRUE(st.ok()) << what << ": " << st.to_string() << "\n"
+                       << (plan->kernels.empty() ? "" : plan->kernels[0].glsl);
+  for (const Kernel& k : plan->kernels) {
+    EXPECT_FALSE(k.spirv.empty()) << what;
+    EXPECT_TRUE(validate_spirv(k.spirv).ok()) << what;
+  }
+  return std::move(plan).value();
+}
+
+TEST(MatmulCodegen, ShapesCompile) {
+  const std::vector<MCase> cases = {
+      {{7, 33}, {33, 65}},
+      {{1, 1}, {1, 1}},
+      {{65, 7}, {65, 33}, true, false},
+      {{7, 65}, {33, 65}, false, true},
+      {{65, 7}, {33, 65}, true, true},
+      {{2, 1, 5, 6}, {3, 6, 4}},
+      {{5}, {5, 3}},
+      {{4, 5}, {5}},
+      {{5}, {5}},
+      {{5}, {2, 5, 3}},
+      {{2, 5, 4}, {5}, true, false},
+      {{128, 96}, {96, 200}},
+      {{3, 0}, {0, 4}},
+      {{7, 9}, {9, 5}, false, false, DType::kF16, DType::kF16},
+      {{7, 9}, {9, 5}, false, false, DType::kF16, DType::kF32},
+      {{7, 9}, {9, 5}, false, false, DType::kI32, DType::kI32},
+      {{7, 9}, {9, 5}, false, false, DType::kI64, DType::kI32},
+      {{70, 90}, {90, 80}, false, false, DType::kI64, DType::kI64},
+  };
+  for (const MCase& c : cases) {
+    KernelPlan plan = compile_plan(matmul_graph(c), label(c));
+    ASSERT_EQ(plan.kernels.size(), 1u) << label(c);
+    const Kernel& k = plan.kernels[0];
+    EXPECT_EQ(k.variant, KernelVariant::kMatmulTiled) << label(c);
+    EXPECT_EQ(std::string(kernel_variant_name(k.variant)), "matmul_tiled");
+    EXPECT_EQ(k.bindings.size(), 3u) << label(c);
+    EXPECT_NE(k.glsl.find("kiln_load_a"), std::string::npos);
+    EXPECT_NE(k.glsl.find("kiln_load_b"), std::string::npos);
+    EXPECT_NE(k.glsl.find("shared"), std::string::npos);
+  }
+}
+
+TEST(MatmulCodegen, GridCoversTilesAndBatches) {
+  KernelPlan small = compile_plan(matmul_graph({{2, 3, 7, 33}, {33, 65}}), "small");
+  ASSERT_EQ(small.kernels.size(), 1u);
+  EXPECT_EQ(small.kernels[0].local_size, 64u);
+  EXPECT_EQ(small.kernels[0].groups, (std::array<uint32_t, 3>{3, 1, 6}));  // 32x32 tiles
+
+  KernelPlan large = compile_plan(matmul_graph({{130, 64}, {64, 200}}), "large");
+  ASSERT_EQ(large.kernels.size(), 1u);
+  EXPECT_EQ(large.kernels[0].local_size, 64u);                             // 8x8 per invocation
+  EXPECT_EQ(large.kernels[0].groups, (std::array<uint32_t, 3>{4, 3, 1}));  // 64x64 tiles
+
+  // A capped grid: the kernel grid-strides over batches.
+  CodegenOptions capped = generic_options();
+  capped.caps.max_workgroup_count_x = 2;
+  KernelPlan c = compile_plan(matmul_graph({{5, 3, 4}, {5, 4, 90}}), "capped", capped);
+  ASSERT_EQ(c.kernels.size(), 1u);
+  EXPECT_EQ(c.kernels[0].groups, (std::array<uint32_t, 3>{2, 1, 2}));
+
+  // The large tile's 16.5 KiB of shared memory does not fit a 16 KiB device: small tiles.
+  CodegenOptions narrow = generic_options();
+  narrow.caps.max_shared_memory = 16384;
+  KernelPlan n = compile_plan(matmul_graph({{128, 128}, {128, 128}}), "narrow", narrow);
+  ASSERT_EQ(n.kernels.size(), 1u);
+  EXPECT_EQ(n.kernels[0].groups, (std::array<uint32_t, 3>{4, 4, 1}));  // 32x32 tiles
+  KernelPlan w = compile_plan(matmul_graph({{128, 128}, {128, 128}}), "wide");
+  ASSERT_EQ(w.kernels.size(), 1u);
+  EXPECT_EQ(w.kernels[0].groups, (std::array<uint32_t, 3>{2, 2, 1}));  // 64x64 tiles
+}
+
+// matmul(relu(x) * 2, w^T) + bias: the prologue folds into kiln_load_a (one matmul kernel reading
+// x and w), and the add is a second, elementwise kernel.
+TEST(MatmulCodegen, PrologueFoldsEpilogueIsSeparate) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {3, 9, 17}});
+  NodeId w = g.add_input({DType::kF32, {5, 17}});
+  NodeId bias = g.add_input({DType::kF32, {5}});
+  NodeId r = add(g, OpKind::Relu, {x});
+  Attrs two;
+  two.scalar = 2.0;
+  two.dtype = DType::kF32;
+  NodeId c = add(g, OpKind::Full, {}, two);
+  NodeId s = add(g, OpKind::Mul, {r, c});
+  Attrs tb;
+  tb.trans_b = true;
+  NodeId mm = add(g, OpKind::MatMul, {s, w}, tb);
+  NodeId y = add(g, OpKind::Add, {mm, bias});
+  g.set_outputs({y});
+  KernelPlan plan = compile_plan(g, "prologue");
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  const Kernel& k = plan.kernels[0];
+  EXPECT_EQ(k.variant, KernelVariant::kMatmulTiled);
+  EXPECT_EQ(k.root, mm);
+  EXPECT_EQ(k.bindings, (std::vector<NodeId>{mm, x, w}));
+  EXPECT_EQ(k.fused_nodes, (std::vector<NodeId>{r, s, mm}));
+  EXPECT_NE(k.glsl.find("kiln_relu"), std::string::npos);
+  EXPECT_NE(plan.kernels[1].variant, KernelVariant::kMatmulTiled);
+}
+
+}  // namespace
+}  // namespace kiln
