@@ -275,11 +275,122 @@ std::string Emitter::value(NodeId id, const Index& index) {
     add_statement("const " + vtype(n.meta.dtype) + " " + var + " = " + op_expr(n, args, types) +
                   ";");
     result = var;
+  } else if (is_index_op(n.op)) {
+    result = index_op_value(n, index);
   } else {
     unreachable("reduction reached the elementwise emitter unmaterialized");
   }
   memo_[key] = result;
   return result;
+}
+
+bool is_index_op(OpKind op) {
+  return op_category(op) == OpCategory::kIndexing || op_category(op) == OpCategory::kTriangular ||
+         op == OpKind::Arange;
+}
+
+/// A uint index read from an index tensor, clamped into [0, size) so that a bad index can never
+/// address outside the buffer (the interpreter reports it as an error instead).
+std::string Emitter::clamped_index(NodeId index_node, const Index& at, Dim size) {
+  const Node& in = graph_.node(index_node);
+  std::string raw = glsl_convert(value(index_node, at), in.meta.dtype, DType::kI64);
+  if (!int64_) raw = "int64_t(" + raw + ")";  // (value() noted i64 only for i64 inputs)
+  int64_ = true;
+  std::string var = fresh("j");
+  add_statement("const uint " + var + " = uint(clamp(" + raw + ", int64_t(0), int64_t(" +
+                std::to_string(std::max<Dim>(size - 1, 0)) + ")));");
+  return var;
+}
+
+std::string Emitter::index_op_value(const Node& n, const Index& index) {
+  if (vec4_) {  // gathers and selects are scalar
+    failed_ = true;
+    return "vec4(0)";
+  }
+  fused_.push_back(n.id);
+  const int rank = n.meta.rank();
+  const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + rank : n.attrs.axis;
+  const std::string T = glsl_compute_type(n.meta.dtype);
+  switch (n.op) {
+    case OpKind::Slice: {
+      const Dim len = graph_.node(n.inputs[0]).meta.shape[axis];
+      SliceRange r = resolve_slice(n.attrs.dims[0], n.attrs.dims[1], n.attrs.dims[2], len);
+      Index in = index;
+      in[axis] = {"(" + std::to_string(r.start) + "u + " + index[axis].expr + " * " +
+                      std::to_string(n.attrs.dims[2]) + "u)",
+                  -1};
+      return value(n.inputs[0], in);
+    }
+    case OpKind::IndexSelect: {
+      const Node& x = graph_.node(n.inputs[0]);
+      Index in = index;
+      Index at = graph_.node(n.inputs[1]).meta.rank() == 0 ? Index{} : Index{index[axis]};
+      in[axis] = {clamped_index(n.inputs[1], at, x.meta.shape[axis]), -1};
+      return glsl_convert(value(x.id, in), x.meta.dtype, n.meta.dtype);
+    }
+    case OpKind::Gather: {
+      const Node& x = graph_.node(n.inputs[0]);
+      Index in = index;
+      in[axis] = {clamped_index(n.inputs[1], index, x.meta.shape[axis]), -1};
+      return glsl_convert(value(x.id, in), x.meta.dtype, n.meta.dtype);
+    }
+    case OpKind::Concat: {
+      // Every input is read at a clamped position; the one that owns the element is selected.
+      std::string result;
+      int64_t offset = 0;
+      std::vector<std::pair<int64_t, std::string>> parts;
+      for (NodeId in_id : n.inputs) {
+        const Node& in = graph_.node(in_id);
+        const Dim size = in.meta.shape[axis];
+        if (size == 0) continue;
+        Index at = index;
+        at[axis] = {"uint(clamp(int(" + index[axis].expr + ") - " + std::to_string(offset) +
+                        ", 0, " + std::to_string(size - 1) + "))",
+                    -1};
+        parts.emplace_back(offset + size, glsl_convert(value(in_id, at), in.meta.dtype, n.meta.dtype));
+        offset += size;
+      }
+      result = parts.back().second;
+      for (size_t i = parts.size() - 1; i-- > 0;)
+        result = "(" + index[axis].expr + " < " + std::to_string(parts[i].first) + "u ? " +
+                 parts[i].second + " : " + result + ")";
+      std::string var = fresh("v");
+      add_statement("const " + T + " " + var + " = " + result + ";");
+      return var;
+    }
+    case OpKind::Triu:
+    case OpKind::Tril: {
+      std::string v = value(n.inputs[0], index);
+      std::string diff = "(int(" + index[rank - 1].expr + ") - int(" + index[rank - 2].expr + "))";
+      std::string keep = diff + (n.op == OpKind::Triu ? " >= " : " <= ") +
+                         std::to_string(n.attrs.index);
+      std::string var = fresh("v");
+      add_statement("const " + T + " " + var + " = " + keep + " ? " + v + " : " + T + "(0);");
+      return var;
+    }
+    case OpKind::Arange: {
+      // start + i * step: in int64 for integral dtypes and bounds, else in float (no double
+      // arithmetic: shaderFloat64 is rare). The interpreter rounds the double result.
+      const double start = n.attrs.range[0], step = n.attrs.range[2];
+      const bool integral = !is_floating(n.meta.dtype) && std::floor(start) == start &&
+                            std::floor(step) == step;
+      std::string e;
+      if (integral) {
+        int64_ = true;
+        e = "(" + glsl_literal(start, DType::kI64) + " + int64_t(" + index[0].expr + ") * " +
+            glsl_literal(step, DType::kI64) + ")";
+      } else {
+        e = "(" + glsl_literal(start, DType::kF32) + " + float(" + index[0].expr + ") * " +
+            glsl_literal(step, DType::kF32) + ")";
+      }
+      const DType from = integral ? DType::kI64 : DType::kF32;
+      std::string var = fresh("v");
+      add_statement("const " + T + " " + var + " = " + glsl_convert(e, from, n.meta.dtype) + ";");
+      return var;
+    }
+    default:
+      unreachable("not an index op");
+  }
 }
 
 std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args,

@@ -21,6 +21,10 @@ struct IndexExpr {
 };
 using Index = std::vector<IndexExpr>;
 
+/// Ops the emitter folds like elementwise ones although they read by computed indices:
+/// slice, index_select, gather, concat, triu/tril, arange.
+bool is_index_op(OpKind op);
+
 const char* glsl_compute_type(DType dtype);  // float, int, int64_t, bool (f16 computes in float)
 const char* glsl_storage_type(DType dtype);  // float, float16_t, int, int64_t, uint8_t
 /// Converts a compute-typed expression between dtypes.
@@ -70,6 +74,8 @@ class Emitter {
 
  private:
   std::string load(NodeId node, const Index& index);
+  std::string index_op_value(const Node& n, const Index& index);
+  std::string clamped_index(NodeId index_node, const Index& at, Dim size);
   std::string op_expr(const Node& n, const std::vector<std::string>& args,
                       const std::vector<DType>& arg_types);
   Index view_input_index(const Node& n, const Index& index);

@@ -1,5 +1,7 @@
 #include "codegen/fusion.h"
 
+#include "codegen/emit.h"
+
 namespace kiln {
 
 const char* fusion_rule_name(FusionRule rule) {
@@ -34,15 +36,13 @@ bool rule_own_kernel(const Node& n) {
   switch (op_category(n.op)) {
     case OpCategory::kContraction:
     case OpCategory::kNormalization:
-    case OpCategory::kIndexing:
-    case OpCategory::kTriangular:
       return true;
     default:
       return false;
   }
 }
 bool rule_multi_consumer(const Node& n, int uses) {
-  return is_elementwise(n.op) && uses > 1;
+  return (is_elementwise(n.op) || is_index_op(n.op)) && uses > 1;
 }
 
 FusionDecision decide_fusion(const Graph& graph, bool fuse) {

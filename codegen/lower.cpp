@@ -112,6 +112,15 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     else
       init = "(int64_t(1) << 63)",
       combine = "max(a, b)";  // no 64-bit literal: macros precede #extension
+  } else if (n.op == OpKind::Min) {
+    if (acc == DType::kBool)
+      init = "true", combine = "((a) && (b))";
+    else if (is_floating(acc))
+      init = "KILN_INF", combine = "kiln_minimum(a, b)";
+    else if (acc == DType::kI32)
+      init = "int(0x7fffffff)", combine = "min(a, b)";
+    else
+      init = "(~(int64_t(1) << 63))", combine = "min(a, b)";
   } else {
     init = acc_t + "(0)", combine = "((a) + (b))";
   }
@@ -172,16 +181,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
 Status check_lowerable(const Graph& g) {
   for (const Node& n : g.nodes()) {
     bool lowerable = true;
-    switch (op_category(n.op)) {
-      case OpCategory::kIndexing:
-      case OpCategory::kTriangular:
-        lowerable = false;
-        break;
-      default:
-        lowerable = n.op != OpKind::Arange && n.op != OpKind::Min && n.op != OpKind::ArgMax &&
-                    n.op != OpKind::ArgMin;
-        break;
-    }
+    lowerable = n.op != OpKind::ArgMax && n.op != OpKind::ArgMin;
     if (!lowerable)
       return unimplemented(std::string(op_name(n.op)) + " has no Vulkan kernel yet (node %" +
                            std::to_string(n.id) + ")");
@@ -226,7 +226,7 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
   KernelPlan plan;
   plan.fusion_log = fusion_decision_to_string(graph, fusion);
   for (const Node& n : graph.nodes()) {
-    if (!fusion.materialize[n.id] || is_source(n.op)) continue;
+    if (!fusion.materialize[n.id] || n.op == OpKind::Input || n.op == OpKind::Constant) continue;
     plan.materialized.push_back(n.id);
     Expected<Kernel> k = unimplemented("");
     if (is_reduce(n.op)) {

@@ -177,13 +177,14 @@ TEST(NnRandom, CodegenReturnsUnimplementedForNewOps) {
   Graph g;
   NodeId a = g.add_input({DType::kF32, {2, 3}});
   Attrs attrs;
-  NodeId c = value_or_throw(g.add(OpKind::Triu, {a}, attrs));
-  NodeId r = value_or_throw(g.add(OpKind::Relu, {c}));
+  attrs.dims = {1};
+  NodeId c = value_or_throw(g.add(OpKind::ArgMax, {a}, attrs));
+  NodeId r = value_or_throw(g.add(OpKind::Neg, {c}));
   g.set_outputs({r});
   auto plan = plan_kernels(g, o);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(plan.status().message().find("triu has no Vulkan kernel yet"), std::string::npos)
+  EXPECT_NE(plan.status().message().find("argmax has no Vulkan kernel yet"), std::string::npos)
       << plan.status().to_string();
   // The new unary ops are lowered: erf, silu and gelu_tanh fuse into one compiled kernel.
   Graph u;
@@ -225,20 +226,21 @@ TEST(NnRandom, CompiledOnCpuMatchesEager) {
   EXPECT_EQ(f.stats().cache_hits, 1u);
 }
 
-TEST(NnRandom, CompiledTriuOnVulkanFallsBackWithWarning) {
+TEST(NnRandom, CompiledArgmaxOnVulkanFallsBackWithWarning) {
   if (!vulkan_available()) GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
   std::vector<std::string> warnings;
   set_log_sink([&](LogTopic t, std::string_view m) {
     if (t == LogTopic::kWarning) warnings.emplace_back(m);
   });
   Tensor a = rand_tensor({2, 3, 5}, 8);
-  auto f = compile([](const Tensor& x) { return relu(triu(x)) * 2.0; }, {.name = "triu_fallback"});
+  auto f = compile([](const Tensor& x) { return cast(argmax(x, 2), DType::kF32) * 2.0; },
+                   {.name = "argmax_fallback"});
   std::vector<double> got = f(a.to(Device::vulkan())).to_doubles();
   set_log_sink({});
-  expect_close(got, (relu(triu(a)) * 2.0).to_doubles(), 1e-6);
+  expect_close(got, (cast(argmax(a, 2), DType::kF32) * 2.0).to_doubles(), 1e-6);
   bool warned = false;
   for (const std::string& w : warnings)
-    warned |= w.find("triu has no Vulkan kernel yet") != std::string::npos &&
+    warned |= w.find("argmax has no Vulkan kernel yet") != std::string::npos &&
               w.find("CPU interpreter") != std::string::npos;
   EXPECT_TRUE(warned) << (warnings.empty() ? "no warnings" : warnings.back());
 }
