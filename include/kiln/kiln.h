@@ -5,5 +5,6 @@
 #include "kiln/compile.h"
 #include "kiln/dtype.h"
 #include "kiln/logging.h"
+#include "kiln/nn.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"

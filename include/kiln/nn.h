@@ -1,0 +1,88 @@
+/// \file nn.h
+/// Building blocks of transformer models on the Tensor API, with PyTorch's defaults
+/// (batch_first layouts, post-norm encoder layers, ReLU feed-forward, dropout off).
+///
+/// Weights come from a seeded generator (PyTorch's default initialisation ranges) or are set
+/// directly (for example from files). Modules hold tensors; calling a module records its ops,
+/// so inside kiln::compile a whole model becomes one traced graph with its weights captured.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kiln/tensor.h"
+
+namespace kiln::nn {
+
+/// Deterministic weight generator.
+class WeightGenerator {
+ public:
+  explicit WeightGenerator(uint64_t seed) : rng_(seed) {}
+  /// Uniform in [-bound, bound].
+  Tensor uniform(Shape shape, double bound, Device device);
+  Tensor normal(Shape shape, double stddev, Device device);
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+/// y = x W^T + b; W is [out, in] as in PyTorch. Weights ~ U(-1/sqrt(in), 1/sqrt(in)).
+struct Linear {
+  Linear() = default;
+  Linear(int64_t in, int64_t out, WeightGenerator& gen, Device device);
+  Tensor operator()(const Tensor& x) const;
+  Tensor weight, bias;
+};
+
+/// Normalises the last dim; weight 1, bias 0.
+struct LayerNorm {
+  LayerNorm() = default;
+  LayerNorm(int64_t dim, Device device, double eps = 1e-5);
+  Tensor operator()(const Tensor& x) const;
+  Tensor weight, bias;
+  double eps = 1e-5;
+};
+
+/// Token ids (i32/i64) -> rows of a [vocab, dim] table; weights ~ N(0, 1).
+struct Embedding {
+  Embedding() = default;
+  Embedding(int64_t vocab, int64_t dim, WeightGenerator& gen, Device device);
+  Tensor operator()(const Tensor& ids) const;
+  Tensor weight;
+};
+
+/// Multi-head self-attention on [batch, seq, dim]; `mask` is an additive [seq, seq] float mask
+/// (0 or -inf) or undefined.
+struct MultiheadAttention {
+  MultiheadAttention() = default;
+  MultiheadAttention(int64_t dim, int64_t heads, WeightGenerator& gen, Device device);
+  Tensor operator()(const Tensor& x, const Tensor& mask) const;
+  int64_t dim = 0, heads = 0;
+  Linear q, k, v, out;
+};
+
+/// Post-norm encoder layer: x = norm1(x + attn(x)); x = norm2(x + ff(x)), ff = W2 relu(W1 x).
+struct TransformerEncoderLayer {
+  TransformerEncoderLayer() = default;
+  TransformerEncoderLayer(int64_t dim, int64_t heads, int64_t ffn, WeightGenerator& gen,
+                          Device device);
+  Tensor operator()(const Tensor& x, const Tensor& mask) const;
+  MultiheadAttention attn;
+  Linear ff1, ff2;
+  LayerNorm norm1, norm2;
+};
+
+struct TransformerEncoder {
+  TransformerEncoder() = default;
+  TransformerEncoder(int64_t layers, int64_t dim, int64_t heads, int64_t ffn,
+                     WeightGenerator& gen, Device device);
+  Tensor operator()(const Tensor& x, const Tensor& mask) const;
+  std::vector<TransformerEncoderLayer> layers;
+};
+
+/// The additive causal mask for a sequence of `s`: 0 on and below the diagonal, -inf above.
+/// Built from graph ops, so inside kiln::compile it is computed on the device.
+Tensor causal_mask(int64_t s, Device device);
+
+}  // namespace kiln::nn
