@@ -16,7 +16,9 @@ namespace {
 
 using kiln::Tensor;
 
-Tensor ones(kiln::Shape s) { return Tensor::full(std::move(s), 1.0); }
+Tensor ones(kiln::Shape s) {
+  return Tensor::full(std::move(s), 1.0);
+}
 
 void BM_GuardCheck(benchmark::State& state) {
   const int n_entries = static_cast<int>(state.range(0));

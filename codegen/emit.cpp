@@ -347,7 +347,8 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
         at[axis] = {"uint(clamp(int(" + index[axis].expr + ") - " + std::to_string(offset) +
                         ", 0, " + std::to_string(size - 1) + "))",
                     -1};
-        parts.emplace_back(offset + size, glsl_convert(value(in_id, at), in.meta.dtype, n.meta.dtype));
+        parts.emplace_back(offset + size,
+                           glsl_convert(value(in_id, at), in.meta.dtype, n.meta.dtype));
         offset += size;
       }
       result = parts.back().second;
@@ -362,8 +363,8 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
     case OpKind::Tril: {
       std::string v = value(n.inputs[0], index);
       std::string diff = "(int(" + index[rank - 1].expr + ") - int(" + index[rank - 2].expr + "))";
-      std::string keep = diff + (n.op == OpKind::Triu ? " >= " : " <= ") +
-                         std::to_string(n.attrs.index);
+      std::string keep =
+          diff + (n.op == OpKind::Triu ? " >= " : " <= ") + std::to_string(n.attrs.index);
       std::string var = fresh("v");
       add_statement("const " + T + " " + var + " = " + keep + " ? " + v + " : " + T + "(0);");
       return var;
@@ -372,8 +373,8 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
       // start + i * step: in int64 for integral dtypes and bounds, else in float (no double
       // arithmetic: shaderFloat64 is rare). The interpreter rounds the double result.
       const double start = n.attrs.range[0], step = n.attrs.range[2];
-      const bool integral = !is_floating(n.meta.dtype) && std::floor(start) == start &&
-                            std::floor(step) == step;
+      const bool integral =
+          !is_floating(n.meta.dtype) && std::floor(start) == start && std::floor(step) == step;
       std::string e;
       if (integral) {
         int64_ = true;
@@ -445,11 +446,11 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Div:
       return "(" + arg(0) + " / " + arg(1) + ")";
     case OpKind::Maximum:
-      return std::string(is_floating(operand) ? "kiln_maximum(" : "max(") + arg(0) + ", " +
-             arg(1) + ")";
+      return std::string(is_floating(operand) ? "kiln_maximum(" : "max(") + arg(0) + ", " + arg(1) +
+             ")";
     case OpKind::Minimum:
-      return std::string(is_floating(operand) ? "kiln_minimum(" : "min(") + arg(0) + ", " +
-             arg(1) + ")";
+      return std::string(is_floating(operand) ? "kiln_minimum(" : "min(") + arg(0) + ", " + arg(1) +
+             ")";
     case OpKind::Eq:
       return "(" + arg(0) + " == " + arg(1) + ")";
     case OpKind::Ne:

@@ -79,11 +79,12 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
   k.fused_nodes = e.fused_nodes();
   k.name = op_name(n.op);
   KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
-  KILN_ASSIGN_OR_RETURN(k.glsl, preprocess_glsl("elementwise.comp",
-                                                {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                                                 {"KILN_TOTAL", std::to_string(work) + "u"}},
-                                                {{"kiln_extensions.glsl", extensions(e)},
-                                                 {"kiln_kernel.glsl", kernel_src}}));
+  KILN_ASSIGN_OR_RETURN(
+      k.glsl,
+      preprocess_glsl("elementwise.comp",
+                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
+                       {"KILN_TOTAL", std::to_string(work) + "u"}},
+                      {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
   return k;
 }
 

@@ -10,6 +10,7 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t kNormLocalSize = 64;
+constexpr int64_t kWorkgroupRowMinR = 256;  // rows shorter than this: one invocation per row
 
 /// Row-major linear offset of `index` into a contiguous tensor of `shape`.
 std::string linear_of(const Shape& shape, const Index& index) {
@@ -18,7 +19,8 @@ std::string linear_of(const Shape& shape, const Index& index) {
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] == 1) continue;
     if (!lin.empty()) lin += " + ";
-    lin += strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
+    lin +=
+        strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
   }
   return lin.empty() ? "0u" : lin;
 }
@@ -73,8 +75,8 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   e.add_statement("b0.data[" + out + "] = " + stored + ";");
   std::string store_body = e.take_body();
   std::string body = e.declarations() + "\nfloat kiln_load(uint row, uint r) {\n" + load_body +
-                     "  return " + loaded + ";\n}\n\nvoid kiln_store(uint row, uint r, float v) {\n" +
-                     store_body + "}\n";
+                     "  return " + loaded +
+                     ";\n}\n\nvoid kiln_store(uint row, uint r, float v) {\n" + store_body + "}\n";
 
   Kernel k;
   k.root = root;
@@ -85,16 +87,23 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   k.variant = KernelVariant::kRowNorm;
   KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
   k.local_size = std::min(kNormLocalSize, opt.caps.max_workgroup_invocations);
-  k.groups = {static_cast<uint32_t>(std::min<int64_t>(rows, opt.caps.max_workgroup_count_x)), 1, 1};
+  // Short rows: one invocation per row (no barriers); long rows: one workgroup per row.
+  const bool thread_rows = r_count < kWorkgroupRowMinR;
+  k.groups = {thread_rows
+                  ? groups_for(rows, k.local_size, opt.caps)
+                  : static_cast<uint32_t>(std::min<int64_t>(rows, opt.caps.max_workgroup_count_x)),
+              1, 1};
   char eps[32];
   std::snprintf(eps, sizeof eps, "%.9e", n.op == OpKind::LayerNorm ? n.attrs.scalar : 0.0);
   const int mode = n.op == OpKind::Softmax ? 0 : n.op == OpKind::LogSoftmax ? 1 : 2;
-  KILN_ASSIGN_OR_RETURN(k.glsl, kernel_source("rownorm.comp", e, body,
-                                              {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                                               {"KILN_ROWS", std::to_string(rows) + "u"},
-                                               {"KILN_R", std::to_string(r_count) + "u"},
-                                               {"KILN_MODE", std::to_string(mode)},
-                                               {"KILN_EPS", eps}}));
+  KILN_ASSIGN_OR_RETURN(k.glsl,
+                        kernel_source("rownorm.comp", e, body,
+                                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
+                                       {"KILN_ROWS", std::to_string(rows) + "u"},
+                                       {"KILN_R", std::to_string(r_count) + "u"},
+                                       {"KILN_MODE", std::to_string(mode)},
+                                       {"KILN_EPS", eps},
+                                       {"KILN_THREAD_ROWS", thread_rows ? "1" : "0"}}));
   if (rows == 0 || r_count == 0) k.groups = {0, 0, 0};
   return k;
 }

@@ -5,7 +5,8 @@
 //   float kiln_load(uint row, uint r)            the input (with its fused prologue)
 //   void kiln_store(uint row, uint r, float v)   the store (layer_norm: scale and shift)
 // and the macros KILN_LOCAL_SIZE (a power of two), KILN_ROWS, KILN_R, KILN_MODE
-// (0 softmax, 1 log_softmax, 2 layer_norm) and KILN_EPS.
+// (0 softmax, 1 log_softmax, 2 layer_norm), KILN_EPS and KILN_THREAD_ROWS: 1 runs one row per
+// invocation with no shared memory or barriers (short rows), 0 one row per workgroup.
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -43,35 +44,51 @@ float kiln_wg_sum(float v) {
   return r;
 }
 
+#if KILN_THREAD_ROWS
+#define KILN_FIRST_ROW gl_GlobalInvocationID.x
+#define KILN_ROW_STEP (gl_NumWorkGroups.x * KILN_LOCAL_SIZE)
+#define KILN_LANE 0u
+#define KILN_LANES 1u
+#define kiln_row_max(v) (v)
+#define kiln_row_sum(v) (v)
+#else
+#define KILN_FIRST_ROW gl_WorkGroupID.x
+#define KILN_ROW_STEP gl_NumWorkGroups.x
+#define KILN_LANE gl_LocalInvocationID.x
+#define KILN_LANES KILN_LOCAL_SIZE
+#define kiln_row_max(v) kiln_wg_max(v)
+#define kiln_row_sum(v) kiln_wg_sum(v)
+#endif
+
 void main() {
-  const uint lid = gl_LocalInvocationID.x;
-  for (uint row = gl_WorkGroupID.x; row < KILN_ROWS; row += gl_NumWorkGroups.x) {
+  const uint lid = KILN_LANE;
+  for (uint row = KILN_FIRST_ROW; row < KILN_ROWS; row += KILN_ROW_STEP) {
 #if KILN_MODE == 2
     float s = 0.0;
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) s += kiln_load(row, r);
-    const float mean = kiln_wg_sum(s) / float(KILN_R);
+    for (uint r = lid; r < KILN_R; r += KILN_LANES) s += kiln_load(row, r);
+    const float mean = kiln_row_sum(s) / float(KILN_R);
     float q = 0.0;
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) {
+    for (uint r = lid; r < KILN_R; r += KILN_LANES) {
       const float d = kiln_load(row, r) - mean;
       q += d * d;
     }
-    const float rstd = inversesqrt(kiln_wg_sum(q) / float(KILN_R) + KILN_EPS);
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE)
+    const float rstd = inversesqrt(kiln_row_sum(q) / float(KILN_R) + KILN_EPS);
+    for (uint r = lid; r < KILN_R; r += KILN_LANES)
       kiln_store(row, r, (kiln_load(row, r) - mean) * rstd);
 #else
     float m = -KILN_INF;
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) m = kiln_maximum(m, kiln_load(row, r));
-    m = kiln_wg_max(m);
+    for (uint r = lid; r < KILN_R; r += KILN_LANES) m = kiln_maximum(m, kiln_load(row, r));
+    m = kiln_row_max(m);
     float s = 0.0;
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) s += exp(kiln_load(row, r) - m);
-    s = kiln_wg_sum(s);
+    for (uint r = lid; r < KILN_R; r += KILN_LANES) s += exp(kiln_load(row, r) - m);
+    s = kiln_row_sum(s);
 #if KILN_MODE == 0
     const float inv = 1.0 / s;
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE)
+    for (uint r = lid; r < KILN_R; r += KILN_LANES)
       kiln_store(row, r, exp(kiln_load(row, r) - m) * inv);
 #else
     const float log_s = log(s);
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE)
+    for (uint r = lid; r < KILN_R; r += KILN_LANES)
       kiln_store(row, r, kiln_load(row, r) - m - log_s);
 #endif
 #endif

@@ -30,10 +30,10 @@ enum class RecompileLimitPolicy {
 };
 
 struct CompileOptions {
-  std::string name = "fn";  // used in logs and dump folder names
-  bool fuse = true;         // false: one kernel per op (the unfused baseline)
-  bool vectorize = true;    // vec4 kernels where legal
-  bool fullgraph = false;   // any graph break is an error naming its reason and location
+  std::string name = "fn";          // used in logs and dump folder names
+  bool fuse = true;                 // false: one kernel per op (the unfused baseline)
+  bool vectorize = true;            // vec4 kernels where legal
+  bool fullgraph = false;           // any graph break is an error naming its reason and location
   bool error_on_recompile = false;  // any recompile is an error naming the failing guard
   int recompile_limit = 8;          // recompiles allowed per function
   RecompileLimitPolicy on_recompile_limit = RecompileLimitPolicy::kEager;
@@ -41,11 +41,11 @@ struct CompileOptions {
 
 struct CompileStats {
   uint64_t calls = 0;
-  uint64_t compiles = 0;     // traces that produced a new cache entry
-  uint64_t cache_hits = 0;   // calls served by replaying an entry
-  uint64_t recompiles = 0;   // compiles caused by a guard failure of an existing entry
-  uint64_t eager_calls = 0;  // calls run eagerly after the recompile limit
-  uint64_t graph_breaks = 0; // summed over all traces
+  uint64_t compiles = 0;      // traces that produced a new cache entry
+  uint64_t cache_hits = 0;    // calls served by replaying an entry
+  uint64_t recompiles = 0;    // compiles caused by a guard failure of an existing entry
+  uint64_t eager_calls = 0;   // calls run eagerly after the recompile limit
+  uint64_t graph_breaks = 0;  // summed over all traces
   bool recompile_limit_hit = false;
 };
 
@@ -55,8 +55,8 @@ struct EntryInfo {
   std::string guards;                // one guard a line, with provenance
   std::vector<std::string> kernels;  // kernel names; empty when run by the interpreter
   bool on_device = false;
-  int graph_count = 0;                  // compiled segments
-  std::vector<std::string> breaks;      // "reason at file:line", in order
+  int graph_count = 0;              // compiled segments
+  std::vector<std::string> breaks;  // "reason at file:line", in order
   std::vector<size_t> ops_per_graph;
   double compile_ms = 0;
 };
@@ -130,7 +130,7 @@ class Compiled {
     using R = std::decay_t<std::invoke_result_t<F&, const Args&...>>;
     static_assert(std::is_same_v<R, Tensor> || std::is_same_v<R, std::vector<Tensor>>,
                   "a compiled function returns Tensor or std::vector<Tensor>");
-    static_assert(((detail::is_tensor_arg<Args> || std::is_arithmetic_v<Args>) && ...),
+    static_assert(((detail::is_tensor_arg<Args> || std::is_arithmetic_v<Args>)&&...),
                   "compiled functions take kiln::Tensor and arithmetic arguments");
     std::vector<Tensor> tensors;
     std::vector<double> scalars;

@@ -75,8 +75,8 @@ struct TransformerEncoderLayer {
 
 struct TransformerEncoder {
   TransformerEncoder() = default;
-  TransformerEncoder(int64_t layers, int64_t dim, int64_t heads, int64_t ffn,
-                     WeightGenerator& gen, Device device);
+  TransformerEncoder(int64_t layers, int64_t dim, int64_t heads, int64_t ffn, WeightGenerator& gen,
+                     Device device);
   Tensor operator()(const Tensor& x, const Tensor& mask) const;
   std::vector<TransformerEncoderLayer> layers;
 };

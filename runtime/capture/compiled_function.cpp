@@ -62,7 +62,8 @@ std::string CompiledCore::miss_reason(const CallArgs& args,
     }
     if (!verbose) failing.resize(1);
     for (int f : failing)
-      msg += "\n  entry " + std::to_string(i) + ": " + e.guards.describe_failure(f, args, e.constants);
+      msg +=
+          "\n  entry " + std::to_string(i) + ": " + e.guards.describe_failure(f, args, e.constants);
   }
   return msg;
 }
@@ -111,8 +112,8 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn
   if (log_enabled(LogTopic::kGuards))
     log(LogTopic::kGuards, "'" + options.name + "' guards:\n" + e.guards.to_string(e.constants));
   if (log_enabled(LogTopic::kPerf))
-    log(LogTopic::kPerf, "'" + options.name + "' traced and compiled in " +
-                             std::to_string(e.compile_ms) + " ms");
+    log(LogTopic::kPerf,
+        "'" + options.name + "' traced and compiled in " + std::to_string(e.compile_ms) + " ms");
   int segment = 0;
   for (const ProgramStep& s : e.program.steps)
     if (s.kind == ProgramStep::Kind::kSegment)
@@ -148,8 +149,8 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
         stats.recompile_limit_hit = true;
         log(LogTopic::kWarning,
             "'" + options.name + "' hit its recompile limit (" +
-                std::to_string(options.recompile_limit) +
-                "); calls that miss its " + std::to_string(entries.size()) +
+                std::to_string(options.recompile_limit) + "); calls that miss its " +
+                std::to_string(entries.size()) +
                 " cached entries now run EAGERLY (op by op, no fusion). Last miss:" + reason);
       }
       ++stats.eager_calls;
@@ -178,7 +179,9 @@ std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
   return core.call(CallArgs{tensors, scalars}, fn);
 }
 
-CompileStats stats(const CompiledCore& core) { return core.stats; }
+CompileStats stats(const CompiledCore& core) {
+  return core.stats;
+}
 
 std::vector<EntryInfo> entries(const CompiledCore& core) {
   std::vector<EntryInfo> out;

@@ -168,12 +168,12 @@ std::string GuardSet::to_string(const std::vector<CapturedConstant>& constants) 
     s += guard_kind_name(g.kind);
     switch (g.kind) {
       case GuardKind::kArity:
-        s += std::string(g.index == 0 ? "(tensors)" : "(scalars)") + " == " +
-             std::to_string(g.expected);
+        s += std::string(g.index == 0 ? "(tensors)" : "(scalars)") +
+             " == " + std::to_string(g.expected);
         break;
       case GuardKind::kScalarValue:
-        s += "(scalar " + std::to_string(g.index) + ") == " +
-             fmt_double(std::bit_cast<double>(g.expected));
+        s += "(scalar " + std::to_string(g.index) +
+             ") == " + fmt_double(std::bit_cast<double>(g.expected));
         break;
       case GuardKind::kDType:
         s += "(input " + std::to_string(g.index) +

@@ -44,8 +44,7 @@ class GuardSet {
                         std::string fn_name);
 
   /// Index of the first failing guard, or -1 when all pass.
-  int first_failure(const CallArgs& args,
-                    const std::vector<CapturedConstant>& constants) const;
+  int first_failure(const CallArgs& args, const std::vector<CapturedConstant>& constants) const;
   bool check(const Guard& g, const CallArgs& args,
              const std::vector<CapturedConstant>& constants) const;
   std::vector<int> all_failures(const CallArgs& args,

@@ -46,8 +46,8 @@ std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string&
   std::vector<Tensor> outs = fn(cpu);
   for (Tensor& o : outs) {
     if (!o.defined() || o.is_traced())
-      throw Error(invalid_argument("host function '" + name +
-                                   "' returned an undefined or traced tensor"));
+      throw Error(
+          invalid_argument("host function '" + name + "' returned an undefined or traced tensor"));
     o = o.to(device);
   }
   return outs;
@@ -86,8 +86,8 @@ std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& ar
         for (size_t i = 0; i < out.size() && i < s.out_metas.size(); ++i) {
           if (!(out[i].meta() == s.out_metas[i])) {
             failure->description = "output " + std::to_string(i) + " of " + s.label + " at " +
-                                   s.where.loc + " changed from " + s.out_metas[i].str() +
-                                   " to " + out[i].meta().str();
+                                   s.where.loc + " changed from " + s.out_metas[i].str() + " to " +
+                                   out[i].meta().str();
             return std::nullopt;
           }
         }

@@ -26,13 +26,13 @@ struct GraphBreak {
 struct ProgramStep {
   enum class Kind { kSegment, kValueGuard, kHost, kPrint };
   Kind kind = Kind::kSegment;
-  std::shared_ptr<Executable> exe;  // kSegment
-  std::vector<int32_t> in;          // slots read
-  std::vector<int32_t> out;         // slots written
-  HostTensor expected;              // kValueGuard: the value the trace saw
-  HostFunction fn;                  // kHost
+  std::shared_ptr<Executable> exe;    // kSegment
+  std::vector<int32_t> in;            // slots read
+  std::vector<int32_t> out;           // slots written
+  HostTensor expected;                // kValueGuard: the value the trace saw
+  HostFunction fn;                    // kHost
   std::vector<TensorMeta> out_metas;  // kHost: what later segments were compiled for
-  std::string label;                // kHost: function name; kPrint: label; kValueGuard: what read it
+  std::string label;  // kHost: function name; kPrint: label; kValueGuard: what read it
   GraphBreak where;
 };
 

@@ -134,8 +134,8 @@ void Tensor::read_into(DType as, void* out, size_t bytes, const Loc& loc, const 
 
 double Tensor::item_double(const Loc& loc) const {
   if (numel() != 1)
-    throw Error(invalid_argument("item() on " + checked(impl_).meta.str() +
-                                 ": needs exactly one element"));
+    throw Error(
+        invalid_argument("item() on " + checked(impl_).meta.str() + ": needs exactly one element"));
   return host_value(*this, loc, "item()").get(0);
 }
 

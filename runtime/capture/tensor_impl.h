@@ -18,15 +18,15 @@ class TraceContext;
 struct TensorImpl {
   TensorMeta meta;
   Device device = Device::cpu();
-  std::shared_ptr<HostTensor> host;     // cpu data
-  vk::BufferRef buffer;                 // vulkan data
+  std::shared_ptr<HostTensor> host;  // cpu data
+  vk::BufferRef buffer;              // vulkan data
   // Trace placeholders: `trace` is valid only while trace_id equals the active trace's id.
   TraceContext* trace = nullptr;
   uint64_t trace_id = 0;
-  int segment = -1;   // the graph segment `node` belongs to
-  NodeId node = -1;   // its node in that segment
-  int32_t slot = -1;  // once its segment has run: where its value lives
-  std::optional<double> literal;        // scalar literal (rank 0)
+  int segment = -1;               // the graph segment `node` belongs to
+  NodeId node = -1;               // its node in that segment
+  int32_t slot = -1;              // once its segment has run: where its value lives
+  std::optional<double> literal;  // scalar literal (rank 0)
   uint64_t version = 0;
 };
 

@@ -24,7 +24,9 @@ std::string loc_str(const Loc& loc) {
   return file + ":" + std::to_string(loc.line());
 }
 
-TraceContext* current_trace() { return t_current; }
+TraceContext* current_trace() {
+  return t_current;
+}
 
 TraceScope::TraceScope(TraceContext* trace) : trace_(trace) {
   if (t_current) throw Error(invalid_argument("kiln::compile: nested tracing is not supported"));
@@ -145,15 +147,15 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
     std::vector<int32_t> out_slots;
     for (Tensor& v : *result) step.out.push_back(new_slot(std::move(v)));
     // Live placeholders read their slot; extra outputs come first in `outs`.
-    for (size_t i = 0; i < owners.size(); ++i)
-      owners[i]->slot = step.out[extra_outputs.size() + i];
+    for (size_t i = 0; i < owners.size(); ++i) owners[i]->slot = step.out[extra_outputs.size() + i];
     program_.steps.push_back(std::move(step));
-    extra_slots_ = std::vector<int32_t>(program_.steps.back().out.begin(),
-                                        program_.steps.back().out.begin() +
-                                            static_cast<ptrdiff_t>(extra_outputs.size()));
+    extra_slots_ = std::vector<int32_t>(
+        program_.steps.back().out.begin(),
+        program_.steps.back().out.begin() + static_cast<ptrdiff_t>(extra_outputs.size()));
   } else {
     extra_slots_.clear();
-    for (NodeId o : extra_outputs) extra_slots_.push_back(segment_inputs_[graph_.node(o).attrs.index]);
+    for (NodeId o : extra_outputs)
+      extra_slots_.push_back(segment_inputs_[graph_.node(o).attrs.index]);
   }
   graph_ = Graph();
   segment_inputs_.clear();
@@ -181,7 +183,8 @@ int32_t TraceContext::slot_of(const Tensor& t, const GraphBreak&) {
   return new_slot(t);  // a concrete tensor: its value as traced
 }
 
-HostTensor TraceContext::host_read(const Tensor& t, const std::string& what, const std::string& loc) {
+HostTensor TraceContext::host_read(const Tensor& t, const std::string& what,
+                                   const std::string& loc) {
   GraphBreak why{what + " of a traced tensor (a host value is needed)", loc};
   start_break(why);
   int32_t slot = slot_of(t, why);
@@ -254,7 +257,8 @@ Program TraceContext::finish(const std::vector<Tensor>& outputs) {
       out_slots[i] = impl->slot;
       continue;
     }
-    nodes.push_back(node_for(outputs[i], "output " + std::to_string(i) + " of '" + options_.name + "'"));
+    nodes.push_back(
+        node_for(outputs[i], "output " + std::to_string(i) + " of '" + options_.name + "'"));
     pending.push_back(static_cast<int>(i));
   }
   flush(nodes);

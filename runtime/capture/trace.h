@@ -81,11 +81,11 @@ class TraceContext {
   Program program_;
   Graph graph_;
   int segment_ = 0;
-  std::vector<int32_t> segment_inputs_;        // Input index i of graph_ reads this slot
-  std::map<int32_t, NodeId> input_of_slot_;    // slot -> Input node in graph_
-  std::vector<std::weak_ptr<TensorImpl>> live_;  // placeholders made in this segment
+  std::vector<int32_t> segment_inputs_;               // Input index i of graph_ reads this slot
+  std::map<int32_t, NodeId> input_of_slot_;           // slot -> Input node in graph_
+  std::vector<std::weak_ptr<TensorImpl>> live_;       // placeholders made in this segment
   std::unordered_map<TensorImpl*, NodeId> captured_;  // constants with a node in graph_
-  std::vector<int32_t> extra_slots_;  // slots of flush()'s extra outputs
+  std::vector<int32_t> extra_slots_;                  // slots of flush()'s extra outputs
   std::unordered_map<TensorImpl*, int64_t> constant_index_;  // captured tensor -> constants[i]
 };
 

@@ -17,7 +17,8 @@ HostTensor host_nonzero(const HostTensor& x) {
   auto* o = out.ptr<int64_t>();
   for (size_t h = 0; h < hits.size(); ++h)
     for (int d = 0; d < rank; ++d)
-      o[h * static_cast<size_t>(rank) + static_cast<size_t>(d)] = (hits[h] / strides[d]) % x.meta.shape[d];
+      o[h * static_cast<size_t>(rank) + static_cast<size_t>(d)] =
+          (hits[h] / strides[d]) % x.meta.shape[d];
   return out;
 }
 

@@ -16,7 +16,6 @@ HostTensor host_nonzero(const HostTensor& x);
 
 /// The k largest (largest=true) or smallest elements along the last dim, sorted in that order
 /// (ties keep the lower index first); values keep x's dtype, indices are i64.
-Expected<std::pair<HostTensor, HostTensor>> host_topk(const HostTensor& x, int64_t k,
-                                                      bool largest);
+Expected<std::pair<HostTensor, HostTensor>> host_topk(const HostTensor& x, int64_t k, bool largest);
 
 }  // namespace kiln

@@ -29,18 +29,27 @@ Tensor Linear::operator()(const Tensor& x) const {
 }
 
 LayerNorm::LayerNorm(int64_t dim, Device device, double epsilon)
-    : weight(ones({dim}, DType::kF32, device)), bias(zeros({dim}, DType::kF32, device)),
+    : weight(ones({dim}, DType::kF32, device)),
+      bias(zeros({dim}, DType::kF32, device)),
       eps(epsilon) {}
 
-Tensor LayerNorm::operator()(const Tensor& x) const { return layer_norm(x, weight, bias, 1, eps); }
+Tensor LayerNorm::operator()(const Tensor& x) const {
+  return layer_norm(x, weight, bias, 1, eps);
+}
 
 Embedding::Embedding(int64_t vocab, int64_t dim, WeightGenerator& gen, Device device)
     : weight(gen.normal({vocab, dim}, 1.0, device)) {}
 
-Tensor Embedding::operator()(const Tensor& ids) const { return embedding(weight, ids); }
+Tensor Embedding::operator()(const Tensor& ids) const {
+  return embedding(weight, ids);
+}
 
 MultiheadAttention::MultiheadAttention(int64_t d, int64_t h, WeightGenerator& gen, Device device)
-    : dim(d), heads(h), q(d, d, gen, device), k(d, d, gen, device), v(d, d, gen, device),
+    : dim(d),
+      heads(h),
+      q(d, d, gen, device),
+      k(d, d, gen, device),
+      v(d, d, gen, device),
       out(d, d, gen, device) {
   if (h <= 0 || d % h != 0)
     throw Error(invalid_argument("MultiheadAttention: dim " + std::to_string(d) +
@@ -50,7 +59,9 @@ MultiheadAttention::MultiheadAttention(int64_t d, int64_t h, WeightGenerator& ge
 Tensor MultiheadAttention::operator()(const Tensor& x, const Tensor& mask) const {
   const int64_t b = x.size(0), s = x.size(1), dh = dim / heads;
   // [b, s, dim] -> [b, heads, s, dh]: views, folded into the next kernel's loads.
-  auto split = [&](const Tensor& t) { return permute(reshape(t, {b, s, heads, dh}), {0, 2, 1, 3}); };
+  auto split = [&](const Tensor& t) {
+    return permute(reshape(t, {b, s, heads, dh}), {0, 2, 1, 3});
+  };
   Tensor scores = matmul(split(q(x)), split(k(x)), false, true) * (1.0 / std::sqrt(double(dh)));
   if (mask.defined()) scores = scores + mask;
   Tensor ctx = matmul(softmax(scores, -1), split(v(x)));
@@ -59,8 +70,11 @@ Tensor MultiheadAttention::operator()(const Tensor& x, const Tensor& mask) const
 
 TransformerEncoderLayer::TransformerEncoderLayer(int64_t dim, int64_t heads, int64_t ffn,
                                                  WeightGenerator& gen, Device device)
-    : attn(dim, heads, gen, device), ff1(dim, ffn, gen, device), ff2(ffn, dim, gen, device),
-      norm1(dim, device), norm2(dim, device) {}
+    : attn(dim, heads, gen, device),
+      ff1(dim, ffn, gen, device),
+      ff2(ffn, dim, gen, device),
+      norm1(dim, device),
+      norm2(dim, device) {}
 
 Tensor TransformerEncoderLayer::operator()(const Tensor& x, const Tensor& mask) const {
   Tensor h = norm1(x + attn(x, mask));

@@ -16,7 +16,9 @@ using test::Tol;
 
 class DeviceNorm : public test::DeviceOpTest {};
 
-std::string sh(const Shape& s) { return shape_str(s); }
+std::string sh(const Shape& s) {
+  return shape_str(s);
+}
 
 TEST_F(DeviceNorm, SoftmaxAndLogSoftmaxOverEveryAxis) {
   const std::vector<Shape> shapes = {{1}, {7}, {3, 5}, {4, 33}, {2, 3, 130}, {5, 1, 9}, {2, 0, 3}};
@@ -24,20 +26,24 @@ TEST_F(DeviceNorm, SoftmaxAndLogSoftmaxOverEveryAxis) {
     for (int64_t axis = -static_cast<int64_t>(s.size()); axis < static_cast<int64_t>(s.size());
          ++axis) {
       Tensor x = rnd(DType::kF32, s, Dist{-6, 6});
-      check("softmax" + sh(s) + " axis " + std::to_string(axis), Tol{2e-6, 1e-7},
-            [axis](const Tensor& t) { return softmax(t, axis); }, x);
-      check("log_softmax" + sh(s) + " axis " + std::to_string(axis), Tol{2e-6, 4e-6},
-            [axis](const Tensor& t) { return log_softmax(t, axis); }, x);
+      check(
+          "softmax" + sh(s) + " axis " + std::to_string(axis), Tol{2e-6, 1e-7},
+          [axis](const Tensor& t) { return softmax(t, axis); }, x);
+      check(
+          "log_softmax" + sh(s) + " axis " + std::to_string(axis), Tol{2e-6, 4e-6},
+          [axis](const Tensor& t) { return log_softmax(t, axis); }, x);
     }
   }
 }
 
 TEST_F(DeviceNorm, SoftmaxF16AndLargeRows) {
   Tensor h = rnd(DType::kF16, {6, 70}, Dist{-4, 4});
-  check("softmax f16", Tol::for_dtype(DType::kF16), [](const Tensor& t) { return softmax(t, -1); },
-        h);
+  check(
+      "softmax f16", Tol::for_dtype(DType::kF16), [](const Tensor& t) { return softmax(t, -1); },
+      h);
   Tensor big = rnd(DType::kF32, {3, 5000}, Dist{-10, 10});
-  check("softmax long rows", Tol{2e-5, 1e-8}, [](const Tensor& t) { return softmax(t, 1); }, big);
+  check(
+      "softmax long rows", Tol{2e-5, 1e-8}, [](const Tensor& t) { return softmax(t, 1); }, big);
 }
 
 TEST_F(DeviceNorm, LayerNormOverTrailingDims) {
@@ -45,25 +51,33 @@ TEST_F(DeviceNorm, LayerNormOverTrailingDims) {
     Shape x;
     int k;
   };
-  for (const Case& c : std::vector<Case>{{{4, 8}, 1}, {{3, 5, 7}, 2}, {{1, 1}, 1}, {{2, 129}, 1},
-                                         {{0, 6}, 1}, {{2, 3, 64}, 1}}) {
+  for (const Case& c : std::vector<Case>{{{4, 8}, 1},
+                                         {{3, 5, 7}, 2},
+                                         {{1, 1}, 1},
+                                         {{2, 129}, 1},
+                                         {{3, 300}, 1},
+                                         {{2, 20, 30}, 2},
+                                         {{0, 6}, 1},
+                                         {{2, 3, 64}, 1}}) {
     Shape norm(c.x.end() - c.k, c.x.end());
     Tensor x = rnd(DType::kF32, c.x, Dist{-3, 3});
     Tensor w = rnd(DType::kF32, norm, Dist{0.5, 1.5});
     Tensor b = rnd(DType::kF32, norm, Dist{-1, 1});
-    check("layer_norm" + sh(c.x) + " k=" + std::to_string(c.k), Tol{2e-5, 2e-5},
-          [k = c.k](const Tensor& t, const Tensor& wt, const Tensor& bt) {
-            return layer_norm(t, wt, bt, k, 1e-5);
-          },
-          x, w, b);
+    check(
+        "layer_norm" + sh(c.x) + " k=" + std::to_string(c.k), Tol{2e-5, 2e-5},
+        [k = c.k](const Tensor& t, const Tensor& wt, const Tensor& bt) {
+          return layer_norm(t, wt, bt, k, 1e-5);
+        },
+        x, w, b);
   }
   Tensor xh = rnd(DType::kF16, {5, 48}, Dist{-3, 3});
   Tensor wh = rnd(DType::kF16, {48}, Dist{0.5, 1.5}), bh = rnd(DType::kF16, {48}, Dist{-1, 1});
-  check("layer_norm f16", Tol{4e-3, 4e-3},
-        [](const Tensor& t, const Tensor& wt, const Tensor& bt) {
-          return layer_norm(t, wt, bt, 1, 1e-5);
-        },
-        xh, wh, bh);
+  check(
+      "layer_norm f16", Tol{4e-3, 4e-3},
+      [](const Tensor& t, const Tensor& wt, const Tensor& bt) {
+        return layer_norm(t, wt, bt, 1, 1e-5);
+      },
+      xh, wh, bh);
 }
 
 TEST_F(DeviceNorm, FusedPrologueAndEpilogueStayOneKernelEach) {
@@ -80,8 +94,7 @@ TEST_F(DeviceNorm, FusedPrologueAndEpilogueStayOneKernelEach) {
   };
   check("layer_norm(x + r) then relu", Tol{2e-5, 2e-5}, post_norm, x, r, w, b);
   auto f = compile(post_norm, {.name = "post_norm"});
-  f(x.to(Device::vulkan()), r.to(Device::vulkan()), w.to(Device::vulkan()),
-    b.to(Device::vulkan()));
+  f(x.to(Device::vulkan()), r.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
   ASSERT_EQ(f.entries().size(), 1u);
   EXPECT_EQ(f.entries()[0].kernels.size(), 2u);  // layer_norm (with the add), relu*2
   auto g = compile(attn, {.name = "attn"});

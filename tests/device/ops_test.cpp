@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>

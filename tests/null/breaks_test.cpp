@@ -57,7 +57,6 @@ class Breaks : public ::testing::Test {
   size_t validation_before_ = 0;
 };
 
-
 TEST_F(Breaks, ItemSplitsTheGraphAndItsValueIsGuarded) {
   int item_line = 0;
   auto fn = [&](const Tensor& x) {
@@ -134,10 +133,12 @@ TEST_F(Breaks, BreakInsideALoop) {
 TEST_F(Breaks, ToVectorAndHostFunctionRunOnReplay) {
   int host_calls = 0;
   auto fn = [&](const Tensor& x) {
-    auto y = call_host("negate", [&](const std::vector<Tensor>& in) {
-      ++host_calls;
-      return std::vector<Tensor>{-in[0]};
-    }, {exp(x)});
+    auto y = call_host("negate",
+                       [&](const std::vector<Tensor>& in) {
+                         ++host_calls;
+                         return std::vector<Tensor>{-in[0]};
+                       },
+                       {exp(x)});
     std::vector<float> v = sum(y[0], {0}).to_vector<float>();
     return y[0] * static_cast<double>(v[0]);
   };
@@ -155,11 +156,13 @@ TEST_F(Breaks, ToVectorAndHostFunctionRunOnReplay) {
 }
 
 TEST_F(Breaks, PrintBreaksAndPrintsOnEveryCall) {
-  auto f = compile([](const Tensor& x) {
-    Tensor y = x + 1.0;
-    print("y", y);
-    return y * y;
-  }, {.name = "printer"});
+  auto f = compile(
+      [](const Tensor& x) {
+        Tensor y = x + 1.0;
+        print("y", y);
+        return y * y;
+      },
+      {.name = "printer"});
   Tensor x = vec({1.f, 2.f});
   testing::internal::CaptureStdout();
   f(x);
@@ -193,11 +196,13 @@ TEST_F(Breaks, OpsWithoutDeviceLoweringRunOnTheInterpreter) {
 
 TEST_F(Breaks, FullgraphTurnsABreakIntoAnError) {
   int line = 0;
-  auto f = compile([&](const Tensor& x) {
-    line = __LINE__ + 1;
-    double v = sum(x, {0}).item<double>();
-    return x * v;
-  }, {.name = "strict", .fullgraph = true});
+  auto f = compile(
+      [&](const Tensor& x) {
+        line = __LINE__ + 1;
+        double v = sum(x, {0}).item<double>();
+        return x * v;
+      },
+      {.name = "strict", .fullgraph = true});
   try {
     f(vec({1.f, 2.f}));
     FAIL() << "expected an error";
@@ -211,7 +216,8 @@ TEST_F(Breaks, FullgraphTurnsABreakIntoAnError) {
 
 TEST_F(Breaks, RecompileLimitWithErrorPolicy) {
   auto f = compile([](const Tensor& x) { return x + 1.0; },
-                   {.name = "limited", .recompile_limit = 2,
+                   {.name = "limited",
+                    .recompile_limit = 2,
                     .on_recompile_limit = RecompileLimitPolicy::kError});
   f(rnd(2, 1));
   f(rnd(3, 1));
@@ -268,11 +274,13 @@ TEST_F(Breaks, ScalarArgumentsAreValueGuarded) {
 }
 
 TEST_F(Breaks, ExplainOneShotAndAcrossCalls) {
-  ExplainReport once = explain([](const Tensor& x) {
-    Tensor y = exp(x);
-    print("y", y);
-    return y + 1.0;
-  }, vec({0.f}));
+  ExplainReport once = explain(
+      [](const Tensor& x) {
+        Tensor y = exp(x);
+        print("y", y);
+        return y + 1.0;
+      },
+      vec({0.f}));
   EXPECT_EQ(once.graph_count, 2u);
   EXPECT_EQ(once.graph_break_count, 1u);
   EXPECT_EQ(once.ops_per_graph, (std::vector<size_t>{1, 2}));
