@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "kiln/kiln.h"
 
 namespace {
@@ -65,17 +66,6 @@ void BM_Chain6Unfused(benchmark::State& state) {
 BENCHMARK(BM_Chain6Fused)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Chain6Unfused)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-/// Console output plus a record of each benchmark's real time, for the ratio line.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs)
-      if (r.run_type == Run::RT_Iteration) times[r.benchmark_name()] = r.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,14 +78,11 @@ int main(int argc, char** argv) {
     std::printf("bench_fusion: no Vulkan device (%s)\n", kiln::vulkan_status().to_string().c_str());
     return 0;
   }
-  RatioReporter reporter;
+  kiln::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  auto fused = reporter.times.find("BM_Chain6Fused/real_time");
-  auto unfused = reporter.times.find("BM_Chain6Unfused/real_time");
-  if (fused != reporter.times.end() && unfused != reporter.times.end())
-    std::printf("\n6-op chain on %lldx%lld floats: unfused / fused = %.2fx  (%.2f ms vs %.2f ms)\n",
-                static_cast<long long>(g_rows), static_cast<long long>(g_cols),
-                unfused->second / fused->second, unfused->second, fused->second);
+  reporter.print_ratio("6-op chain on " + std::to_string(g_rows) + "x" + std::to_string(g_cols) +
+                           " floats: unfused / fused",
+                       "BM_Chain6Unfused/real_time", "BM_Chain6Fused/real_time");
   benchmark::Shutdown();
   return 0;
 }

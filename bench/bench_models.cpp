@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "kiln/kiln.h"
 
 namespace {
@@ -73,16 +74,6 @@ void BM_EncoderUnfused(benchmark::State& state) {
 BENCHMARK(BM_EncoderFused)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EncoderUnfused)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs)
-      if (r.run_type == Run::RT_Iteration) times[r.benchmark_name()] = r.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,13 +82,10 @@ int main(int argc, char** argv) {
     std::printf("bench_models: no Vulkan device (%s)\n", kiln::vulkan_status().to_string().c_str());
     return 0;
   }
-  RatioReporter reporter;
+  kiln::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  auto fused = reporter.times.find("BM_EncoderFused/real_time");
-  auto unfused = reporter.times.find("BM_EncoderUnfused/real_time");
-  if (fused != reporter.times.end() && unfused != reporter.times.end())
-    std::printf("\nsmall encoder: unfused / fused = %.2fx (%.2f ms vs %.2f ms)\n",
-                unfused->second / fused->second, unfused->second, fused->second);
+  reporter.print_ratio("small encoder: unfused / fused", "BM_EncoderUnfused/real_time",
+                       "BM_EncoderFused/real_time");
   benchmark::Shutdown();
   return 0;
 }

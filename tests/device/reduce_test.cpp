@@ -15,11 +15,7 @@ namespace {
 using test::Dist;
 using test::Tol;
 
-constexpr DType kF32 = DType::kF32;
-constexpr DType kF16 = DType::kF16;
-constexpr DType kI32 = DType::kI32;
-constexpr DType kI64 = DType::kI64;
-constexpr DType kBool = DType::kBool;
+using namespace test::dtypes;
 
 enum class Red { kSum, kMean, kMax };
 

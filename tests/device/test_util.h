@@ -22,6 +22,15 @@
 
 namespace kiln::test {
 
+/// Short dtype names for test tables: `using namespace test::dtypes;`.
+namespace dtypes {
+inline constexpr DType kF32 = DType::kF32;
+inline constexpr DType kF16 = DType::kF16;
+inline constexpr DType kI32 = DType::kI32;
+inline constexpr DType kI64 = DType::kI64;
+inline constexpr DType kBool = DType::kBool;
+}  // namespace dtypes
+
 /// Fixture for tests that need a Vulkan device.
 ///   * SetUp skips the test (never fails it) when no Vulkan device exists.
 ///   * TearDown fails the test if kiln::validation_messages() gained entries during it.

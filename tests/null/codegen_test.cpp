@@ -4,39 +4,14 @@
 #include "codegen/fusion.h"
 #include "codegen/lower.h"
 #include "codegen/spirv.h"
+#include "null/graph_builders.h"
 
 namespace kiln {
 namespace {
 
-NodeId add(Graph& g, OpKind op, std::vector<NodeId> in, Attrs a = {}) {
-  auto r = g.add(op, std::move(in), std::move(a));
-  EXPECT_TRUE(r.ok()) << r.status().to_string();
-  return *r;
-}
-
-CodegenOptions generic_options(bool fuse = true) {
-  CodegenOptions o;
-  o.fuse = fuse;
-  o.caps = TargetCaps::generic();
-  return o;
-}
-
-// y = relu((x * a + b) * c - d), x 2-D, a..d broadcast 1-D.
-Graph chain_graph(Dim rows, Dim cols) {
-  Graph g;
-  NodeId x = g.add_input({DType::kF32, {rows, cols}});
-  NodeId a = g.add_input({DType::kF32, {cols}});
-  NodeId b = g.add_input({DType::kF32, {cols}});
-  NodeId c = g.add_input({DType::kF32, {cols}});
-  NodeId d = g.add_input({DType::kF32, {cols}});
-  NodeId y = add(g, OpKind::Mul, {x, a});
-  y = add(g, OpKind::Add, {y, b});
-  y = add(g, OpKind::Mul, {y, c});
-  y = add(g, OpKind::Sub, {y, d});
-  y = add(g, OpKind::Relu, {y});
-  g.set_outputs({y});
-  return g;
-}
+using test::add;
+using test::chain_graph;
+using test::generic_options;
 
 TEST(Fusion, PointwiseChainIsOneKernel) {
   Graph g = chain_graph(5, 8);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "codegen/lower.h"
+#include "null/graph_builders.h"
 
 #ifndef KILN_GOLDEN_DIR
 #error "KILN_GOLDEN_DIR must name tests/golden (set in tests/CMakeLists.txt)"
@@ -28,6 +29,10 @@
 
 namespace kiln {
 namespace {
+
+using test::add;
+using test::chain_graph;
+using test::generic_options;
 
 namespace fs = std::filesystem;
 
@@ -41,36 +46,7 @@ bool updating() {
   return v != nullptr && std::string(v) == "1";
 }
 
-NodeId add(Graph& g, OpKind op, std::vector<NodeId> in, Attrs a = {}) {
-  auto r = g.add(op, std::move(in), std::move(a));
-  EXPECT_TRUE(r.ok()) << r.status().to_string();
-  return r.ok() ? *r : 0;
-}
-
-CodegenOptions generic_options() {
-  CodegenOptions o;
-  o.caps = TargetCaps::generic();
-  return o;
-}
-
 // --- The cases ----------------------------------------------------------------------------------
-
-// y = relu((x * a + b) * c - d), x 2-D, a..d broadcast 1-D.
-Graph chain_graph(Dim rows, Dim cols) {
-  Graph g;
-  NodeId x = g.add_input({DType::kF32, {rows, cols}});
-  NodeId a = g.add_input({DType::kF32, {cols}});
-  NodeId b = g.add_input({DType::kF32, {cols}});
-  NodeId c = g.add_input({DType::kF32, {cols}});
-  NodeId d = g.add_input({DType::kF32, {cols}});
-  NodeId y = add(g, OpKind::Mul, {x, a});
-  y = add(g, OpKind::Add, {y, b});
-  y = add(g, OpKind::Mul, {y, c});
-  y = add(g, OpKind::Sub, {y, d});
-  y = add(g, OpKind::Relu, {y});
-  g.set_outputs({y});
-  return g;
-}
 
 // tanh(expand(reshape(permute(x)))): views fold into the index math of one kernel.
 Graph view_chain_graph() {
