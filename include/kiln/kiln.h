@@ -4,6 +4,7 @@
 
 #include "kiln/compile.h"
 #include "kiln/dtype.h"
+#include "kiln/io.h"
 #include "kiln/logging.h"
 #include "kiln/nn.h"
 #include "kiln/status.h"

@@ -85,4 +85,24 @@ struct TransformerEncoder {
 /// Built from graph ops, so inside kiln::compile it is computed on the device.
 Tensor causal_mask(int64_t s, Device device);
 
+// --- Weights from .npy files (runtime/nn/load.cpp, docs/io.md) ----------------------------------
+
+/// A module's tensors by PyTorch-like dotted name ("layers.0.attn.q.weight"), each name
+/// prefixed by `prefix` and a dot unless `prefix` is empty. The pointers alias the module.
+using NamedParameters = std::vector<std::pair<std::string, Tensor*>>;
+NamedParameters named_parameters(Linear& m, const std::string& prefix = "");
+NamedParameters named_parameters(LayerNorm& m, const std::string& prefix = "");
+NamedParameters named_parameters(Embedding& m, const std::string& prefix = "");
+NamedParameters named_parameters(MultiheadAttention& m, const std::string& prefix = "");
+NamedParameters named_parameters(TransformerEncoderLayer& m, const std::string& prefix = "");
+NamedParameters named_parameters(TransformerEncoder& m, const std::string& prefix = "");
+
+/// Loads `<dir>/<name>.npy` into each named tensor. Each file's dtype and shape must match the
+/// tensor already there; the error names the file and both metas. All files are read and
+/// checked before any tensor changes. A tensor already on `device` is overwritten in place
+/// (copy_from, so handles sharing it see the new values); otherwise it is replaced by a tensor
+/// on `device`.
+Status load_weights(const std::string& dir,
+                    const std::vector<std::pair<std::string, Tensor*>>& params, Device device);
+
 }  // namespace kiln::nn
