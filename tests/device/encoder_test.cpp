@@ -53,7 +53,7 @@ TEST_F(DeviceEncoder, CompiledMatchesTheInterpreterAtSeveralLengths) {
       max_err = std::max(max_err, double(std::fabs(got[i] - want[i])));
     }
     EXPECT_LE(max_err, 1e-4 * max_ref) << "max abs error " << max_err << ", max |ref| " << max_ref;
-    const EntryInfo& e = f.entries().back();
+    const EntryInfo e = f.entries().back();  // entries() returns a copy
     EXPECT_TRUE(e.on_device);
     EXPECT_EQ(e.graph_count, 1);
     // Per layer: q, k, v projections, scores, softmax, context, output projection,
