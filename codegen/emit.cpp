@@ -199,18 +199,22 @@ static bool same_exprs(const Index& a, const Index& b) {
   return true;
 }
 
-std::string Emitter::load(NodeId node, const Index& index) {
-  int b = binding(node);
-  const Node& n = graph_.node(node);
-  std::vector<int64_t> strides = contiguous_strides(n.meta.shape);
+std::string Emitter::linear_index(const Shape& shape, const Index& index) {
+  std::vector<int64_t> strides = contiguous_strides(shape);
   std::string lin;
   for (size_t k = 0; k < index.size(); ++k) {
-    if (n.meta.shape[k] == 1) continue;
+    if (shape[k] == 1) continue;
     if (!lin.empty()) lin += " + ";
     lin +=
         strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
   }
-  if (lin.empty()) lin = "0u";
+  return lin.empty() ? "0u" : lin;
+}
+
+std::string Emitter::load(NodeId node, const Index& index) {
+  int b = binding(node);
+  const Node& n = graph_.node(node);
+  std::string lin = linear_index(n.meta.shape, index);
   // Same shape and index as the kernel's output: the element's linear index is the output's.
   const bool identity = !root_linear_.empty() && n.meta.shape == graph_.node(root_).meta.shape &&
                         same_exprs(index, root_index_);

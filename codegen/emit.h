@@ -40,6 +40,8 @@ class Emitter {
   std::string value(NodeId node, const Index& index);
   /// Index of `node`'s input shape read by broadcasting to `out_shape` at `index`.
   static Index broadcast_index(const Index& index, const Shape& out_shape, const Shape& in_shape);
+  /// Row-major linear offset (GLSL uint expression) of `index` in a contiguous `shape`.
+  static std::string linear_index(const Shape& shape, const Index& index);
   /// Declares `uint` index variables for a row-major decomposition of `linear` over `shape`.
   Index decompose(const std::string& linear, const Shape& shape, const std::string& prefix,
                   int last_lane);

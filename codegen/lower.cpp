@@ -33,6 +33,21 @@ Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& c
   return {};
 }
 
+Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant variant,
+                              const TargetCaps& caps) {
+  Kernel k;
+  k.root = root.id;
+  k.variant = variant;
+  k.bindings = e.bindings();
+  k.fused_nodes = e.fused_nodes();
+  if (std::find(k.fused_nodes.begin(), k.fused_nodes.end(), root.id) == k.fused_nodes.end())
+    k.fused_nodes.push_back(root.id);
+  std::sort(k.fused_nodes.begin(), k.fused_nodes.end());
+  k.name = op_name(root.op);
+  KILN_RETURN_IF_ERROR(check_caps(e, k.name, caps));
+  return k;
+}
+
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
                                     std::map<std::string, std::string> macros) {
@@ -67,18 +82,15 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
     e.add_statement("b0.data[g] = " + store + ";");
   }
   if (e.failed()) return unimplemented("not vectorisable");
-  Kernel k;
-  k.variant = vec4 ? KernelVariant::kElementwiseVec4 : KernelVariant::kElementwise;
+  KILN_ASSIGN_OR_RETURN(
+      Kernel k,
+      start_kernel(e, n, vec4 ? KernelVariant::kElementwiseVec4 : KernelVariant::kElementwise,
+                   opt.caps));
   int64_t work = vec4 ? n.meta.numel() / 4 : n.meta.numel();
   k.local_size = std::min(kElementwiseLocalSize, opt.caps.max_workgroup_invocations);
   k.groups = {groups_for(work, k.local_size, opt.caps), 1, 1};
   std::string kernel_src =
       e.declarations() + "\nvoid kiln_element(uint g) {\n" + e.take_body() + "}\n";
-  k.root = root;
-  k.bindings = e.bindings();
-  k.fused_nodes = e.fused_nodes();
-  k.name = op_name(n.op);
-  KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
   KILN_ASSIGN_OR_RETURN(
       k.glsl,
       preprocess_glsl("elementwise.comp",
@@ -146,15 +158,11 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
                            load_body + "  return " + loaded + ";\n}\n\nvoid kiln_store(uint o, " +
                            acc_t + " acc) {\n  b0.data[o] = " + store + ";\n}\n";
 
-  Kernel k;
-  k.root = root;
-  k.bindings = e.bindings();
-  k.fused_nodes = e.fused_nodes();
-  k.fused_nodes.push_back(root);
-  k.name = op_name(n.op);
-  KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
   bool workgroup = r_count >= kWorkgroupReduceMinR;
-  k.variant = workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread;
+  KILN_ASSIGN_OR_RETURN(
+      Kernel k,
+      start_kernel(e, n, workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread,
+                   opt.caps));
   if (workgroup) {
     k.local_size = std::min<uint32_t>(128, opt.caps.max_workgroup_invocations);
     k.groups = {static_cast<uint32_t>(std::min<int64_t>(outputs, opt.caps.max_workgroup_count_x)),

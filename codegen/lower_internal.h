@@ -19,6 +19,11 @@ uint32_t groups_for(int64_t work, uint32_t local_size, const TargetCaps& caps);
 std::string extensions(const Emitter& e);
 /// unimplemented when the body needs a feature the device lacks.
 Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& caps);
+/// A kernel for `root`: the emitter's bindings, the fused nodes (root included) in graph
+/// order, the variant and the root op's name; unimplemented if the body needs a device feature
+/// the target lacks.
+Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant variant,
+                              const TargetCaps& caps);
 /// Preprocesses `template_name` with the macros, the generated extensions and kernel body.
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,

@@ -136,15 +136,7 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
   src += "void kiln_store(uint batch, uint i, uint j, " + acc_t + " v) {\n  b0.data[batch * " +
          u32(m * nn) + " + i * " + u32(nn) + " + j] = " + v + ";\n}\n";
 
-  Kernel kern;
-  kern.root = root;
-  kern.bindings = e.bindings();
-  kern.fused_nodes = e.fused_nodes();
-  kern.fused_nodes.push_back(root);
-  std::sort(kern.fused_nodes.begin(), kern.fused_nodes.end());  // graph order, as kernel.h says
-  kern.name = op_name(n.op);
-  kern.variant = KernelVariant::kMatmulTiled;
-  KILN_RETURN_IF_ERROR(check_caps(e, kern.name, opt.caps));
+  KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kMatmulTiled, opt.caps));
 
   const uint32_t elem = acc == DType::kI64 ? 8 : 4;
   const TileConfig t = choose_tile(m, nn, elem, opt.caps);

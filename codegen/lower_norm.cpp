@@ -12,19 +12,6 @@ namespace {
 constexpr uint32_t kNormLocalSize = 64;
 constexpr int64_t kWorkgroupRowMinR = 256;  // rows shorter than this: one invocation per row
 
-/// Row-major linear offset of `index` into a contiguous tensor of `shape`.
-std::string linear_of(const Shape& shape, const Index& index) {
-  std::vector<int64_t> strides = contiguous_strides(shape);
-  std::string lin;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    if (shape[k] == 1) continue;
-    if (!lin.empty()) lin += " + ";
-    lin +=
-        strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
-  }
-  return lin.empty() ? "0u" : lin;
-}
-
 }  // namespace
 
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
@@ -70,7 +57,7 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
     std::string bv = glsl_convert(e.value(b.id, store_r), b.meta.dtype, DType::kF32);
     v = "(v * " + wv + " + " + bv + ")";
   }
-  std::string out = linear_of(n.meta.shape, store_idx);
+  std::string out = Emitter::linear_index(n.meta.shape, store_idx);
   std::string stored = n.meta.dtype == DType::kF16 ? "float16_t(" + v + ")" : v;
   e.add_statement("b0.data[" + out + "] = " + stored + ";");
   std::string store_body = e.take_body();
@@ -78,14 +65,7 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
                      "  return " + loaded +
                      ";\n}\n\nvoid kiln_store(uint row, uint r, float v) {\n" + store_body + "}\n";
 
-  Kernel k;
-  k.root = root;
-  k.bindings = e.bindings();
-  k.fused_nodes = e.fused_nodes();
-  k.fused_nodes.push_back(root);
-  k.name = op_name(n.op);
-  k.variant = KernelVariant::kRowNorm;
-  KILN_RETURN_IF_ERROR(check_caps(e, k.name, opt.caps));
+  KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kRowNorm, opt.caps));
   k.local_size = std::min(kNormLocalSize, opt.caps.max_workgroup_invocations);
   // Short rows: one invocation per row (no barriers); long rows: one workgroup per row.
   const bool thread_rows = r_count < kWorkgroupRowMinR;
