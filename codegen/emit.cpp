@@ -288,11 +288,6 @@ std::string Emitter::value(NodeId id, const Index& index) {
   return result;
 }
 
-bool is_index_op(OpKind op) {
-  return op_category(op) == OpCategory::kIndexing || op_category(op) == OpCategory::kTriangular ||
-         op == OpKind::Arange;
-}
-
 /// A uint index read from an index tensor, clamped into [0, size) so that a bad index can never
 /// address outside the buffer (the interpreter reports it as an error instead).
 std::string Emitter::clamped_index(NodeId index_node, const Index& at, Dim size) {

@@ -21,10 +21,6 @@ struct IndexExpr {
 };
 using Index = std::vector<IndexExpr>;
 
-/// Ops the emitter folds like elementwise ones although they read by computed indices:
-/// slice, index_select, gather, concat, triu/tril, arange.
-bool is_index_op(OpKind op);
-
 const char* glsl_compute_type(DType dtype);  // float, int, int64_t, bool (f16 computes in float)
 const char* glsl_storage_type(DType dtype);  // float, float16_t, int, int64_t, uint8_t
 /// Converts a compute-typed expression between dtypes.

@@ -1,7 +1,5 @@
 #include "codegen/fusion.h"
 
-#include "codegen/emit.h"
-
 namespace kiln {
 
 const char* fusion_rule_name(FusionRule rule) {

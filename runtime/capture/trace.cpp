@@ -144,7 +144,6 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
     step.kind = ProgramStep::Kind::kSegment;
     step.exe = exe;
     step.in = segment_inputs_;
-    std::vector<int32_t> out_slots;
     for (Tensor& v : *result) step.out.push_back(new_slot(std::move(v)));
     // Live placeholders read their slot; extra outputs come first in `outs`.
     for (size_t i = 0; i < owners.size(); ++i) owners[i]->slot = step.out[extra_outputs.size() + i];
@@ -173,7 +172,7 @@ void TraceContext::start_break(const GraphBreak& why) {
                                   (why.loc.empty() ? "" : " at " + why.loc));
 }
 
-int32_t TraceContext::slot_of(const Tensor& t, const GraphBreak&) {
+int32_t TraceContext::slot_of(const Tensor& t) {
   TensorImpl* impl = t.impl();
   if (impl->trace) {
     node_for(t, "");  // validates the placeholder
@@ -187,7 +186,7 @@ HostTensor TraceContext::host_read(const Tensor& t, const std::string& what,
                                    const std::string& loc) {
   GraphBreak why{what + " of a traced tensor (a host value is needed)", loc};
   start_break(why);
-  int32_t slot = slot_of(t, why);
+  int32_t slot = slot_of(t);
   HostTensor value = to_host(slots_[slot]);
   ProgramStep step;
   step.kind = ProgramStep::Kind::kValueGuard;
@@ -208,7 +207,7 @@ std::vector<Tensor> TraceContext::host_call(const std::string& name, const HostF
   step.kind = ProgramStep::Kind::kHost;
   std::vector<Tensor> in;
   for (const Tensor& a : args) {
-    int32_t s = slot_of(a, why);
+    int32_t s = slot_of(a);
     step.in.push_back(s);
     in.push_back(slots_[s]);
   }
@@ -236,7 +235,7 @@ std::vector<Tensor> TraceContext::host_call(const std::string& name, const HostF
 void TraceContext::print(const std::string& label, const Tensor& t, const std::string& loc) {
   GraphBreak why{"print", loc};
   start_break(why);
-  int32_t slot = slot_of(t, why);
+  int32_t slot = slot_of(t);
   std::printf("%s\n", format_tensor(label, to_host(slots_[slot])).c_str());
   ProgramStep step;
   step.kind = ProgramStep::Kind::kPrint;

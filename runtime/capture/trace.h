@@ -67,7 +67,7 @@ class TraceContext {
 
  private:
   /// The slot holding `t`'s value, running the current segment if `t` is computed in it.
-  int32_t slot_of(const Tensor& t, const GraphBreak& why);
+  int32_t slot_of(const Tensor& t);
   /// Compiles and runs the current segment; every live placeholder of it gets a slot.
   void flush(const std::vector<NodeId>& extra_outputs);
   void start_break(const GraphBreak& why);

@@ -69,6 +69,10 @@ bool is_elementwise(OpKind op) {
       return false;
   }
 }
+bool is_index_op(OpKind op) {
+  return op_category(op) == OpCategory::kIndexing || op_category(op) == OpCategory::kTriangular ||
+         op == OpKind::Arange;
+}
 bool is_reduce(OpKind op) {
   return op_category(op) == OpCategory::kReduce;
 }

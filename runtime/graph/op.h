@@ -42,6 +42,9 @@ bool op_from_name(std::string_view name, OpKind* out);
 /// Elementwise: unary, binary, compare, ternary, cast.
 bool is_elementwise(OpKind op);
 bool is_reduce(OpKind op);
+/// Ops that read their inputs at computed indices (slice, index_select, gather, concat,
+/// triu/tril, arange): codegen folds them into consumers like elementwise ops.
+bool is_index_op(OpKind op);
 bool is_movement(OpKind op);
 bool is_source(OpKind op);
 
