@@ -2,11 +2,37 @@
 
 namespace kiln {
 
-NodeId Graph::add_input(const TensorMeta& meta, const std::string& loc) {
+SymShape sym_shape_of(std::span<const Dim> shape) {
+  return SymShape(shape.begin(), shape.end());
+}
+
+Shape evaluate_shape(std::span<const SymInt> shape, std::span<const int64_t> values) {
+  Shape out;
+  out.reserve(shape.size());
+  for (const SymInt& d : shape) out.push_back(d.evaluate(values));
+  return out;
+}
+
+std::string sym_shape_str(std::span<const SymInt> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + shape[i].str();
+  return s + "]";
+}
+
+namespace {
+bool shape_is_symbolic(const SymShape& s) {
+  for (const SymInt& d : s)
+    if (!d.is_constant()) return true;
+  return false;
+}
+}  // namespace
+
+NodeId Graph::add_input(const TensorMeta& meta, const std::string& loc, SymShape sym) {
   Node n;
   n.id = static_cast<NodeId>(nodes_.size());
   n.op = OpKind::Input;
   n.meta = meta;
+  n.sym = sym.empty() && !meta.shape.empty() ? sym_shape_of(meta.shape) : std::move(sym);
   n.attrs.index = static_cast<int64_t>(inputs_.size());
   n.loc = loc;
   nodes_.push_back(std::move(n));
@@ -19,6 +45,7 @@ NodeId Graph::add_constant(const TensorMeta& meta, int64_t index, const std::str
   n.id = static_cast<NodeId>(nodes_.size());
   n.op = OpKind::Constant;
   n.meta = meta;
+  n.sym = sym_shape_of(meta.shape);
   n.attrs.index = index;
   n.loc = loc;
   nodes_.push_back(std::move(n));
@@ -27,7 +54,7 @@ NodeId Graph::add_constant(const TensorMeta& meta, int64_t index, const std::str
 }
 
 Expected<NodeId> Graph::add(OpKind op, std::vector<NodeId> inputs, Attrs attrs,
-                            const std::string& loc) {
+                            const std::string& loc, SymShape target) {
   if (op == OpKind::Input || op == OpKind::Constant)
     return invalid_argument("use add_input / add_constant for source nodes");
   std::vector<TensorMeta> metas;
@@ -43,11 +70,17 @@ Expected<NodeId> Graph::add(OpKind op, std::vector<NodeId> inputs, Attrs attrs,
   }
   auto meta = infer_meta(op, metas, attrs);
   if (!meta.ok()) return loc.empty() ? meta.status() : meta.status().with_context("at " + loc);
+  std::vector<SymShape> syms;
+  for (NodeId in : inputs) syms.push_back(nodes_[in].sym);
+  auto sym = infer_sym_shape(op, syms, attrs, *meta, target, env_,
+                             std::string(op_name(op)) + (loc.empty() ? "" : " at " + loc));
+  if (!sym.ok()) return loc.empty() ? sym.status() : sym.status().with_context("at " + loc);
   Node n;
   n.id = static_cast<NodeId>(nodes_.size());
   n.op = op;
   n.inputs = std::move(inputs);
   n.meta = std::move(meta).value();
+  n.sym = std::move(sym).value();
   n.attrs = std::move(attrs);
   n.loc = loc;
   nodes_.push_back(std::move(n));
@@ -74,9 +107,15 @@ std::string Graph::to_string() const {
     s += "%" + std::to_string(n.id) + " = " + op_name(n.op) + "(";
     for (size_t i = 0; i < n.inputs.size(); ++i)
       s += (i ? ", %" : "%") + std::to_string(n.inputs[i]);
+    const bool symbolic = shape_is_symbolic(n.sym);
     std::string a = n.attrs.str(n.op);
+    if (symbolic && (n.op == OpKind::Reshape || n.op == OpKind::Expand || n.op == OpKind::Full))
+      a = "shape=" + sym_shape_str(n.sym) + (n.op == OpKind::Full ? ", " + a : "");
+    else if (symbolic && n.op == OpKind::Arange)
+      a = "length=" + n.sym[0].str() + ", " + a;
     if (!a.empty()) s += (n.inputs.empty() ? "" : ", ") + a;
-    s += ") : " + n.meta.str();
+    s += ") : " +
+         (symbolic ? std::string(dtype_name(n.meta.dtype)) + sym_shape_str(n.sym) : n.meta.str());
     if (!n.loc.empty()) s += "  # " + n.loc;
     s += "\n";
   }
@@ -104,10 +143,61 @@ Status Graph::verify() const {
     if (!(*meta == n.meta))
       return internal_error(where + ": meta " + n.meta.str() + " but rule gives " + meta->str());
   }
+  for (const Node& n : nodes_) {
+    bool ok = n.sym.size() == n.meta.shape.size();
+    for (size_t d = 0; ok && d < n.sym.size(); ++d)
+      ok = !n.sym[d].is_constant() || n.sym[d].constant_value() == n.meta.shape[d];
+    if (!ok)
+      return internal_error("node %" + std::to_string(n.id) + ": symbolic shape " +
+                            sym_shape_str(n.sym) + " does not fit " + n.meta.str());
+  }
   for (NodeId out : outputs_)
     if (out < 0 || static_cast<size_t>(out) >= nodes_.size())
       return internal_error("bad output id");
   return {};
+}
+
+bool Graph::is_symbolic() const {
+  for (const Node& n : nodes_)
+    if (shape_is_symbolic(n.sym)) return true;
+  return false;
+}
+
+void Graph::canonicalize(const ShapeEnv& env) {
+  hints_.assign(static_cast<size_t>(env.num_symbols()), 0);
+  for (int s = 0; s < env.num_symbols(); ++s) hints_[static_cast<size_t>(s)] = env.info(s).hint;
+  for (Node& n : nodes_)
+    for (SymInt& d : n.sym) d = env.simplify(d);
+}
+
+Expected<Graph> Graph::instantiate(std::span<const int64_t> values) const {
+  Graph g;
+  for (const Node& n : nodes_) {
+    Shape shape = evaluate_shape(n.sym, values);
+    for (Dim d : shape)
+      if (d < 0)
+        return invalid_argument("node %" + std::to_string(n.id) + " (" + op_name(n.op) +
+                                "): negative size in " + shape_str(shape));
+    if (n.op == OpKind::Input || n.op == OpKind::Constant) {
+      Node c = n;
+      c.meta.shape = shape;
+      c.sym = sym_shape_of(shape);
+      g.nodes_.push_back(std::move(c));
+      (n.op == OpKind::Input ? g.inputs_ : g.constants_).push_back(n.id);
+      continue;
+    }
+    Attrs a = n.attrs;
+    if (n.op == OpKind::Reshape || n.op == OpKind::Expand || n.op == OpKind::Full) a.dims = shape;
+    if (n.op == OpKind::Arange && a.range.size() == 3 && !n.sym[0].is_constant())
+      a.range[1] = a.range[0] + static_cast<double>(shape[0]) * a.range[2];
+    KILN_ASSIGN_OR_RETURN(NodeId id, g.add(n.op, n.inputs, std::move(a), n.loc));
+    if (g.nodes_[id].meta.shape != shape)
+      return internal_error("instantiating node %" + std::to_string(n.id) + " (" + op_name(n.op) +
+                            "): the rule gives " + g.nodes_[id].meta.str() + ", symbolic shape " +
+                            sym_shape_str(n.sym) + " gives " + shape_str(shape));
+  }
+  g.outputs_ = outputs_;
+  return g;
 }
 
 }  // namespace kiln

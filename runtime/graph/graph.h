@@ -1,6 +1,11 @@
 /// \file graph.h
 /// Graph IR: a list of single-output nodes in topological order.
 ///
+/// Every node has a concrete meta (dtype and the sizes seen when it was recorded: the hints)
+/// and a symbolic shape `sym` over the size symbols of a ShapeEnv. Static graphs have constant
+/// symbolic shapes. A graph with symbols serves every size of its shape class: instantiate()
+/// gives the concrete graph for one binding of the symbols.
+///
 /// Nodes are created only through Graph::add*, which runs the op's shape rule, so every graph
 /// built this way is well typed; verify() re-checks the invariants (used between passes and
 /// after deserialisation). Not thread-safe; a Graph is owned by one compile at a time.
@@ -12,31 +17,58 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/symbolic.h"
 #include "kiln/dtype.h"
 #include "kiln/status.h"
 
 namespace kiln {
 
 using NodeId = int32_t;
+using SymShape = std::vector<SymInt>;
+
+SymShape sym_shape_of(std::span<const Dim> shape);  ///< Constant symbolic shape.
+/// Evaluates a symbolic shape at `values` (one per symbol id).
+Shape evaluate_shape(std::span<const SymInt> shape, std::span<const int64_t> values);
+std::string sym_shape_str(std::span<const SymInt> shape);  ///< "[s0, 64]"
 
 struct Node {
   NodeId id = -1;
   OpKind op = OpKind::Input;
   std::vector<NodeId> inputs;
-  TensorMeta meta;
+  TensorMeta meta;  // dtype and the concrete sizes seen when recorded (the hints)
+  SymShape sym;     // the symbolic shape (constants for static dims); same rank as meta
   Attrs attrs;
   std::string loc;  // "file.cpp:42", where the op was recorded ("" if unknown)
 };
 
 class Graph {
  public:
-  /// Graph input number `index` (the index-th tensor argument of the traced function).
-  NodeId add_input(const TensorMeta& meta, const std::string& loc = "");
+  /// Graph input number `index`; `sym` is its symbolic shape (empty: static, from `meta`).
+  NodeId add_input(const TensorMeta& meta, const std::string& loc = "", SymShape sym = {});
   /// A captured tensor (weight); `index` names it in the caller's constant list.
   NodeId add_constant(const TensorMeta& meta, int64_t index, const std::string& loc = "");
-  /// Any other op; runs its shape rule.
+  /// Any other op; runs its shape rule on the concrete metas and on the symbolic shapes.
+  /// `target`: the symbolic output shape of Reshape, Expand and Full and the symbolic length of
+  /// Arange (empty: constants from the attributes). Decisions the symbolic rule takes (two
+  /// sizes broadcast equal, a reshape keeps the element count) are recorded as guards in the
+  /// shape environment (see set_shape_env); without one they must be structurally evident.
   Expected<NodeId> add(OpKind op, std::vector<NodeId> inputs, Attrs attrs = {},
-                       const std::string& loc = "");
+                       const std::string& loc = "", SymShape target = {});
+
+  /// The ShapeEnv that symbolic decisions record their guards in (not owned; may be null).
+  void set_shape_env(ShapeEnv* env) { env_ = env; }
+  /// The value each symbol had when the graph was recorded (indexed by symbol id); codegen
+  /// takes size-dependent heuristics from these. Empty for static graphs.
+  const std::vector<int64_t>& symbol_hints() const { return hints_; }
+  void set_symbol_hints(std::vector<int64_t> hints) { hints_ = std::move(hints); }
+  /// True when some node's shape mentions a symbol.
+  bool is_symbolic() const;
+  /// Rewrites every symbolic shape in the canonical form of `env` (after the trace learned
+  /// equalities) and records the hints.
+  void canonicalize(const ShapeEnv& env);
+  /// The concrete graph for symbol values `values`: every meta (and the size attributes of
+  /// Reshape, Expand, Full and Arange) evaluated. The result has constant symbolic shapes.
+  Expected<Graph> instantiate(std::span<const int64_t> values) const;
 
   void set_outputs(std::vector<NodeId> outputs) { outputs_ = std::move(outputs); }
 
@@ -61,6 +93,21 @@ class Graph {
   std::vector<NodeId> inputs_;
   std::vector<NodeId> constants_;
   std::vector<NodeId> outputs_;
+  std::vector<int64_t> hints_;
+  ShapeEnv* env_ = nullptr;
 };
+
+/// The symbolic shape rule of `op` (graph/sym_rules.cpp): the output's symbolic shape from the
+/// inputs' symbolic shapes. `out` is the op's concrete output meta (already checked by
+/// infer_meta); `target` as in Graph::add. Guards go to `env` (may be null).
+Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, const Attrs& attrs,
+                                   const TensorMeta& out, const SymShape& target, ShapeEnv* env,
+                                   const std::string& provenance);
+/// Symbolic Python slice on a dim of symbolic `size` (start/end/step as in Attrs::dims).
+struct SymSliceRange {
+  SymInt start, length;
+};
+SymSliceRange resolve_sym_slice(int64_t start, int64_t end, int64_t step, const SymInt& size,
+                                const SymFacts* facts);
 
 }  // namespace kiln

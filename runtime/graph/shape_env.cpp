@@ -36,7 +36,7 @@ SymInt ShapeEnv::symbol_for_value(int64_t value, std::string source, int* out_sy
       std::find_if(duck_.begin(), duck_.end(), [&](const auto& d) { return d.first == value; });
   if (zero_one) {
     replacements_[id] = SymExpr::constant(value);
-    record({GuardKind::kEqualsConstant, symbol(id), RelOp::kEq, SymExpr::constant(value), 0, 0,
+    record({ShapeGuardKind::kEqualsConstant, symbol(id), RelOp::kEq, SymExpr::constant(value), 0, 0,
             "0/1 specialisation of " + source});
     return value;
   }
@@ -45,7 +45,7 @@ SymInt ShapeEnv::symbol_for_value(int64_t value, std::string source, int* out_sy
     return SymInt(symbol(id));
   }
   replacements_[id] = symbol(it->second);
-  record({GuardKind::kRelation, symbol(id), RelOp::kEq, symbol(it->second), 0, 0,
+  record({ShapeGuardKind::kRelation, symbol(id), RelOp::kEq, symbol(it->second), 0, 0,
           "duck sizing: " + source + " == " + info(it->second).source});
   return simplify(SymInt(symbol(id)));
 }
@@ -160,7 +160,7 @@ Status ShapeEnv::record_equal(const SymExpr& lhs, const SymExpr& rhs, const std:
     if (!elsewhere) pick = t.symbol_id(), coef = c;
   }
   const bool to_constant = rhs.is_constant() || lhs.is_constant();
-  record({to_constant ? GuardKind::kEqualsConstant : GuardKind::kRelation,
+  record({to_constant ? ShapeGuardKind::kEqualsConstant : ShapeGuardKind::kRelation,
           lhs.is_constant() ? rhs : lhs, RelOp::kEq, lhs.is_constant() ? lhs : rhs, 0, 0, why});
   if (pick < 0) return Status::ok_status();
   const SymExpr sol =
@@ -195,7 +195,7 @@ Status ShapeEnv::add_divisibility(const SymInt& e, int64_t d, std::string proven
     int64_t& div = symbols_[static_cast<size_t>(x.symbol_id())].divisor;
     div = std::lcm(div, d);
   }
-  record({GuardKind::kDivisible, x, RelOp::kEq, SymExpr::constant(d), 0, 0, provenance});
+  record({ShapeGuardKind::kDivisible, x, RelOp::kEq, SymExpr::constant(d), 0, 0, provenance});
   return Status::ok_status();
 }
 
@@ -208,7 +208,7 @@ Status ShapeEnv::constrain_range(int id, int64_t min, int64_t max, std::string p
   }
   if (x.is_constant()) return Status::ok_status();
   if (!x.is_symbol()) {
-    record({GuardKind::kRange, x, RelOp::kEq, SymExpr(), min, max, provenance});
+    record({ShapeGuardKind::kRange, x, RelOp::kEq, SymExpr(), min, max, provenance});
     return Status::ok_status();
   }
   SymbolInfo& s = symbols_[static_cast<size_t>(x.symbol_id())];
@@ -252,7 +252,7 @@ Expected<bool> ShapeEnv::evaluate_guarding(const SymRel& rel, std::string proven
     KILN_RETURN_IF_ERROR(constrain_range(l.symbol_id(), lo, hi, provenance));
     return holds;
   }
-  record({GuardKind::kRelation, l, op, r, 0, 0, provenance});
+  record({ShapeGuardKind::kRelation, l, op, r, 0, 0, provenance});
   return holds;
 }
 
@@ -266,8 +266,8 @@ std::vector<ShapeGuard> ShapeEnv::guards() const {
     const SymbolInfo& s = info(id);
     if (replacements_[static_cast<size_t>(id)] || s.range == SymRange{}) continue;
     std::string why = "size of " + s.source + (s.range_reason.empty() ? "" : "; " + s.range_reason);
-    out.push_back({GuardKind::kRange, symbol(id), RelOp::kEq, SymExpr(), s.range.lo, s.range.hi,
-                   std::move(why)});
+    out.push_back({ShapeGuardKind::kRange, symbol(id), RelOp::kEq, SymExpr(), s.range.lo,
+                   s.range.hi, std::move(why)});
   }
   out.insert(out.end(), recorded_.begin(), recorded_.end());
   return out;

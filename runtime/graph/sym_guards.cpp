@@ -70,7 +70,7 @@ std::string SymRel::str() const {
   return lhs.str() + " " + rel_op_str(op) + " " + rhs.str();
 }
 
-const char* guard_kind_name(GuardKind kind) {
+const char* shape_guard_kind_name(ShapeGuardKind kind) {
   static const char* const kNames[] = {"equals_constant", "range", "relation", "divisible"};
   return kNames[static_cast<int>(kind)];
 }
@@ -78,16 +78,16 @@ const char* guard_kind_name(GuardKind kind) {
 std::string ShapeGuard::to_string() const {
   std::string s;
   switch (kind) {
-    case GuardKind::kEqualsConstant:
+    case ShapeGuardKind::kEqualsConstant:
       s = lhs.str() + " == " + rhs.str();
       break;
-    case GuardKind::kRange:
+    case ShapeGuardKind::kRange:
       s = range_str(lo, hi, lhs.str());
       break;
-    case GuardKind::kRelation:
+    case ShapeGuardKind::kRelation:
       s = lhs.str() + " " + rel_op_str(op) + " " + rhs.str();
       break;
-    case GuardKind::kDivisible:
+    case ShapeGuardKind::kDivisible:
       s = lhs.str() + " % " + rhs.str() + " == 0";
       break;
   }
@@ -141,23 +141,23 @@ Status GuardProgram::emit(const SymExpr& e, int guard, int depth) {
 Status GuardProgram::add(const ShapeGuard& g, int index) {
   const size_t start = code_.size();
   Status st = emit(g.lhs, index, 0);
-  if (st.ok() && g.kind == GuardKind::kRelation) st = emit(g.rhs, index, 1);
+  if (st.ok() && g.kind == ShapeGuardKind::kRelation) st = emit(g.rhs, index, 1);
   if (!st.ok()) {
     code_.resize(start);
     return st;
   }
   Instr check{0, static_cast<uint8_t>(g.op), index, 0, 0};
   switch (g.kind) {
-    case GuardKind::kEqualsConstant:
+    case ShapeGuardKind::kEqualsConstant:
       check.op = kCheckEq, check.a = g.rhs.constant_value();
       break;
-    case GuardKind::kRange:
+    case ShapeGuardKind::kRange:
       check.op = kCheckRange, check.a = g.lo, check.b = g.hi;
       break;
-    case GuardKind::kRelation:
+    case ShapeGuardKind::kRelation:
       check.op = kCheckRel;
       break;
-    case GuardKind::kDivisible:
+    case ShapeGuardKind::kDivisible:
       check.op = kCheckDiv, check.a = g.rhs.constant_value();
       break;
   }

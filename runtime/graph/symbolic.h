@@ -180,18 +180,18 @@ inline SymRel sym_ge(SymInt a, SymInt b) {
   return {RelOp::kGe, std::move(a), std::move(b)};
 }
 
-enum class GuardKind : uint8_t {
+enum class ShapeGuardKind : uint8_t {
   kEqualsConstant,  ///< lhs == rhs, rhs a constant
   kRange,           ///< lo <= lhs <= hi
   kRelation,        ///< lhs op rhs
   kDivisible,       ///< lhs % rhs == 0, rhs a positive constant
 };
-const char* guard_kind_name(GuardKind kind);
+const char* shape_guard_kind_name(ShapeGuardKind kind);
 
 /// One guard: a condition on symbol values that must hold for a trace to be reused, with the
 /// decision or source that required it.
 struct ShapeGuard {
-  GuardKind kind = GuardKind::kEqualsConstant;
+  ShapeGuardKind kind = ShapeGuardKind::kEqualsConstant;
   SymExpr lhs;
   RelOp op = RelOp::kEq;   ///< kRelation only.
   SymExpr rhs;             ///< kEqualsConstant / kRelation / kDivisible.

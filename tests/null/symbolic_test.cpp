@@ -203,7 +203,7 @@ TEST(SymExprTest, RandomExpressionsEvaluateLikeTheirTrees) {
       ASSERT_EQ(ranged.evaluate(v), want) << ranged.str();
       ASSERT_EQ(twice.evaluate(v), want) << twice.str();
       ASSERT_TRUE(env.bound(SymInt(ranged)).contains(want)) << ranged.str();
-      ShapeGuard g{GuardKind::kEqualsConstant, twice, RelOp::kEq, c(want), 0, 0, ""};
+      ShapeGuard g{ShapeGuardKind::kEqualsConstant, twice, RelOp::kEq, c(want), 0, 0, ""};
       prog = GuardProgram();
       ASSERT_TRUE(prog.add(g, 0).ok());
       ASSERT_EQ(prog.run(v), -1) << twice.str();
@@ -274,7 +274,7 @@ TEST(ShapeEnvTest, RangesAndStaticKnowledge) {
   EXPECT_FALSE(env.add_divisibility(b, 8, "x").ok());  // 100 % 8 != 0
   Expected<bool> div4 = env.evaluate_guarding(sym_eq(sym_mod(b, 4), 0), "pad at m.cpp:12");
   ASSERT_TRUE(div4.ok() && *div4);
-  EXPECT_EQ(env.guards().back().kind, GuardKind::kDivisible);
+  EXPECT_EQ(env.guards().back().kind, ShapeGuardKind::kDivisible);
 }
 
 TEST(ShapeEnvTest, RangesResolveSymbolicDivisorsAndOrder) {
