@@ -3,8 +3,9 @@
 /// Vulkan compute kernels (or run it on the CPU interpreter for CPU tensors) and replay it.
 ///
 /// Contract (docs/capture.md): the first call with a new signature runs `fn` on placeholder
-/// tensors and records a graph; the guards it depends on (dtype, device, rank and exact sizes of
-/// every input; identity of every captured tensor) are stored with it. Later calls check the
+/// tensors and records a graph; the guards it depends on (dtype, device, rank of every input;
+/// the exact size of each static dim and the symbolic size guards of each dynamic one; identity
+/// of every captured tensor) are stored with it. Later calls check the
 /// guards and, on a hit, replay the compiled plan WITHOUT running `fn`: C++ side effects in
 /// `fn` happen at trace time only. A failing guard re-traces (a recompile, logged under
 /// KILN_LOGS=recompiles with the first failing guard). A compiled function is not thread-safe.
@@ -29,6 +30,13 @@ enum class RecompileLimitPolicy {
   kError,  // throw kiln::Error naming the function and the failing guard
 };
 
+/// Which input dims are traced as size symbols (one graph for every size of a shape class).
+enum class Dynamic {
+  kFalse,  // every dim static (exact-size guards); only mark_dynamic dims are symbolic
+  kTrue,   // every dim symbolic from the first compile (sizes 0 and 1 are still specialised)
+  kAuto,   // first compile static; a dim seen to change becomes symbolic on the recompile
+};
+
 struct CompileOptions {
   std::string name = "fn";          // used in logs and dump folder names
   bool fuse = true;                 // false: one kernel per op (the unfused baseline)
@@ -36,17 +44,22 @@ struct CompileOptions {
   bool fullgraph = false;           // any graph break is an error naming its reason and location
   bool error_on_recompile = false;  // any recompile is an error naming the failing guard
   int recompile_limit = 8;          // recompiles allowed per function
+  /// Past the limit: kEager first recompiles once with every dim seen to change symbolic
+  /// (announced with a warning), then runs misses eagerly; kError throws.
   RecompileLimitPolicy on_recompile_limit = RecompileLimitPolicy::kEager;
+  Dynamic dynamic = Dynamic::kAuto;
 };
 
 struct CompileStats {
   uint64_t calls = 0;
-  uint64_t compiles = 0;      // traces that produced a new cache entry
-  uint64_t cache_hits = 0;    // calls served by replaying an entry
-  uint64_t recompiles = 0;    // compiles caused by a guard failure of an existing entry
-  uint64_t eager_calls = 0;   // calls run eagerly after the recompile limit
-  uint64_t graph_breaks = 0;  // summed over all traces
+  uint64_t compiles = 0;          // traces that produced a new cache entry
+  uint64_t cache_hits = 0;        // calls served by replaying an entry
+  uint64_t recompiles = 0;        // compiles caused by a guard failure of an existing entry
+  uint64_t eager_calls = 0;       // calls run eagerly after the recompile limit
+  uint64_t graph_breaks = 0;      // summed over all traces
+  uint64_t dynamic_compiles = 0;  // compiles whose graphs have size symbols
   bool recompile_limit_hit = false;
+  bool dynamic_after_limit = false;  // the one symbolic recompile past the limit happened
 };
 
 /// What one cache entry holds, for tests, logs and tools.
@@ -59,6 +72,7 @@ struct EntryInfo {
   std::vector<std::string> breaks;  // "reason at file:line", in order
   std::vector<size_t> ops_per_graph;
   double compile_ms = 0;
+  std::vector<std::string> symbols;  // "s0 = input 0 dim 1 (traced at 128)"
 };
 
 /// kiln::explain's answer: the graphs, breaks and guards of a function, and (for a compiled
@@ -184,6 +198,14 @@ ExplainReport explain(F fn, const Args&... args) {
   compiled(args...);
   return compiled.explain();
 }
+
+/// Makes dim `dim` of `t` symbolic whenever a compiled function traces `t` (whatever its
+/// `dynamic` option), with sizes allowed in [min, max] (a range guard). Code that specialises
+/// the dim (turns it into a C++ integer, or an op that needs a fixed size) is an error naming
+/// the op and line. Sizes 0 and 1 cannot be dynamic.
+void mark_dynamic(const Tensor& t, int dim, int64_t min = 2, int64_t max = INT64_MAX);
+/// Makes dim `dim` of `t` static (exact-size guard) even under Dynamic::kTrue / kAuto.
+void mark_static(const Tensor& t, int dim);
 
 /// Process-wide runtime counters (for tests and benchmarks).
 struct RuntimeCounters {

@@ -83,7 +83,7 @@ struct TransformerEncoder {
 
 /// The additive causal mask for a sequence of `s`: 0 on and below the diagonal, -inf above.
 /// Built from graph ops, so inside kiln::compile it is computed on the device.
-Tensor causal_mask(int64_t s, Device device);
+Tensor causal_mask(SymSize s, Device device);
 
 // --- Weights from .npy files (runtime/nn/load.cpp, docs/io.md) ----------------------------------
 

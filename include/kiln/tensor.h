@@ -18,6 +18,7 @@
 
 #include "kiln/dtype.h"
 #include "kiln/status.h"
+#include "kiln/sym_size.h"
 
 namespace kiln {
 
@@ -69,10 +70,17 @@ class Tensor {
 
   bool defined() const { return impl_ != nullptr; }
   DType dtype() const;
-  const Shape& shape() const;
-  int64_t size(int dim) const;
+  /// Size of dim `dim` (negative counts from the end). Inside a compiled function a dynamic
+  /// dim is a symbolic SymSize; see kiln/sym_size.h.
+  SymSize size(int dim, Loc loc = Loc::current()) const;
+  /// Every dim as a SymSize (symbolic where dynamic).
+  Sizes sizes(Loc loc = Loc::current()) const;
+  /// The integer shape. Inside a compiled function this specialises every dynamic dim (each
+  /// gets a guard); use sizes() to keep them symbolic.
+  const Shape& shape(Loc loc = Loc::current()) const;
   int dim() const;
-  int64_t numel() const;
+  /// Element count (specialises dynamic dims, as shape()).
+  int64_t numel(Loc loc = Loc::current()) const;
   Device device() const;
   TensorMeta meta() const;
   /// True while this tensor is a placeholder inside a trace (no data).
@@ -145,16 +153,19 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc = 
 
 // Creation. Inside a trace these are graph nodes (Full, Arange) and `device` is ignored: the
 // graph runs on the device of its inputs.
-Tensor full(Shape shape, double value, DType dtype = DType::kF32, Device device = Device::cpu(),
+Tensor full(Sizes shape, double value, DType dtype = DType::kF32, Device device = Device::cpu(),
             Loc loc = Loc::current());
-Tensor zeros(Shape shape, DType dtype = DType::kF32, Device device = Device::cpu(),
+Tensor zeros(Sizes shape, DType dtype = DType::kF32, Device device = Device::cpu(),
              Loc loc = Loc::current());
-Tensor ones(Shape shape, DType dtype = DType::kF32, Device device = Device::cpu(),
+Tensor ones(Sizes shape, DType dtype = DType::kF32, Device device = Device::cpu(),
             Loc loc = Loc::current());
 /// start, start + step, ... below `end` (above it for step < 0): 1-D, ceil((end - start) / step)
 /// elements, each computed as start + i * step in double and converted to `dtype`.
 Tensor arange(double start, double end, double step = 1, DType dtype = DType::kI64,
               Device device = Device::cpu(), Loc loc = Loc::current());
+/// 0, 1, ..., end - 1; `end` may be a symbolic size (the length stays symbolic).
+Tensor arange(SymSize end, DType dtype = DType::kI64, Device device = Device::cpu(),
+              Loc loc = Loc::current());
 
 // Reductions over `axes` (negative counts from the end).
 Tensor sum(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
@@ -199,9 +210,11 @@ Tensor triu(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
 Tensor tril(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
 
 // Views: never copy inside a compiled graph (folded into index math).
-Tensor reshape(const Tensor& a, Shape shape, Loc loc = Loc::current());
+/// One dim of `shape` may be -1 (inferred from the element count).
+Tensor reshape(const Tensor& a, Sizes shape, Loc loc = Loc::current());
 Tensor permute(const Tensor& a, std::vector<int64_t> perm, Loc loc = Loc::current());
-Tensor expand(const Tensor& a, Shape shape, Loc loc = Loc::current());
+/// A -1 keeps the input's size for that dim.
+Tensor expand(const Tensor& a, Sizes shape, Loc loc = Loc::current());
 /// Removes dim `axis` if it has size 1 (otherwise returns `a`, as PyTorch). A reshape.
 Tensor squeeze(const Tensor& a, int64_t axis, Loc loc = Loc::current());
 /// Inserts a size-1 dim at `axis` (in [-rank - 1, rank]). A reshape.

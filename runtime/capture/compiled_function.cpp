@@ -1,5 +1,6 @@
 // The compile cache of one compiled function: guarded programs, trace on miss, replay on hit,
 // the recompile policy, and explain.
+#include <algorithm>
 #include <chrono>
 
 #include "capture/dump.h"
@@ -30,7 +31,14 @@ class CompiledCore {
   std::vector<std::string> recompile_reasons;
 
  private:
-  std::vector<Tensor> trace(const CallArgs& args, const ErasedFn& fn);
+  std::vector<Tensor> trace(const CallArgs& args, const ErasedFn& fn, bool all_changed_dynamic);
+  /// Notes which argument dims differ from the first call's (automatic dynamic).
+  void observe(const CallArgs& args);
+  DynamicSpec dynamic_spec(const CallArgs& args, bool all_changed_dynamic) const;
+  bool any_changed() const;
+
+  std::vector<Shape> first_shapes_;
+  std::vector<std::vector<bool>> changed_;  // per argument, per dim
   std::string miss_reason(const CallArgs& args, const std::vector<std::string>& value_failures);
 };
 
@@ -68,7 +76,57 @@ std::string CompiledCore::miss_reason(const CallArgs& args,
   return msg;
 }
 
-std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn) {
+void CompiledCore::observe(const CallArgs& args) {
+  if (first_shapes_.empty()) {
+    for (const Tensor& t : args.tensors) {
+      first_shapes_.push_back(t.defined() ? t.impl()->meta.shape : Shape{});
+      changed_.emplace_back(first_shapes_.back().size(), false);
+    }
+    return;
+  }
+  for (size_t a = 0; a < args.tensors.size() && a < first_shapes_.size(); ++a) {
+    if (!args.tensors[a].defined()) continue;
+    const Shape& now = args.tensors[a].impl()->meta.shape;
+    if (now.size() != first_shapes_[a].size()) continue;  // a rank change stays a static fact
+    for (size_t d = 0; d < now.size(); ++d)
+      if (now[d] != first_shapes_[a][d]) changed_[a][d] = true;
+  }
+}
+
+bool CompiledCore::any_changed() const {
+  for (const auto& dims : changed_)
+    for (bool c : dims)
+      if (c) return true;
+  return false;
+}
+
+DynamicSpec CompiledCore::dynamic_spec(const CallArgs& args, bool all_changed_dynamic) const {
+  DynamicSpec spec(args.tensors.size());
+  for (size_t a = 0; a < args.tensors.size(); ++a) {
+    const TensorImpl* t = args.tensors[a].impl();
+    if (!t) continue;
+    spec[a].resize(t->meta.shape.size());
+    for (size_t d = 0; d < spec[a].size(); ++d) {
+      const bool changed = a < changed_.size() && d < changed_[a].size() && changed_[a][d];
+      bool dyn = options.dynamic == Dynamic::kTrue ||
+                 (changed && (options.dynamic == Dynamic::kAuto || all_changed_dynamic));
+      // Sizes 0 and 1 are specialised anyway; a changing dim seen at 0/1 stays static.
+      if (t->meta.shape[d] < 2 && options.dynamic != Dynamic::kTrue) dyn = false;
+      spec[a][d].kind = dyn ? DimPolicy::Kind::kDynamic : DimPolicy::Kind::kStatic;
+    }
+    for (const TensorImpl::DynamicMark& m : t->dynamic_marks) {
+      if (m.dim < 0 || static_cast<size_t>(m.dim) >= spec[a].size()) continue;
+      spec[a][static_cast<size_t>(m.dim)] = {DimPolicy::Kind::kMarked, m.min, m.max};
+    }
+    for (int d : t->static_marks)
+      if (d >= 0 && static_cast<size_t>(d) < spec[a].size())
+        spec[a][static_cast<size_t>(d)].kind = DimPolicy::Kind::kStatic;
+  }
+  return spec;
+}
+
+std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn,
+                                        bool all_changed_dynamic) {
   auto start = std::chrono::steady_clock::now();
   std::optional<Device> device;
   for (size_t i = 0; i < args.tensors.size(); ++i) {
@@ -86,7 +144,8 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn
                                    std::to_string(i) + ")"));
     device = d;
   }
-  TraceContext ctx(args.tensors, device.value_or(Device::cpu()), options, &segments);
+  TraceContext ctx(args.tensors, device.value_or(Device::cpu()), options, &segments,
+                   dynamic_spec(args, all_changed_dynamic));
   Program program;
   std::vector<Tensor> result;
   {
@@ -99,7 +158,9 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn
   }
   Entry e;
   e.constants = ctx.constants;
-  e.guards = GuardSet::build(args, e.constants, options.name);
+  e.guards =
+      GuardSet::build(args, e.constants, options.name, ctx.take_shape_env(), ctx.symbol_sources());
+  if (e.guards.shape_env()) ++stats.dynamic_compiles;
   e.program = std::move(program);
   e.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -129,13 +190,17 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
   for (Entry& e : entries) {
     if (e.guards.first_failure(args, e.constants) >= 0) continue;
     ValueGuardFailure failure;
-    auto out = e.program.replay(args.tensors, lock_constants(e.constants), &failure);
+    std::span<const int64_t> symbols;
+    if (e.guards.shape_env()) symbols = e.guards.bind(args.tensors);
+    auto out = e.program.replay(args.tensors, lock_constants(e.constants), &failure, symbols);
     if (out) {
       ++stats.cache_hits;
       return std::move(*out);
     }
     value_failures.push_back(failure.description);
   }
+  observe(args);
+  bool all_changed_dynamic = false;
   if (!entries.empty()) {
     std::string reason = miss_reason(args, value_failures);
     if (options.error_on_recompile)
@@ -145,6 +210,19 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
       if (options.on_recompile_limit == RecompileLimitPolicy::kError)
         throw Error(resource_exhausted("'" + options.name + "' hit its recompile limit (" +
                                        std::to_string(options.recompile_limit) + "):" + reason));
+      if (!stats.dynamic_after_limit && options.dynamic != Dynamic::kTrue && any_changed()) {
+        // Policy step 1: one more compile with every dim seen to change symbolic.
+        stats.dynamic_after_limit = true;
+        all_changed_dynamic = true;
+        log(LogTopic::kWarning,
+            "'" + options.name + "' hit its recompile limit (" +
+                std::to_string(options.recompile_limit) +
+                "); recompiling ONCE with every input dim that changed made dynamic. Further "
+                "misses will run eagerly. Last miss:" +
+                reason);
+      }
+    }
+    if (!all_changed_dynamic && static_cast<int>(stats.recompiles) >= options.recompile_limit) {
       if (!stats.recompile_limit_hit) {
         stats.recompile_limit_hit = true;
         log(LogTopic::kWarning,
@@ -163,9 +241,42 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
     recompile_reasons.push_back(reason);
     ++stats.recompiles;
   }
-  std::vector<Tensor> out = trace(args, fn);
+  std::vector<Tensor> out = trace(args, fn, all_changed_dynamic);
   ++stats.compiles;
   return out;
+}
+
+void mark_dynamic(const Tensor& t, int dim, int64_t min, int64_t max) {
+  TensorImpl* impl = t.impl();
+  if (!impl) throw Error(invalid_argument("mark_dynamic: undefined tensor"));
+  if (impl->trace)
+    throw Error(invalid_argument(
+        "mark_dynamic: call it on an argument before the call, not inside a trace"));
+  const int rank = impl->meta.rank();
+  const int d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= rank)
+    throw Error(invalid_argument("mark_dynamic: dim " + std::to_string(dim) + " of a rank-" +
+                                 std::to_string(rank) + " tensor"));
+  if (min > max)
+    throw Error(invalid_argument("mark_dynamic: min " + std::to_string(min) + " > max " +
+                                 std::to_string(max)));
+  std::erase(impl->static_marks, d);
+  std::erase_if(impl->dynamic_marks, [d](const TensorImpl::DynamicMark& m) { return m.dim == d; });
+  impl->dynamic_marks.push_back({d, min, max});
+}
+
+void mark_static(const Tensor& t, int dim) {
+  TensorImpl* impl = t.impl();
+  if (!impl) throw Error(invalid_argument("mark_static: undefined tensor"));
+  const int rank = impl->meta.rank();
+  const int d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= rank)
+    throw Error(invalid_argument("mark_static: dim " + std::to_string(dim) + " of a rank-" +
+                                 std::to_string(rank) + " tensor"));
+  std::erase_if(impl->dynamic_marks, [d](const TensorImpl::DynamicMark& m) { return m.dim == d; });
+  if (std::find(impl->static_marks.begin(), impl->static_marks.end(), d) ==
+      impl->static_marks.end())
+    impl->static_marks.push_back(d);
 }
 
 namespace detail {
@@ -189,6 +300,15 @@ std::vector<EntryInfo> entries(const CompiledCore& core) {
     EntryInfo info;
     info.guards = e.guards.to_string(e.constants);
     info.compile_ms = e.compile_ms;
+    if (const ShapeEnv* env = e.guards.shape_env()) {
+      for (int sym = 0; sym < env->num_symbols(); ++sym) {
+        const SymbolInfo& si = env->info(sym);
+        SymInt canon = env->simplify(SymInt(env->symbol(sym)));
+        info.symbols.push_back("s" + std::to_string(sym) + " = " + si.source + " (traced at " +
+                               std::to_string(si.hint) + ")" +
+                               (canon == SymInt(env->symbol(sym)) ? "" : ", is " + canon.str()));
+      }
+    }
     for (const ProgramStep& s : e.program.steps) {
       if (s.kind != ProgramStep::Kind::kSegment) {
         info.breaks.push_back(s.where.reason + (s.where.loc.empty() ? "" : " at " + s.where.loc));

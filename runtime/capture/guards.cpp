@@ -28,15 +28,29 @@ const char* guard_kind_name(GuardKind kind) {
       return "captured_identity";
     case GuardKind::kScalarValue:
       return "scalar_value";
+    case GuardKind::kShapes:
+      return "symbolic_sizes";
   }
   return "?";
 }
 
 GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstant>& constants,
-                         std::string fn_name) {
+                         std::string fn_name, std::shared_ptr<ShapeEnv> env,
+                         std::vector<SymbolSource> sources) {
   const std::vector<Tensor>& args = call.tensors;
   GuardSet s;
   s.fn_name_ = std::move(fn_name);
+  s.sources_ = std::move(sources);
+  if (!s.sources_.empty()) {
+    s.env_ = std::move(env);
+    throw_if_error(s.env_->freeze());
+    s.values_.assign(static_cast<size_t>(s.env_->num_symbols()), 0);
+  }
+  auto symbolic = [&](size_t arg, int dim) {
+    for (const SymbolSource& src : s.sources_)
+      if (src.arg == static_cast<int32_t>(arg) && src.dim == dim) return true;
+    return false;
+  };
   s.guards_.push_back({GuardKind::kArity, 0, 0, static_cast<int64_t>(args.size())});
   for (size_t i = 0; i < args.size(); ++i) {
     int32_t idx = static_cast<int32_t>(i);
@@ -45,8 +59,9 @@ GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstan
     s.guards_.push_back({GuardKind::kDevice, idx, 0, static_cast<int64_t>(t.device.kind())});
     s.guards_.push_back({GuardKind::kRank, idx, 0, t.meta.rank()});
     for (int d = 0; d < t.meta.rank(); ++d)
-      s.guards_.push_back({GuardKind::kSize, idx, d, t.meta.shape[d]});
+      if (!symbolic(i, d)) s.guards_.push_back({GuardKind::kSize, idx, d, t.meta.shape[d]});
   }
+  if (s.env_) s.guards_.push_back({GuardKind::kShapes, 0, 0, 0});
   s.guards_.push_back({GuardKind::kArity, 1, 0, static_cast<int64_t>(call.scalars.size())});
   for (size_t i = 0; i < call.scalars.size(); ++i)
     s.guards_.push_back({GuardKind::kScalarValue, static_cast<int32_t>(i), 0,
@@ -54,6 +69,15 @@ GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstan
   for (size_t j = 0; j < constants.size(); ++j)
     s.guards_.push_back({GuardKind::kConstantAlive, static_cast<int32_t>(j), 0, 1});
   return s;
+}
+
+std::span<const int64_t> GuardSet::bind(const std::vector<Tensor>& tensors) const {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const SymbolSource& src = sources_[i];
+    values_[i] =
+        tensors[static_cast<size_t>(src.arg)].impl()->meta.shape[static_cast<size_t>(src.dim)];
+  }
+  return values_;
 }
 
 bool GuardSet::check(const Guard& g, const CallArgs& call,
@@ -74,6 +98,8 @@ bool GuardSet::check(const Guard& g, const CallArgs& call,
       return args[g.index].impl()->meta.shape[g.dim] == g.expected;
     case GuardKind::kConstantAlive:
       return !constants[g.index].tensor.expired();
+    case GuardKind::kShapes:
+      return env_->check_guards(bind(args)) < 0;
   }
   return false;
 }
@@ -94,8 +120,9 @@ std::vector<int> GuardSet::all_failures(const CallArgs& args,
   for (size_t i = 0; i < guards_.size(); ++i) {
     const Guard& g = guards_[i];
     if (g.kind == GuardKind::kArity && !check(g, args, constants)) return {static_cast<int>(i)};
+    if (g.kind == GuardKind::kShapes && bad_input >= 0) continue;  // cannot bind the symbols
     if (g.kind != GuardKind::kConstantAlive && g.kind != GuardKind::kArity &&
-        g.kind != GuardKind::kScalarValue && g.index == bad_input)
+        g.kind != GuardKind::kScalarValue && g.kind != GuardKind::kShapes && g.index == bad_input)
       continue;  // rank already differs: size guards of this input are meaningless
     if (!check(g, args, constants)) {
       out.push_back(static_cast<int>(i));
@@ -110,6 +137,7 @@ std::string GuardSet::provenance(const Guard& g,
   if (g.kind == GuardKind::kArity) return "from the signature of '" + fn_name_ + "'";
   if (g.kind == GuardKind::kScalarValue)
     return "scalar argument " + std::to_string(g.index) + " of '" + fn_name_ + "'";
+  if (g.kind == GuardKind::kShapes) return "size symbols of '" + fn_name_ + "'";
   if (g.kind == GuardKind::kConstantAlive)
     return "tensor captured by '" + fn_name_ + "' at " +
            (constants[g.index].loc.empty() ? "an unknown location" : constants[g.index].loc);
@@ -122,7 +150,7 @@ std::string GuardSet::describe_failure(int i, const CallArgs& call,
   const Guard& g = guards_[i];
   std::string what, got;
   const bool on_tensor = g.kind != GuardKind::kArity && g.kind != GuardKind::kConstantAlive &&
-                         g.kind != GuardKind::kScalarValue;
+                         g.kind != GuardKind::kScalarValue && g.kind != GuardKind::kShapes;
   const TensorImpl* t = on_tensor ? args[g.index].impl() : nullptr;
   switch (g.kind) {
     case GuardKind::kArity:
@@ -158,6 +186,25 @@ std::string GuardSet::describe_failure(int i, const CallArgs& call,
       what = "captured tensor " + std::to_string(g.index) + " (" + constants[g.index].meta.str() +
              ") no longer exists";
       return what + " (" + provenance(g, constants) + ")";
+    case GuardKind::kShapes: {
+      std::span<const int64_t> v = bind(args);
+      const int bad = env_->check_guards(v);
+      const ShapeGuard sg = env_->guards().at(static_cast<size_t>(std::max(bad, 0)));
+      std::string vals;
+      for (int sym : sg.lhs.free_symbols()) {
+        const SymbolSource& src = sources_[static_cast<size_t>(sym)];
+        vals += (vals.empty() ? "" : ", ") + std::string("s") + std::to_string(sym) + " = " +
+                std::to_string(v[static_cast<size_t>(sym)]) + " (input " + std::to_string(src.arg) +
+                " dim " + std::to_string(src.dim) + ")";
+      }
+      for (int sym : sg.rhs.free_symbols()) {
+        const SymbolSource& src = sources_[static_cast<size_t>(sym)];
+        vals += (vals.empty() ? "" : ", ") + std::string("s") + std::to_string(sym) + " = " +
+                std::to_string(v[static_cast<size_t>(sym)]) + " (input " + std::to_string(src.arg) +
+                " dim " + std::to_string(src.dim) + ")";
+      }
+      return "size guard " + sg.to_string() + " failed with " + vals;
+    }
   }
   return what + ", got " + got + " (" + provenance(g, constants) + ")";
 }
@@ -193,6 +240,14 @@ std::string GuardSet::to_string(const std::vector<CapturedConstant>& constants) 
       case GuardKind::kConstantAlive:
         s += "(captured " + std::to_string(g.index) + ": " + constants[g.index].meta.str() + ")";
         break;
+      case GuardKind::kShapes: {
+        s += ":    # " + provenance(g, constants) + "\n";
+        for (size_t i = 0; i < sources_.size(); ++i)
+          s += "  s" + std::to_string(i) + " := input " + std::to_string(sources_[i].arg) +
+               " dim " + std::to_string(sources_[i].dim) + "\n";
+        for (const ShapeGuard& sg : env_->guards()) s += "  " + sg.to_string() + "\n";
+        continue;
+      }
     }
     s += "    # " + provenance(g, constants) + "\n";
   }

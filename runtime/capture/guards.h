@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ enum class GuardKind : uint8_t {
   kSize,           // exact size of one input dim
   kConstantAlive,  // a captured tensor still exists (its identity)
   kScalarValue,    // the exact value of a scalar (arithmetic) argument
+  kShapes,         // the symbolic size guards of the trace's ShapeEnv (one flat program)
 };
 const char* guard_kind_name(GuardKind kind);
 
@@ -40,8 +43,17 @@ struct CallArgs {
 class GuardSet {
  public:
   /// Guards for a trace that saw `args` and captured `constants`; `fn_name` for provenance.
+  /// Dims bound to a size symbol (`sources`) get no exact-size guard: the frozen `env`
+  /// checks them instead, from the symbol values read at those dims.
   static GuardSet build(const CallArgs& args, const std::vector<CapturedConstant>& constants,
-                        std::string fn_name);
+                        std::string fn_name, std::shared_ptr<ShapeEnv> env = nullptr,
+                        std::vector<SymbolSource> sources = {});
+
+  /// The symbol values of a call (one per symbol id), read from the argument dims. Valid once
+  /// the rank guards passed. The returned span points into the set's scratch buffer.
+  std::span<const int64_t> bind(const std::vector<Tensor>& tensors) const;
+  const ShapeEnv* shape_env() const { return env_.get(); }
+  const std::vector<SymbolSource>& symbol_sources() const { return sources_; }
 
   /// Index of the first failing guard, or -1 when all pass.
   int first_failure(const CallArgs& args, const std::vector<CapturedConstant>& constants) const;
@@ -61,6 +73,9 @@ class GuardSet {
   std::string provenance(const Guard& g, const std::vector<CapturedConstant>& constants) const;
   std::vector<Guard> guards_;
   std::string fn_name_;
+  std::shared_ptr<ShapeEnv> env_;
+  std::vector<SymbolSource> sources_;
+  mutable std::vector<int64_t> values_;  // scratch: bind() writes here (no allocation per call)
 };
 
 }  // namespace kiln

@@ -34,6 +34,23 @@ Tensor lit(const Tensor& like, double v) {
   return scalar(v, scalar_dtype_for(like, v), Loc());
 }
 
+/// A shape argument as attribute dims (the hints) and, when it is symbolic inside a trace, the
+/// symbolic target shape for Graph::add.
+Tensor shape_op(OpKind op, std::vector<Tensor> ins, Attrs attrs, const Sizes& shape,
+                const Loc& loc) {
+  attrs.dims = shape.hints();
+  SymShape target;
+  if (current_trace() && shape.is_symbolic())
+    for (const SymSize& d : shape) target.push_back(to_sym_int(d));
+  return apply_op(op, ins, std::move(attrs), loc, std::move(target));
+}
+
+SymSize sym_numel(const Tensor& a, const Loc& loc) {
+  SymSize n = 1;
+  for (const SymSize& d : a.sizes(loc)) n = n * d;
+  return n;
+}
+
 }  // namespace
 
 Tensor scalar(double value, DType dtype, Loc) {
@@ -145,27 +162,50 @@ Tensor argmax(const Tensor& a, int64_t axis, bool keepdim, Loc loc) {
 Tensor argmin(const Tensor& a, int64_t axis, bool keepdim, Loc loc) {
   return dims_op(OpKind::ArgMin, a, {axis}, keepdim, loc);
 }
-Tensor reshape(const Tensor& a, Shape shape, Loc loc) {
-  return dims_op(OpKind::Reshape, a, std::move(shape), false, loc);
+Tensor reshape(const Tensor& a, Sizes shape, Loc loc) {
+  int infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i].is_symbolic() || shape[i].hint() != -1) continue;
+    if (infer >= 0)
+      throw Error(
+          invalid_argument("reshape at " + loc_str(loc) + ": more than one -1 in " + shape.str()));
+    infer = static_cast<int>(i);
+  }
+  if (infer >= 0) {
+    SymSize known = 1;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (static_cast<int>(i) != infer) known = known * shape[i];
+    if (!known.is_symbolic() && known.hint() == 0)
+      throw Error(invalid_argument("reshape at " + loc_str(loc) + ": cannot infer -1 in " +
+                                   shape.str() + " (other dims have 0 elements)"));
+    shape[static_cast<size_t>(infer)] = sym_numel(a, loc) / known;
+  }
+  return shape_op(OpKind::Reshape, {a}, {}, shape, loc);
 }
 Tensor permute(const Tensor& a, std::vector<int64_t> perm, Loc loc) {
   return dims_op(OpKind::Permute, a, std::move(perm), false, loc);
 }
-Tensor expand(const Tensor& a, Shape shape, Loc loc) {
-  return dims_op(OpKind::Expand, a, std::move(shape), false, loc);
+Tensor expand(const Tensor& a, Sizes shape, Loc loc) {
+  const size_t off = shape.size() >= static_cast<size_t>(a.dim()) ? shape.size() - a.dim() : 0;
+  for (size_t i = off; i < shape.size(); ++i)
+    if (!shape[i].is_symbolic() && shape[i].hint() == -1)
+      shape[i] = a.size(static_cast<int>(i - off), loc);
+  return shape_op(OpKind::Expand, {a}, {}, shape, loc);
 }
 
 Tensor squeeze(const Tensor& a, int64_t axis, Loc loc) {
-  Shape shape = a.shape();
+  Sizes shape = a.sizes(loc);
   int64_t d = value_or_throw(normalize_axis(axis, static_cast<int>(shape.size())));
-  if (shape[static_cast<size_t>(d)] != 1) return a;
-  shape.erase(shape.begin() + d);
+  // A symbolic size is >= 2, so only a static 1 is squeezed.
+  if (shape[static_cast<size_t>(d)].is_symbolic() || shape[static_cast<size_t>(d)].hint() != 1)
+    return a;
+  shape.erase(static_cast<size_t>(d));
   return reshape(a, std::move(shape), loc);
 }
 Tensor unsqueeze(const Tensor& a, int64_t axis, Loc loc) {
-  Shape shape = a.shape();
+  Sizes shape = a.sizes(loc);
   int64_t d = value_or_throw(normalize_axis(axis, static_cast<int>(shape.size()) + 1));
-  shape.insert(shape.begin() + d, 1);
+  shape.insert(static_cast<size_t>(d), 1);
   return reshape(a, std::move(shape), loc);
 }
 
@@ -198,18 +238,17 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc) {
   return where(mask, scalar(value, x.dtype(), loc), x, loc);
 }
 
-Tensor full(Shape shape, double value, DType dtype, Device device, Loc loc) {
-  if (!current_trace()) return Tensor::full(std::move(shape), value, dtype, device);
+Tensor full(Sizes shape, double value, DType dtype, Device device, Loc loc) {
+  if (!current_trace()) return Tensor::full(shape.hints(), value, dtype, device);
   Attrs attrs;
   attrs.scalar = value;
   attrs.dtype = dtype;
-  attrs.dims = std::move(shape);
-  return apply_op(OpKind::Full, {}, std::move(attrs), loc);
+  return shape_op(OpKind::Full, {}, std::move(attrs), shape, loc);
 }
-Tensor zeros(Shape shape, DType dtype, Device device, Loc loc) {
+Tensor zeros(Sizes shape, DType dtype, Device device, Loc loc) {
   return full(std::move(shape), 0.0, dtype, device, loc);
 }
-Tensor ones(Shape shape, DType dtype, Device device, Loc loc) {
+Tensor ones(Sizes shape, DType dtype, Device device, Loc loc) {
   return full(std::move(shape), 1.0, dtype, device, loc);
 }
 
@@ -219,6 +258,16 @@ Tensor arange(double start, double end, double step, DType dtype, Device device,
   attrs.dtype = dtype;
   Tensor t = apply_op(OpKind::Arange, {}, std::move(attrs), loc);
   return current_trace() ? t : t.to(device);
+}
+
+Tensor arange(SymSize end, DType dtype, Device device, Loc loc) {
+  if (!end.is_symbolic() || !current_trace())
+    return arange(0.0, static_cast<double>(end.value(loc)), 1.0, dtype, device, loc);
+  Attrs attrs;
+  attrs.range = {0.0, static_cast<double>(end.hint()), 1.0};
+  attrs.dtype = dtype;
+  // end is a size (>= 2 as a symbol), so the length is end itself.
+  return apply_op(OpKind::Arange, {}, std::move(attrs), loc, {to_sym_int(end)});
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, Loc loc) {
@@ -258,9 +307,9 @@ Tensor index_select(const Tensor& a, int64_t axis, const Tensor& index, Loc loc)
 Tensor embedding(const Tensor& weight, const Tensor& ids, Loc loc) {
   if (weight.dim() != 2)
     throw Error(invalid_argument("embedding: weight must be [V, D], got " + weight.str()));
-  Shape out = ids.shape();
-  out.push_back(weight.shape()[1]);
-  Tensor rows = index_select(weight, 0, reshape(ids, {ids.numel()}, loc), loc);
+  Sizes out = ids.sizes(loc);
+  out.push_back(weight.size(1, loc));
+  Tensor rows = index_select(weight, 0, reshape(ids, {-1}, loc), loc);
   return reshape(rows, std::move(out), loc);
 }
 Tensor concat(const std::vector<Tensor>& tensors, int64_t axis, Loc loc) {

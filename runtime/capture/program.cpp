@@ -55,7 +55,8 @@ std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string&
 
 std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& args,
                                                    const std::vector<Tensor>& constants,
-                                                   ValueGuardFailure* failure) const {
+                                                   ValueGuardFailure* failure,
+                                                   std::span<const int64_t> symbols) const {
   std::vector<Tensor> slots(static_cast<size_t>(num_slots));
   for (size_t i = 0; i < args.size(); ++i) slots[i] = args[i];
   std::vector<std::string> prints;
@@ -65,7 +66,7 @@ std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& ar
     std::vector<Tensor> out;
     switch (s.kind) {
       case ProgramStep::Kind::kSegment: {
-        auto r = s.exe->run(in, constants);
+        auto r = s.exe->run(in, constants, symbols);
         if (!r.ok()) throw Error(r.status());
         out = std::move(r).value();
         break;

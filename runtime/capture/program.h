@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,11 +52,13 @@ struct Program {
   int graph_count() const;
   std::vector<GraphBreak> breaks() const;
 
-  /// Runs the steps on `args`. Returns nullopt (and fills `failure`) when a value guard fails;
-  /// prints of a failed replay are dropped so that the re-trace prints once.
+  /// Runs the steps on `args` with the size symbols bound to `symbols` (one value per symbol
+  /// id). Returns nullopt (and fills `failure`) when a value guard fails; prints of a failed
+  /// replay are dropped so that the re-trace prints once.
   std::optional<std::vector<Tensor>> replay(const std::vector<Tensor>& args,
                                             const std::vector<Tensor>& constants,
-                                            ValueGuardFailure* failure) const;
+                                            ValueGuardFailure* failure,
+                                            std::span<const int64_t> symbols = {}) const;
 };
 
 /// Runs a host function step on CPU copies of its inputs; results are moved to `device`.

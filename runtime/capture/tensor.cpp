@@ -79,14 +79,29 @@ static TensorImpl& checked(const std::shared_ptr<TensorImpl>& impl) {
 DType Tensor::dtype() const {
   return checked(impl_).meta.dtype;
 }
-const Shape& Tensor::shape() const {
-  return checked(impl_).meta.shape;
+namespace {
+/// Inside the trace that owns `impl`, specialises every symbolic dim (records its guard).
+void specialize_dims(const TensorImpl& impl, const Loc& loc, const char* what) {
+  if (!impl.trace || impl.sym.empty() || current_trace() != impl.trace) return;
+  for (size_t d = 0; d < impl.sym.size(); ++d) {
+    if (impl.sym[d].is_constant()) continue;
+    auto v = impl.trace->shape_env().evaluate_guarding(
+        impl.sym[d], std::string(what) + " dim " + std::to_string(d) + " at " + loc_str(loc));
+    if (!v.ok()) throw Error(v.status().with_context("'" + impl.trace->name() + "'"));
+  }
+}
+}  // namespace
+
+const Shape& Tensor::shape(Loc loc) const {
+  specialize_dims(checked(impl_), loc, "shape()");
+  return impl_->meta.shape;
 }
 int Tensor::dim() const {
   return checked(impl_).meta.rank();
 }
-int64_t Tensor::numel() const {
-  return checked(impl_).meta.numel();
+int64_t Tensor::numel(Loc loc) const {
+  specialize_dims(checked(impl_), loc, "numel()");
+  return impl_->meta.numel();
 }
 Device Tensor::device() const {
   return checked(impl_).device;
@@ -101,13 +116,24 @@ uint64_t Tensor::version() const {
   return checked(impl_).version;
 }
 
-int64_t Tensor::size(int d) const {
+SymSize Tensor::size(int d, Loc loc) const {
   int r = dim();
   int n = d < 0 ? d + r : d;
   if (n < 0 || n >= r)
     throw Error(invalid_argument("size(" + std::to_string(d) + ") of a rank-" + std::to_string(r) +
                                  " tensor"));
-  return shape()[n];
+  const TensorImpl& impl = *impl_;
+  const auto i = static_cast<size_t>(n);
+  if (impl.trace && i < impl.sym.size() && !impl.sym[i].is_constant() &&
+      current_trace() == impl.trace)
+    return make_sym_size(impl.sym[i], loc_str(loc));
+  return SymSize(impl.meta.shape[i]);
+}
+
+Sizes Tensor::sizes(Loc loc) const {
+  std::vector<SymSize> out;
+  for (int d = 0; d < dim(); ++d) out.push_back(size(d, loc));
+  return out;
 }
 
 /// Host data of `t`; inside its trace a graph break that guards the value read.

@@ -28,7 +28,30 @@ struct TensorImpl {
   int32_t slot = -1;              // once its segment has run: where its value lives
   std::optional<double> literal;  // scalar literal (rank 0)
   uint64_t version = 0;
+  SymShape sym;  // trace placeholders: the symbolic shape (empty: static, meta.shape)
+  // mark_dynamic / mark_static on a concrete tensor: read when a compiled function traces it.
+  struct DynamicMark {
+    int dim = 0;
+    int64_t min = 2, max = SymRange::kPosInf;
+  };
+  std::vector<DynamicMark> dynamic_marks;
+  std::vector<int> static_marks;
 };
+
+namespace detail {
+/// A symbolic SymSize: its expression over the symbols of the trace that made it.
+struct SymSizeNode {
+  SymInt expr;
+  TraceContext* trace = nullptr;
+  uint64_t trace_id = 0;
+  std::string loc;  // where the size was taken
+};
+}  // namespace detail
+
+/// The symbolic size of `s` for the active trace (a plain size is a constant).
+SymInt to_sym_int(const SymSize& s);
+/// A SymSize for `v` in the active trace (plain when `v` is constant).
+SymSize make_sym_size(const SymInt& v, const std::string& loc);
 
 /// The process default Vulkan device, or throws kiln::Error with the reason.
 std::shared_ptr<vk::VulkanDevice> default_vulkan_device();

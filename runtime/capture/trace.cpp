@@ -28,6 +28,10 @@ TraceContext* current_trace() {
   return t_current;
 }
 
+uint64_t current_trace_id() {
+  return t_current_id;
+}
+
 TraceScope::TraceScope(TraceContext* trace) : trace_(trace) {
   if (t_current) throw Error(invalid_argument("kiln::compile: nested tracing is not supported"));
   t_current = trace_;
@@ -51,10 +55,61 @@ PauseTrace::~PauseTrace() {
 }
 
 TraceContext::TraceContext(std::vector<Tensor> args, Device device, CompileOptions options,
-                           SegmentCache* cache)
-    : slots_(std::move(args)), device_(device), options_(std::move(options)), cache_(cache) {
+                           SegmentCache* cache, DynamicSpec spec)
+    : slots_(std::move(args)),
+      env_(std::make_shared<ShapeEnv>()),
+      device_(device),
+      options_(std::move(options)),
+      cache_(cache) {
   program_.num_args = static_cast<int32_t>(slots_.size());
   program_.device = device;
+  graph_.set_shape_env(env_.get());
+  if (log_enabled(LogTopic::kDynamic)) {
+    std::string name = options_.name;
+    env_->set_on_guard([name](const ShapeGuard& g) {
+      log(LogTopic::kDynamic, "'" + name + "' guard added: " + g.to_string());
+    });
+  }
+  // Symbols for the dynamic dims of every argument, in argument and dim order.
+  arg_syms_.resize(slots_.size());
+  for (size_t a = 0; a < slots_.size() && a < spec.size(); ++a) {
+    const Shape& shape = slots_[a].meta().shape;
+    for (size_t d = 0; d < shape.size() && d < spec[a].size(); ++d) {
+      const DimPolicy& p = spec[a][d];
+      if (p.kind == DimPolicy::Kind::kStatic) continue;
+      if (arg_syms_[a].empty()) arg_syms_[a] = sym_shape_of(shape);
+      const std::string source = "input " + std::to_string(a) + " dim " + std::to_string(d);
+      const int64_t v = shape[d];
+      int id = -1;
+      if (p.kind == DimPolicy::Kind::kMarked) {
+        if (v < 2 || v < p.min || v > p.max)
+          throw Error(invalid_argument(
+              "'" + options_.name + "': mark_dynamic(" + source + ", min " + std::to_string(p.min) +
+              ", max " + std::to_string(p.max) + ") but the size is " + std::to_string(v) +
+              (v < 2 ? " (sizes 0 and 1 are always specialised)" : "")));
+        id = env_->create_symbol(v, source, std::max<int64_t>(p.min, 2), p.max);
+        throw_if_error(env_->mark_dynamic(id));
+        arg_syms_[a][d] = SymInt(env_->symbol(id));
+      } else {
+        arg_syms_[a][d] = env_->symbol_for_value(v, source, &id);
+      }
+      sources_.resize(static_cast<size_t>(id) + 1);
+      sources_[static_cast<size_t>(id)] = {static_cast<int32_t>(a), static_cast<int32_t>(d)};
+      log(LogTopic::kDynamic, "'" + options_.name + "' " + source + " (size " + std::to_string(v) +
+                                  ") is " + arg_syms_[a][d].str() +
+                                  (p.kind == DimPolicy::Kind::kMarked ? " (mark_dynamic)" : ""));
+    }
+  }
+}
+
+std::vector<int64_t> TraceContext::symbol_hints() const {
+  std::vector<int64_t> out;
+  for (int s = 0; s < env_->num_symbols(); ++s) out.push_back(env_->info(s).hint);
+  return out;
+}
+
+bool TraceContext::owns(const detail::SymSizeNode& node) const {
+  return node.trace == this && node.trace_id == t_current_id && active;
 }
 
 int32_t TraceContext::new_slot(Tensor value) {
@@ -75,6 +130,7 @@ Tensor TraceContext::argument(size_t index) {
   impl->trace = this;
   impl->trace_id = t_current_id;
   impl->slot = static_cast<int32_t>(index);
+  impl->sym = arg_syms_.at(index);
   return Tensor(std::move(impl));
 }
 
@@ -86,6 +142,7 @@ Tensor TraceContext::placeholder(NodeId node) {
   impl->trace_id = t_current_id;
   impl->segment = segment_;
   impl->node = node;
+  impl->sym = graph_.node(node).sym;
   live_.push_back(impl);
   return Tensor(std::move(impl));
 }
@@ -100,7 +157,7 @@ NodeId TraceContext::node_for(const Tensor& t, const std::string& loc) {
     // Computed by an earlier segment (or an argument): an input of this one.
     auto it = input_of_slot_.find(impl->slot);
     if (it != input_of_slot_.end()) return it->second;
-    NodeId id = graph_.add_input(impl->meta);
+    NodeId id = graph_.add_input(impl->meta, "", impl->sym);
     segment_inputs_.push_back(impl->slot);
     input_of_slot_[impl->slot] = id;
     return id;
@@ -133,12 +190,14 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
   for (NodeId o : outs) has_work |= graph_.node(o).op != OpKind::Input;
   if (has_work) {
     graph_.set_outputs(outs);
+    graph_.canonicalize(*env_);
     std::string key = graph_.to_string();
     std::shared_ptr<Executable>& exe = (*cache_)[key];
     if (!exe) exe = value_or_throw(Executable::create(graph_, device_, options_));
     std::vector<Tensor> in;
     for (int32_t s : segment_inputs_) in.push_back(slots_[s]);
-    auto result = exe->run(in, locked_constants());
+    const std::vector<int64_t> hints = symbol_hints();
+    auto result = exe->run(in, locked_constants(), hints);
     if (!result.ok()) throw Error(result.status());
     ProgramStep step;
     step.kind = ProgramStep::Kind::kSegment;
@@ -157,6 +216,7 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
       extra_slots_.push_back(segment_inputs_[graph_.node(o).attrs.index]);
   }
   graph_ = Graph();
+  graph_.set_shape_env(env_.get());
   segment_inputs_.clear();
   input_of_slot_.clear();
   live_.clear();
@@ -267,12 +327,14 @@ Program TraceContext::finish(const std::vector<Tensor>& outputs) {
   return std::move(program_);
 }
 
-Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const Loc& loc) {
+Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const Loc& loc,
+                SymShape target) {
   std::string where = loc_str(loc);
   if (TraceContext* trace = current_trace()) {
     std::vector<NodeId> ids;
     for (const Tensor& t : inputs) ids.push_back(trace->node_for(t, where));
-    NodeId id = value_or_throw(trace->graph().add(op, std::move(ids), std::move(attrs), where));
+    NodeId id = value_or_throw(
+        trace->graph().add(op, std::move(ids), std::move(attrs), where, std::move(target)));
     return trace->placeholder(id);
   }
   // Eager: one op on the inputs' device.

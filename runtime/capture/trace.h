@@ -31,10 +31,24 @@ struct CapturedConstant {
 /// that a re-trace reuses the segments that did not change.
 using SegmentCache = std::map<std::string, std::shared_ptr<Executable>>;
 
+/// How one dim of an argument is traced.
+struct DimPolicy {
+  enum class Kind : uint8_t { kStatic, kDynamic, kMarked } kind = Kind::kStatic;
+  int64_t min = 2, max = SymRange::kPosInf;  // kMarked: the range given to mark_dynamic
+};
+/// One entry per argument, one DimPolicy per dim (empty: every dim static).
+using DynamicSpec = std::vector<std::vector<DimPolicy>>;
+
+/// Where a size symbol's value comes from: dim `dim` of tensor argument `arg`.
+struct SymbolSource {
+  int32_t arg = 0;
+  int32_t dim = 0;
+};
+
 class TraceContext {
  public:
-  TraceContext(std::vector<Tensor> args, Device device, CompileOptions options,
-               SegmentCache* cache);
+  TraceContext(std::vector<Tensor> args, Device device, CompileOptions options, SegmentCache* cache,
+               DynamicSpec spec = {});
 
   /// Placeholder for argument `index`.
   Tensor argument(size_t index);
@@ -65,6 +79,17 @@ class TraceContext {
   std::vector<CapturedConstant> constants;
   bool active = true;
 
+  /// The size symbols of this trace, their facts and guards.
+  ShapeEnv& shape_env() { return *env_; }
+  std::shared_ptr<ShapeEnv> take_shape_env() { return env_; }
+  /// Symbol id -> the argument dim it is read from.
+  const std::vector<SymbolSource>& symbol_sources() const { return sources_; }
+  /// The values of the symbols in this trace (their hints).
+  std::vector<int64_t> symbol_hints() const;
+  /// True when `node` was made by this trace and the trace is still recording.
+  bool owns(const detail::SymSizeNode& node) const;
+  const std::string& name() const { return options_.name; }
+
  private:
   /// The slot holding `t`'s value, running the current segment if `t` is computed in it.
   int32_t slot_of(const Tensor& t);
@@ -75,6 +100,9 @@ class TraceContext {
   std::vector<Tensor> locked_constants() const;
 
   std::vector<Tensor> slots_;
+  std::shared_ptr<ShapeEnv> env_;
+  std::vector<SymbolSource> sources_;
+  std::vector<SymShape> arg_syms_;
   Device device_;
   CompileOptions options_;
   SegmentCache* cache_;
@@ -117,8 +145,12 @@ class PauseTrace {
   uint64_t saved_id_;
 };
 
-/// Runs or records `op`: the single entry point of every Tensor op.
-Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const Loc& loc);
+/// Runs or records `op`: the single entry point of every Tensor op. `target`: the symbolic
+/// output shape of Reshape/Expand/Full or length of Arange (see Graph::add).
+Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const Loc& loc,
+                SymShape target = {});
+/// The id of the trace active on this thread (0 if none).
+uint64_t current_trace_id();
 std::string loc_str(const Loc& loc);
 
 }  // namespace kiln

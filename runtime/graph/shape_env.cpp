@@ -110,6 +110,7 @@ bool ShapeEnv::known_divisible(const SymInt& e, int64_t d) const {
 }
 
 void ShapeEnv::record(ShapeGuard guard) {
+  if (on_guard_) on_guard_(guard);
   recorded_.push_back(std::move(guard));
   frozen_ = false;
 }

@@ -308,6 +308,9 @@ class ShapeEnv final : public SymFacts {
   /// last recorded fact; `values` has one entry per symbol. Allocation-free.
   int check_guards(std::span<const int64_t> values) const;
 
+  /// Called with every guard as it is recorded (KILN_LOGS=dynamic).
+  void set_on_guard(std::function<void(const ShapeGuard&)> fn) { on_guard_ = std::move(fn); }
+
   // SymFacts
   SymRange symbol_range(int symbol) const override;
   int64_t symbol_divisor(int symbol) const override;
@@ -325,6 +328,7 @@ class ShapeEnv final : public SymFacts {
   std::vector<ShapeGuard> recorded_;
   GuardProgram program_;
   bool frozen_ = false;
+  std::function<void(const ShapeGuard&)> on_guard_;
 };
 
 }  // namespace kiln

@@ -57,7 +57,8 @@ MultiheadAttention::MultiheadAttention(int64_t d, int64_t h, WeightGenerator& ge
 }
 
 Tensor MultiheadAttention::operator()(const Tensor& x, const Tensor& mask) const {
-  const int64_t b = x.size(0), s = x.size(1), dh = dim / heads;
+  const SymSize b = x.size(0), s = x.size(1);  // symbolic when dynamic
+  const int64_t dh = dim / heads;
   // [b, s, dim] -> [b, heads, s, dh]: views, folded into the next kernel's loads.
   auto split = [&](const Tensor& t) {
     return permute(reshape(t, {b, s, heads, dh}), {0, 2, 1, 3});
@@ -92,7 +93,7 @@ Tensor TransformerEncoder::operator()(const Tensor& x, const Tensor& mask) const
   return h;
 }
 
-Tensor causal_mask(int64_t s, Device device) {
+Tensor causal_mask(SymSize s, Device device) {
   Tensor above = gt(triu(ones({s, s}, DType::kF32, device), 1), scalar(0.0));
   return masked_fill(zeros({s, s}, DType::kF32, device), above, -INFINITY);
 }

@@ -218,7 +218,8 @@ TEST_F(Breaks, RecompileLimitWithErrorPolicy) {
   auto f = compile([](const Tensor& x) { return x + 1.0; },
                    {.name = "limited",
                     .recompile_limit = 2,
-                    .on_recompile_limit = RecompileLimitPolicy::kError});
+                    .on_recompile_limit = RecompileLimitPolicy::kError,
+                    .dynamic = Dynamic::kFalse});
   f(rnd(2, 1));
   f(rnd(3, 1));
   f(rnd(4, 1));
@@ -234,20 +235,32 @@ TEST_F(Breaks, RecompileLimitWithErrorPolicy) {
 
 TEST_F(Breaks, RecompileLimitFallsBackToEagerLoudlyOnce) {
   auto f = compile([](const Tensor& x) { return relu(x) * 2.0; },
-                   {.name = "churn", .recompile_limit = 1});
+                   {.name = "churn", .recompile_limit = 1, .dynamic = Dynamic::kFalse});
   for (Dim n = 2; n < 6; ++n) {
     Tensor x = rnd(n, static_cast<uint32_t>(n));
     expect_near(f(x), relu(x) * 2.0);
   }
+  // 2 and 3 compile; 4 is past the limit: the dynamic step compiles once with dim 0 symbolic,
+  // which then serves 5.
   CompileStats s = f.stats();
-  EXPECT_EQ(s.compiles, 2u);
+  EXPECT_EQ(s.compiles, 3u);
+  EXPECT_TRUE(s.dynamic_after_limit);
+  EXPECT_EQ(s.eager_calls, 0u);
+  // A rank change misses every entry: from now on such calls run eagerly, announced once.
+  for (Dim n = 2; n < 4; ++n) {
+    Tensor x =
+        Tensor::from_vector(std::vector<float>(static_cast<size_t>(n * n), -1.5f), {n, n}, dev());
+    expect_near(f(x), relu(x) * 2.0);
+  }
+  s = f.stats();
+  EXPECT_EQ(s.compiles, 3u);
   EXPECT_EQ(s.eager_calls, 2u);
   EXPECT_TRUE(s.recompile_limit_hit);
-  size_t first = logs_.find("hit its recompile limit (1)");
+  size_t first = logs_.find("now run EAGERLY");
   ASSERT_NE(first, std::string::npos) << logs_;
-  EXPECT_EQ(logs_.find("hit its recompile limit", first + 1), std::string::npos);  // once
+  EXPECT_EQ(logs_.find("now run EAGERLY", first + 1), std::string::npos);  // once
   f(rnd(2, 2));  // cached entries still replay
-  EXPECT_EQ(f.stats().cache_hits, 1u);
+  EXPECT_EQ(f.stats().cache_hits, 2u);
 }
 
 TEST_F(Breaks, ErrorOnRecompile) {
@@ -286,7 +299,8 @@ TEST_F(Breaks, ExplainOneShotAndAcrossCalls) {
   EXPECT_EQ(once.ops_per_graph, (std::vector<size_t>{1, 2}));
   EXPECT_NE(once.guards.find("size(input 0, dim 0) == 1"), std::string::npos) << once.guards;
 
-  auto f = compile([](const Tensor& x) { return x - 1.0; }, {.name = "many"});
+  auto f = compile([](const Tensor& x) { return x - 1.0; },
+                   {.name = "many", .dynamic = Dynamic::kFalse});
   for (Dim n : {2, 3, 2, 4}) f(rnd(n, 1));
   ExplainReport r = f.explain();
   EXPECT_EQ(r.stats.recompiles, 2u);

@@ -1,0 +1,315 @@
+// Dynamic shapes: the seed's three strategies (static, dynamic, automatic) and warm-up, symbolic
+// sizes in user code, mark_dynamic / mark_static, duck sizing, range guards, and the recompile
+// policy's dynamic step. Built twice: on CPU tensors (label null) and, with
+// KILN_TEST_ON_DEVICE, on Vulkan (label device).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+#ifdef KILN_TEST_ON_DEVICE
+constexpr bool kOnDevice = true;
+#else
+constexpr bool kOnDevice = false;
+#endif
+
+Device dev() {
+  return kOnDevice ? Device::vulkan() : Device::cpu();
+}
+
+class Dynamic : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (kOnDevice && !vulkan_available())
+      GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
+    if (kOnDevice) validation_before_ = validation_messages().size();
+    set_logs("recompiles,dynamic");
+    set_log_sink([this](LogTopic t, std::string_view m) {
+      logs_ += std::string(log_topic_name(t)) + ": " + std::string(m) + "\n";
+    });
+  }
+  void TearDown() override {
+    set_log_sink({});
+    set_logs("");
+    if (kOnDevice && vulkan_available()) {
+      EXPECT_EQ(validation_messages().size(), validation_before_);
+    }
+  }
+  static Tensor rnd(Shape shape, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> v(static_cast<size_t>(numel(shape)));
+    for (float& f : v) f = d(rng);
+    return Tensor::from_vector(v, shape, dev());
+  }
+  static void expect_near(const Tensor& got, const Tensor& want, double tol = 1e-4) {
+    ASSERT_EQ(got.meta(), want.meta());
+    auto g = got.to_vector<float>(), w = want.to_vector<float>();
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      ASSERT_NEAR(g[i], w[i], tol * (1 + std::abs(w[i]))) << "element " << i;
+    }
+  }
+  std::string logs_;
+  size_t validation_before_ = 0;
+};
+
+// The seed's model, small: embedding, causal mask built inside forward from the sequence
+// length, a transformer encoder, a vocabulary head.
+struct TextEncoder {
+  explicit TextEncoder(uint64_t seed) : gen(seed) {
+    embed = nn::Embedding(50, 32, gen, dev());
+    encoder = nn::TransformerEncoder(1, 32, 2, 64, gen, dev());
+    head = nn::Linear(32, 50, gen, dev());
+  }
+  Tensor operator()(const Tensor& ids) const {
+    Tensor mask = nn::causal_mask(ids.size(1), dev());
+    return head(encoder(embed(ids), mask));
+  }
+  nn::WeightGenerator gen;
+  nn::Embedding embed;
+  nn::TransformerEncoder encoder;
+  nn::Linear head;
+};
+
+Tensor token_ids(Dim batch, Dim seq, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> d(0, 49);
+  std::vector<int64_t> v(static_cast<size_t>(batch * seq));
+  for (int64_t& x : v) x = d(rng);
+  return Tensor::from_vector(v, {batch, seq}, dev());
+}
+
+const std::vector<Dim> kSeqLens = {128, 256, 512, 768, 1024};
+
+uint64_t sweep(const TextEncoder& model, CompileOptions options, int passes) {
+  auto fn = compile([&](const Tensor& ids) { return model(ids); }, options);
+  for (int p = 0; p < passes; ++p) {
+    for (Dim s : kSeqLens) {
+      Tensor ids = token_ids(2, s, static_cast<uint32_t>(s));
+      Tensor got = fn(ids);
+      if (p == 0 && (s == 128 || s == 768)) {
+        Tensor want = model(ids);  // eager, op by op
+        EXPECT_EQ(got.meta(), want.meta());
+        auto g = got.to_vector<float>(), w = want.to_vector<float>();
+        for (size_t i = 0; i < g.size(); i += 97)
+          EXPECT_NEAR(g[i], w[i], 1e-3 * (1 + std::abs(w[i])));
+      }
+    }
+  }
+  return fn.stats().compiles;
+}
+
+TEST_F(Dynamic, SeedStrategiesCompileCounts) {
+  TextEncoder model(7);
+  EXPECT_EQ(sweep(model, {.name = "static", .dynamic = kiln::Dynamic::kFalse}, 1), 5u);
+  EXPECT_EQ(sweep(model, {.name = "dynamic", .dynamic = kiln::Dynamic::kTrue}, 1), 1u);
+  EXPECT_EQ(sweep(model, {.name = "auto", .dynamic = kiln::Dynamic::kAuto}, 1), 2u);
+}
+
+TEST_F(Dynamic, WarmUpThenSecondSweepCompilesNothing) {
+  TextEncoder model(8);
+  for (auto mode : {kiln::Dynamic::kFalse, kiln::Dynamic::kAuto}) {
+    auto fn =
+        compile([&](const Tensor& ids) { return model(ids); }, {.name = "warm", .dynamic = mode});
+    for (Dim s : kSeqLens) fn(token_ids(2, s, 1));
+    const uint64_t warm = fn.stats().compiles;
+    for (Dim s : kSeqLens) fn(token_ids(2, s, 2));
+    EXPECT_EQ(fn.stats().compiles, warm) << "second sweep recompiled";
+    EXPECT_EQ(fn.stats().cache_hits, kSeqLens.size() + (warm == 2 ? 3 : 0));
+  }
+}
+
+TEST_F(Dynamic, AutoMakesTheChangedDimSymbolic) {
+  auto fn =
+      compile([](const Tensor& x) { return sum(relu(x * 2.0 + 1.0), {1}); }, {.name = "auto_fn"});
+  fn(rnd({4, 8}, 1));
+  fn(rnd({6, 8}, 2));  // dim 0 changed: recompiled with dim 0 symbolic
+  ASSERT_EQ(fn.stats().compiles, 2u);
+  ASSERT_EQ(fn.entries().size(), 2u);
+  EXPECT_TRUE(fn.entries()[0].symbols.empty());
+  ASSERT_EQ(fn.entries()[1].symbols.size(), 1u);
+  EXPECT_NE(fn.entries()[1].symbols[0].find("input 0 dim 0"), std::string::npos);
+  EXPECT_NE(fn.entries()[1].graph.find("f32[s0, 8]"), std::string::npos) << fn.entries()[1].graph;
+  for (Dim n : {3, 5, 17, 100}) {
+    Tensor x = rnd({n, 8}, static_cast<uint32_t>(n));
+    expect_near(fn(x), sum(relu(x * 2.0 + 1.0), {1}));
+  }
+  EXPECT_EQ(fn.stats().compiles, 2u);
+  EXPECT_NE(logs_.find("input 0 dim 0 (size 6) is s0"), std::string::npos) << logs_;
+  fn(rnd({6, 9}, 3));  // dim 1 changed too: one more compile, both symbolic
+  EXPECT_EQ(fn.stats().compiles, 3u);
+  EXPECT_EQ(fn.entries().back().symbols.size(), 2u);
+}
+
+TEST_F(Dynamic, SizesZeroAndOneAreSpecialised) {
+  auto fn = compile([](const Tensor& x) { return x * 3.0; },
+                    {.name = "zero_one", .dynamic = kiln::Dynamic::kTrue});
+  fn(rnd({5, 4}, 1));
+  fn(rnd({9, 4}, 2));
+  EXPECT_EQ(fn.stats().compiles, 1u);
+  fn(rnd({1, 4}, 3));  // 1 is not in the class of s0 >= 2
+  EXPECT_EQ(fn.stats().compiles, 2u);
+  fn(rnd({0, 4}, 4));
+  EXPECT_EQ(fn.stats().compiles, 3u);
+}
+
+TEST_F(Dynamic, DuckSizingSharesASymbolAndGuardsTheEquality) {
+  auto fn = compile(
+      [](const Tensor& a, const Tensor& b) {
+        return sum(a, {0}) + sum(b, {0, 1});
+      },
+      {.name = "duck", .dynamic = kiln::Dynamic::kTrue});
+  fn(rnd({6}, 1), rnd({6, 3}, 2));
+  ASSERT_EQ(fn.stats().compiles, 1u);
+  EXPECT_NE(logs_.find("guard added: s1 == s0  # duck sizing"), std::string::npos) << logs_;
+  fn(rnd({11}, 3), rnd({11, 4}, 4));  // same class: a[0] == b[0]
+  fn(rnd({7}, 5), rnd({7, 7}, 6));    // b[1] == b[0] is allowed too: s2 is independent
+  EXPECT_EQ(fn.stats().compiles, 1u);
+  fn(rnd({7}, 5), rnd({8, 3}, 6));  // a[0] != b[0]: the duck-sizing guard fails
+  EXPECT_EQ(fn.stats().compiles, 2u);
+  EXPECT_NE(logs_.find("size guard s1 == s0"), std::string::npos) << logs_;
+}
+
+TEST_F(Dynamic, SymbolicSizesFlowThroughUserCode) {
+  // Sizes from size() stay symbolic through arithmetic, reshape, arange and full.
+  auto fn = compile(
+      [](const Tensor& x) {
+        SymSize n = x.size(0), d = x.size(1);
+        Tensor halves = sum(reshape(x, {n, d / 2, 2}), {2});
+        Tensor pos = cast(arange(n), DType::kF32);
+        Tensor ones_row = ones({n, 1});
+        return halves * ones_row + unsqueeze(pos, 1);
+      },
+      {.name = "user_sizes", .dynamic = kiln::Dynamic::kTrue});
+  for (Dim n : {3, 8, 13}) {
+    Tensor x = rnd({n, 6}, static_cast<uint32_t>(n));
+    Tensor want =
+        sum(reshape(x, {n, 3, 2}), {2}) +
+        unsqueeze(cast(arange(0.0, static_cast<double>(n), 1, DType::kI64, dev()), DType::kF32), 1);
+    expect_near(fn(x), want);
+  }
+  EXPECT_EQ(fn.stats().compiles, 1u);
+}
+
+TEST_F(Dynamic, IntegerUseOfASymbolSpecialisesIt) {
+  auto fn = compile(
+      [](const Tensor& x) {
+        int64_t n = x.size(0);  // a C++ integer: guarded
+        return x * static_cast<double>(n);
+      },
+      {.name = "specialise", .dynamic = kiln::Dynamic::kTrue});
+  expect_near(fn(rnd({4, 3}, 1)), rnd({4, 3}, 1) * 4.0);
+  expect_near(fn(rnd({5, 3}, 2)), rnd({5, 3}, 2) * 5.0);
+  EXPECT_EQ(fn.stats().compiles, 2u);
+  EXPECT_NE(logs_.find("used as an integer at dynamic_test.cpp"), std::string::npos) << logs_;
+}
+
+TEST_F(Dynamic, SpecialisingAMarkedDynamicDimIsAnError) {
+  auto fn = compile(
+      [](const Tensor& x) {
+        int64_t n = x.size(0).value();  // line recorded by value()
+        return x * static_cast<double>(n);
+      },
+      {.name = "marked"});
+  Tensor x = rnd({4, 3}, 1);
+  mark_dynamic(x, 0);
+  try {
+    fn(x);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("dynamic"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("dynamic_test.cpp:"), std::string::npos) << msg;
+  }
+  // An op that needs the marked dim to equal a static size names the op and line.
+  auto fn2 = compile([](const Tensor& a, const Tensor& w) { return a + w; }, {.name = "marked2"});
+  Tensor a = rnd({3, 5}, 2), w = rnd({3, 5}, 3);
+  mark_dynamic(a, 1);
+  try {
+    fn2(a, w);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("add at dynamic_test.cpp:"), std::string::npos) << msg;
+  }
+}
+
+TEST_F(Dynamic, MarkDynamicRangeAndMarkStatic) {
+  auto fn = compile([](const Tensor& x) { return x - 1.0; }, {.name = "range"});
+  Tensor x = rnd({8, 4}, 1);
+  mark_dynamic(x, 0, 2, 16);
+  fn(x);
+  fn(rnd({16, 4}, 2));
+  EXPECT_EQ(fn.stats().compiles, 1u);
+  fn(rnd({17, 4}, 3));  // outside the range: a recompile, reason names the range guard
+  EXPECT_EQ(fn.stats().compiles, 2u);
+  EXPECT_NE(logs_.find("<= 16"), std::string::npos) << logs_;
+
+  auto fs = compile([](const Tensor& v) { return v * 2.0; },
+                    {.name = "static_mark", .dynamic = kiln::Dynamic::kTrue});
+  Tensor y = rnd({5, 4}, 4);
+  mark_static(y, 1);
+  fs(y);
+  ASSERT_EQ(fs.entries().size(), 1u);
+  EXPECT_NE(fs.entries()[0].graph.find("f32[s0, 4]"), std::string::npos) << fs.entries()[0].graph;
+}
+
+TEST_F(Dynamic, RecompileLimitRecompilesOnceDynamicThenEager) {
+  auto fn = compile([](const Tensor& x) { return x + 1.0; },
+                    {.name = "limit", .recompile_limit = 2, .dynamic = kiln::Dynamic::kFalse});
+  for (Dim n : {3, 4, 5}) fn(rnd({n}, 1));
+  EXPECT_EQ(fn.stats().compiles, 3u);
+  EXPECT_FALSE(fn.stats().dynamic_after_limit);
+  fn(rnd({6}, 2));  // past the limit: one compile with dim 0 symbolic
+  EXPECT_EQ(fn.stats().compiles, 4u);
+  EXPECT_TRUE(fn.stats().dynamic_after_limit);
+  EXPECT_NE(logs_.find("recompiling ONCE"), std::string::npos) << logs_;
+  Tensor x = rnd({40}, 3);
+  expect_near(fn(x), x + 1.0);  // served by the symbolic entry
+  EXPECT_EQ(fn.stats().compiles, 4u);
+  EXPECT_EQ(fn.stats().eager_calls, 0u);
+  Tensor two_d = rnd({2, 2}, 4);
+  expect_near(fn(two_d), two_d + 1.0);  // a rank change now runs eagerly
+  EXPECT_EQ(fn.stats().eager_calls, 1u);
+}
+
+TEST_F(Dynamic, RandomSymbolicGraphsMatchEagerAtManySizes) {
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int pick = static_cast<int>(rng() % 6);
+    Tensor w = rnd({6, 6}, static_cast<uint32_t>(trial + 100));
+    Tensor bias = rnd({6}, static_cast<uint32_t>(trial + 200));
+    auto body = [pick, w, bias](const Tensor& x) {
+      switch (pick) {
+        case 0:
+          return softmax(x * 0.5 + bias, -1);
+        case 1:
+          return matmul(relu(x), w, false, true) - bias;
+        case 2:
+          return layer_norm(x, ones({6}, DType::kF32, dev()), bias) * 2.0;
+        case 3:
+          return sum(permute(reshape(x, {x.size(0), 3, 2}), {2, 0, 1}), {0}) + 1.0;
+        case 4:
+          return max(concat({x, tanh(x)}, 0), {0}, true) + slice(x, 0, 1, -1);
+        default:
+          return log_softmax(matmul(x, x, false, true), 0);
+      }
+    };
+    auto fn = compile(body, {.name = "random", .dynamic = kiln::Dynamic::kTrue});
+    for (Dim n : {2, 3, 7, 16, 33, 64}) {
+      Tensor x = rnd({n, 6}, static_cast<uint32_t>(trial * 1000 + n));
+      expect_near(fn(x), body(x));
+    }
+    EXPECT_EQ(fn.stats().compiles, 1u) << "pick " << pick << "\n" << fn.explain().to_string();
+  }
+}
+
+}  // namespace
+}  // namespace kiln
