@@ -2,6 +2,9 @@
 //
 //   BM_GuardCheck/entries:N  first_failure over a 4-input guard set, N cached entries scanned
 //                            (the match is the last one): the per-call guard + lookup cost
+//   BM_GuardCheckSymbolic    the same 4 inputs with every dim >= 2 a size symbol (duck sizing
+//                            shares equal sizes): binding the symbols + the ShapeEnv's flat
+//                            guard program + the static guards
 //   BM_CachedCall            a whole cached call of a 1-element CPU function (guards, lookup,
 //                            interpreter replay)
 //   BM_RetraceCall           a call whose guards fail every time (new shape): trace + compile
@@ -42,6 +45,32 @@ void BM_GuardCheck(benchmark::State& state) {
 }
 BENCHMARK(BM_GuardCheck)->Arg(1)->Arg(8);
 
+void BM_GuardCheckSymbolic(benchmark::State& state) {
+  std::vector<double> no_scalars;
+  std::vector<kiln::CapturedConstant> no_constants;
+  std::vector<Tensor> seen = {ones({4, 128}), ones({128}), ones({8, 16, 4}), ones({1})};
+  auto env = std::make_shared<kiln::ShapeEnv>();
+  std::vector<kiln::SymbolSource> sources;
+  for (size_t a = 0; a < seen.size(); ++a) {
+    for (int d = 0; d < seen[a].dim(); ++d) {
+      int id = -1;
+      env->symbol_for_value(seen[a].meta().shape[static_cast<size_t>(d)],
+                            "input " + std::to_string(a), &id);
+      sources.resize(static_cast<size_t>(id) + 1);
+      sources[static_cast<size_t>(id)] = {static_cast<int32_t>(a), d};
+    }
+  }
+  kiln::GuardSet guards =
+      kiln::GuardSet::build({seen, no_scalars}, no_constants, "bench", env, sources);
+  std::vector<Tensor> args = {ones({4, 300}), ones({300}), ones({8, 16, 4}), ones({1})};
+  kiln::CallArgs call{args, no_scalars};
+  if (guards.first_failure(call, no_constants) >= 0) state.SkipWithError("guards should pass");
+  for (auto _ : state) benchmark::DoNotOptimize(guards.first_failure(call, no_constants));
+  state.counters["symbols"] = static_cast<double>(env->num_symbols());
+  state.counters["shape_guards"] = static_cast<double>(env->guards().size());
+}
+BENCHMARK(BM_GuardCheckSymbolic);
+
 void BM_CachedCall(benchmark::State& state) {
   auto f = kiln::compile([](const Tensor& a, const Tensor& b) { return a + b; });
   Tensor a = ones({1}), b = ones({1});
@@ -52,7 +81,9 @@ BENCHMARK(BM_CachedCall);
 
 void BM_RetraceCall(benchmark::State& state) {
   auto f = kiln::compile([](const Tensor& a, const Tensor& b) { return a + b; },
-                         {.name = "retrace", .recompile_limit = 1 << 30});
+                         {.name = "retrace",
+                          .recompile_limit = 1 << 30,
+                          .dynamic = kiln::Dynamic::kFalse});
   kiln::Dim n = 1;
   for (auto _ : state) {
     Tensor a = ones({n}), b = ones({n});
