@@ -354,11 +354,16 @@ std::string ExplainReport::to_string() const {
   for (size_t i = 0; i < ops_per_graph.size(); ++i)
     s += "  graph " + std::to_string(i) + ": " + std::to_string(ops_per_graph[i]) + " op(s)\n";
   s += "calls " + std::to_string(stats.calls) + ", compiles " + std::to_string(stats.compiles) +
-       ", cache hits " + std::to_string(stats.cache_hits) + ", recompiles " +
+       ", cache hits " + std::to_string(stats.cache_hits) + ", symbolic compiles " +
+       std::to_string(stats.dynamic_compiles) + ", recompiles " +
        std::to_string(stats.recompiles) + ", eager calls " + std::to_string(stats.eager_calls) +
        ", trace+compile time " + std::to_string(compile_ms) + " ms\n";
   for (size_t i = 0; i < recompile_reasons.size(); ++i)
     s += "recompile " + std::to_string(i + 1) + ":" + recompile_reasons[i] + "\n";
+  if (!entries.empty() && !entries.back().symbols.empty()) {
+    s += "size symbols of the latest entry:\n";
+    for (const std::string& sym : entries.back().symbols) s += "  " + sym + "\n";
+  }
   s += "guards of the latest entry:\n" + guards;
   return s;
 }

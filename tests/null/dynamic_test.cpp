@@ -143,6 +143,9 @@ TEST_F(Dynamic, AutoMakesTheChangedDimSymbolic) {
   }
   EXPECT_EQ(fn.stats().compiles, 2u);
   EXPECT_NE(logs_.find("input 0 dim 0 (size 6) is s0"), std::string::npos) << logs_;
+  const std::string report = fn.explain().to_string();
+  EXPECT_NE(report.find("s0 = input 0 dim 0 (traced at 6)"), std::string::npos) << report;
+  EXPECT_NE(report.find("symbolic_sizes"), std::string::npos) << report;
   fn(rnd({6, 9}, 3));  // dim 1 changed too: one more compile, both symbolic
   EXPECT_EQ(fn.stats().compiles, 3u);
   EXPECT_EQ(fn.entries().back().symbols.size(), 2u);
