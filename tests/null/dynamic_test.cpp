@@ -283,34 +283,51 @@ TEST_F(Dynamic, RecompileLimitRecompilesOnceDynamicThenEager) {
   EXPECT_EQ(fn.stats().eager_calls, 1u);
 }
 
-TEST_F(Dynamic, RandomSymbolicGraphsMatchEagerAtManySizes) {
+// Random chains of shape-preserving blocks over x [n, 6] (n symbolic), compiled once with every
+// dim dynamic and run at many n against the CPU interpreter.
+Tensor random_block(int which, const Tensor& x, const Tensor& w, const Tensor& b) {
+  const SymSize n = x.size(0);
+  switch (which) {
+    case 0:
+      return softmax(x * 0.5 + b, -1);
+    case 1:
+      return matmul(relu(x), w, false, true) - b;
+    case 2:
+      return layer_norm(x, w, b, 1) * 2.0;  // w is [6] in this block
+    case 3:
+      return reshape(permute(reshape(x, {n, 3, 2}), {0, 2, 1}), {n, -1}) + 1.0;
+    case 4:
+      return x - max(x, {0}, true);  // reduce over the symbolic axis, broadcast back
+    case 5:
+      return concat({slice(x, 0, 0, 1), tanh(slice(x, 0, 1, 1 << 30))}, 0);
+    case 6:
+      return matmul(softmax(matmul(x, x, false, true), -1), x);  // attention-like, [n, n] inside
+    default:
+      return x * sigmoid(sum(x, {1}, true));
+  }
+}
+
+TEST_F(Dynamic, RandomSymbolicGraphsMatchTheInterpreterAtManySizes) {
   std::mt19937 rng(1234);
-  for (int trial = 0; trial < 12; ++trial) {
-    const int pick = static_cast<int>(rng() % 6);
-    Tensor w = rnd({6, 6}, static_cast<uint32_t>(trial + 100));
-    Tensor bias = rnd({6}, static_cast<uint32_t>(trial + 200));
-    auto body = [pick, w, bias](const Tensor& x) {
-      switch (pick) {
-        case 0:
-          return softmax(x * 0.5 + bias, -1);
-        case 1:
-          return matmul(relu(x), w, false, true) - bias;
-        case 2:
-          return layer_norm(x, ones({6}, DType::kF32, dev()), bias) * 2.0;
-        case 3:
-          return sum(permute(reshape(x, {x.size(0), 3, 2}), {2, 0, 1}), {0}) + 1.0;
-        case 4:
-          return max(concat({x, tanh(x)}, 0), {0}, true) + slice(x, 0, 1, -1);
-        default:
-          return log_softmax(matmul(x, x, false, true), 0);
-      }
+  for (int trial = 0; trial < 10; ++trial) {
+    const std::vector<int> blocks = {static_cast<int>(rng() % 8), static_cast<int>(rng() % 8),
+                                     static_cast<int>(rng() % 8)};
+    auto body = [blocks](const Tensor& x, const Tensor& w, const Tensor& wv, const Tensor& b) {
+      Tensor h = x;
+      for (int k : blocks) h = random_block(k, h, k == 2 ? wv : w, b);
+      return h;
     };
+    Tensor w = rnd({6, 6}, static_cast<uint32_t>(trial + 100));
+    Tensor wv = rnd({6}, static_cast<uint32_t>(trial + 300));
+    Tensor b = rnd({6}, static_cast<uint32_t>(trial + 200));
     auto fn = compile(body, {.name = "random", .dynamic = kiln::Dynamic::kTrue});
-    for (Dim n : {2, 3, 7, 16, 33, 64}) {
+    auto cpu = [](const Tensor& t) { return t.to(Device::cpu()); };
+    for (Dim n : {2, 3, 7, 16, 33, 64, 5}) {
       Tensor x = rnd({n, 6}, static_cast<uint32_t>(trial * 1000 + n));
-      expect_near(fn(x), body(x));
+      expect_near(cpu(fn(x, w, wv, b)), body(cpu(x), cpu(w), cpu(wv), cpu(b)));
     }
-    EXPECT_EQ(fn.stats().compiles, 1u) << "pick " << pick << "\n" << fn.explain().to_string();
+    EXPECT_EQ(fn.stats().compiles, 1u) << "blocks " << blocks[0] << blocks[1] << blocks[2] << "\n"
+                                       << fn.explain().to_string();
   }
 }
 
