@@ -5,6 +5,60 @@
 
 namespace kiln {
 
+SymInt sym_numel(const SymShape& shape) {
+  SymInt n = 1;
+  for (const SymInt& d : shape) n = n * d;
+  return n;
+}
+
+SymShape sym_contiguous_strides(const SymShape& shape) {
+  SymShape strides(shape.size(), SymInt(1));
+  SymInt s = 1;
+  for (size_t k = shape.size(); k-- > 0;) {
+    strides[k] = s;
+    s = s * shape[k];
+  }
+  return strides;
+}
+
+namespace {
+
+class AtLeastTwo final : public SymFacts {
+ public:
+  SymRange symbol_range(int) const override { return {2, SymRange::kPosInf}; }
+  int64_t symbol_divisor(int) const override { return 1; }
+};
+
+/// True when to_glsl renders `e` exactly in uint arithmetic for every value of its symbols:
+/// a polynomial in symbols with non-negative coefficients (no subtraction, floordiv, mod, min,
+/// max), whose every partial sum and product is a non-negative size.
+bool uint_exact(const SymExpr& e) {
+  switch (e.kind()) {
+    case SymKind::kConst:
+      return e.constant_value() >= 0;
+    case SymKind::kSymbol:
+      return true;
+    case SymKind::kMul:
+      for (const SymExpr& a : e.args())
+        if (!uint_exact(a)) return false;
+      return true;
+    case SymKind::kAdd:
+      if (e.add_constant() < 0) return false;
+      for (size_t i = 0; i < e.args().size(); ++i)
+        if (e.ints()[i] < 0 || !uint_exact(e.args()[i])) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+const SymFacts* size_facts() {
+  static const AtLeastTwo facts;
+  return &facts;
+}
+
 const char* glsl_compute_type(DType dtype) {
   switch (dtype) {
     case DType::kF32:
@@ -93,6 +147,23 @@ int Emitter::binding(NodeId node) {
   return static_cast<int>(bindings_.size() - 1);
 }
 
+std::string Emitter::slot(const SymExpr& e) {
+  size_t i = 0;
+  while (i < push_.size() && !(push_[i] == e)) ++i;
+  if (i == push_.size()) push_.push_back(e);
+  return "kiln_pc.p" + std::to_string(i);
+}
+
+std::string Emitter::size(const SymInt& v) {
+  if (v.is_constant()) {
+    const int64_t c = v.constant_value();
+    return c >= 0 ? std::to_string(c) + "u" : "uint(" + std::to_string(c) + ")";
+  }
+  const SymExpr e = v.expr();
+  if (!uint_exact(e)) return slot(e);
+  return to_glsl(e, [this](int s) { return slot(SymExpr::symbol(s)); });
+}
+
 std::string Emitter::declarations() const {
   std::string s;
   for (size_t i = 0; i < bindings_.size(); ++i) {
@@ -107,30 +178,36 @@ std::string Emitter::declarations() const {
       s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b +
            "v { vec4 data[]; } b" + b + "v;\n";
   }
+  if (!push_.empty()) {
+    s += "layout(push_constant) uniform KilnSizes {";
+    for (size_t i = 0; i < push_.size(); ++i) s += " uint p" + std::to_string(i) + ";";
+    s += " } kiln_pc;\n";
+  }
   return s;
 }
 
-Index Emitter::broadcast_index(const Index& index, const Shape& out_shape, const Shape& in_shape) {
+Index Emitter::broadcast_index(const Index& index, const SymShape& out_shape,
+                               const SymShape& in_shape) {
   Index in(in_shape.size());
   size_t offset = out_shape.size() - in_shape.size();
   for (size_t d = 0; d < in_shape.size(); ++d)
-    in[d] = in_shape[d] == 1 ? IndexExpr{"0u", 0} : index[d + offset];
+    in[d] = is_const(in_shape[d], 1) ? IndexExpr{"0u", 0} : index[d + offset];
   return in;
 }
 
-Index Emitter::decompose(const std::string& linear, const Shape& shape, const std::string& prefix,
-                         int last_lane) {
+Index Emitter::decompose(const std::string& linear, const SymShape& shape,
+                         const std::string& prefix, int last_lane) {
   Index index(shape.size());
-  std::vector<int64_t> strides = contiguous_strides(shape);
+  SymShape strides = sym_contiguous_strides(shape);
   for (size_t k = 0; k < shape.size(); ++k) {
     int lane = k + 1 == shape.size() ? last_lane : 0;
-    if (shape[k] == 1) {
+    if (is_const(shape[k], 1)) {
       index[k] = {"0u", 0};
       continue;
     }
     std::string e = linear;
-    if (strides[k] != 1) e = "(" + e + " / " + std::to_string(strides[k]) + "u)";
-    if (k != 0) e = "(" + e + " % " + std::to_string(shape[k]) + "u)";
+    if (!is_const(strides[k], 1)) e = "(" + e + " / " + size(strides[k]) + ")";
+    if (k != 0) e = "(" + e + " % " + size(shape[k]) + ")";
     std::string var = prefix + std::to_string(k);
     add_statement("const uint " + var + " = " + e + ";");
     index[k] = {var, lane};
@@ -139,8 +216,8 @@ Index Emitter::decompose(const std::string& linear, const Shape& shape, const st
 }
 
 Index Emitter::view_input_index(const Node& n, const Index& index) {
-  const Shape& in_shape = graph_.node(n.inputs[0]).meta.shape;
-  const Shape& out_shape = n.meta.shape;
+  const SymShape& in_shape = graph_.node(n.inputs[0]).sym;
+  const SymShape& out_shape = n.sym;
   if (n.op == OpKind::Permute) {
     Index in(in_shape.size());
     for (size_t i = 0; i < n.attrs.dims.size(); ++i) in[n.attrs.dims[i]] = index[i];
@@ -149,33 +226,33 @@ Index Emitter::view_input_index(const Node& n, const Index& index) {
   if (n.op == OpKind::Expand) return broadcast_index(index, out_shape, in_shape);
   // Reshape.
   if (in_shape == out_shape) return index;
-  Shape in_nz, out_nz;
-  for (Dim d : in_shape)
-    if (d != 1) in_nz.push_back(d);
-  for (Dim d : out_shape)
-    if (d != 1) out_nz.push_back(d);
+  SymShape in_nz, out_nz;
+  for (const SymInt& d : in_shape)
+    if (!is_const(d, 1)) in_nz.push_back(d);
+  for (const SymInt& d : out_shape)
+    if (!is_const(d, 1)) out_nz.push_back(d);
   Index in(in_shape.size());
   if (in_nz == out_nz) {  // only size-1 dims inserted or removed
     size_t k = 0;
     for (size_t j = 0; j < in_shape.size(); ++j) {
-      if (in_shape[j] == 1) {
+      if (is_const(in_shape[j], 1)) {
         in[j] = {"0u", 0};
         continue;
       }
-      while (out_shape[k] == 1) ++k;
+      while (is_const(out_shape[k], 1)) ++k;
       in[j] = index[k++];
     }
     return in;
   }
   // General: through the row-major linear index.
-  std::vector<int64_t> cout = contiguous_strides(out_shape);
+  SymShape cout = sym_contiguous_strides(out_shape);
   std::string lin;
   bool others_zero = true;
   for (size_t k = 0; k < out_shape.size(); ++k) {
-    if (out_shape[k] == 1) continue;
+    if (is_const(out_shape[k], 1)) continue;
     if (k + 1 < out_shape.size() && index[k].lane != 0) others_zero = false;
     if (!lin.empty()) lin += " + ";
-    lin += cout[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(cout[k]) + "u";
+    lin += is_const(cout[k], 1) ? index[k].expr : index[k].expr + " * " + size(cout[k]);
   }
   if (lin.empty()) lin = "0u";
   std::string var = fresh("l");
@@ -186,7 +263,7 @@ Index Emitter::view_input_index(const Node& n, const Index& index) {
   Index dec = decompose(var, in_shape, fresh("r") + "_", 0);
   for (size_t j = 0; j < in_shape.size(); ++j) {
     dec[j].lane = all_zero ? 0 : (keep_last ? 0 : -1);
-    if (in_shape[j] == 1) dec[j].lane = 0;
+    if (is_const(in_shape[j], 1)) dec[j].lane = 0;
   }
   if (keep_last) dec.back() = index.back();
   return dec;
@@ -199,14 +276,13 @@ static bool same_exprs(const Index& a, const Index& b) {
   return true;
 }
 
-std::string Emitter::linear_index(const Shape& shape, const Index& index) {
-  std::vector<int64_t> strides = contiguous_strides(shape);
+std::string Emitter::linear_index(const SymShape& shape, const Index& index) {
+  SymShape strides = sym_contiguous_strides(shape);
   std::string lin;
   for (size_t k = 0; k < index.size(); ++k) {
-    if (shape[k] == 1) continue;
+    if (is_const(shape[k], 1)) continue;
     if (!lin.empty()) lin += " + ";
-    lin +=
-        strides[k] == 1 ? index[k].expr : index[k].expr + " * " + std::to_string(strides[k]) + "u";
+    lin += is_const(strides[k], 1) ? index[k].expr : index[k].expr + " * " + size(strides[k]);
   }
   return lin.empty() ? "0u" : lin;
 }
@@ -214,11 +290,10 @@ std::string Emitter::linear_index(const Shape& shape, const Index& index) {
 std::string Emitter::load(NodeId node, const Index& index) {
   int b = binding(node);
   const Node& n = graph_.node(node);
-  std::string lin = linear_index(n.meta.shape, index);
   // Same shape and index as the kernel's output: the element's linear index is the output's.
-  const bool identity = !root_linear_.empty() && n.meta.shape == graph_.node(root_).meta.shape &&
-                        same_exprs(index, root_index_);
-  if (identity) lin = root_linear_;
+  const bool identity =
+      !root_linear_.empty() && n.sym == graph_.node(root_).sym && same_exprs(index, root_index_);
+  std::string lin = identity ? root_linear_ : linear_index(n.sym, index);
   std::string bs = "b" + std::to_string(b);
   if (vec4_ && identity) {
     vec_use_[b] = true;
@@ -272,7 +347,7 @@ std::string Emitter::value(NodeId id, const Index& index) {
     std::vector<DType> types;
     for (NodeId in : n.inputs) {
       const Node& src = graph_.node(in);
-      args.push_back(value(in, broadcast_index(index, n.meta.shape, src.meta.shape)));
+      args.push_back(value(in, broadcast_index(index, n.sym, src.sym)));
       types.push_back(src.meta.dtype);
     }
     std::string var = fresh("v");
@@ -290,14 +365,18 @@ std::string Emitter::value(NodeId id, const Index& index) {
 
 /// A uint index read from an index tensor, clamped into [0, size) so that a bad index can never
 /// address outside the buffer (the interpreter reports it as an error instead).
-std::string Emitter::clamped_index(NodeId index_node, const Index& at, Dim size) {
+std::string Emitter::clamped_index(NodeId index_node, const Index& at, const SymInt& extent) {
   const Node& in = graph_.node(index_node);
   std::string raw = glsl_convert(value(index_node, at), in.meta.dtype, DType::kI64);
   if (!int64_) raw = "int64_t(" + raw + ")";  // (value() noted i64 only for i64 inputs)
   int64_ = true;
+  // The last valid index, never negative (an empty axis reads element 0, as static kernels do).
+  const std::string last =
+      extent.is_constant()
+          ? "int64_t(" + std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + ")"
+          : "max(int64_t(" + size(extent) + ") - int64_t(1), int64_t(0))";
   std::string var = fresh("j");
-  add_statement("const uint " + var + " = uint(clamp(" + raw + ", int64_t(0), int64_t(" +
-                std::to_string(std::max<Dim>(size - 1, 0)) + ")));");
+  add_statement("const uint " + var + " = uint(clamp(" + raw + ", int64_t(0), " + last + "));");
   return var;
 }
 
@@ -312,10 +391,11 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
   const std::string T = glsl_compute_type(n.meta.dtype);
   switch (n.op) {
     case OpKind::Slice: {
-      const Dim len = graph_.node(n.inputs[0]).meta.shape[axis];
-      SliceRange r = resolve_slice(n.attrs.dims[0], n.attrs.dims[1], n.attrs.dims[2], len);
+      const SymInt& len = graph_.node(n.inputs[0]).sym[axis];
+      SymSliceRange r =
+          resolve_sym_slice(n.attrs.dims[0], n.attrs.dims[1], n.attrs.dims[2], len, size_facts());
       Index in = index;
-      in[axis] = {"(" + std::to_string(r.start) + "u + " + index[axis].expr + " * " +
+      in[axis] = {"(" + size(r.start) + " + " + index[axis].expr + " * " +
                       std::to_string(n.attrs.dims[2]) + "u)",
                   -1};
       return value(n.inputs[0], in);
@@ -324,36 +404,47 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
       const Node& x = graph_.node(n.inputs[0]);
       Index in = index;
       Index at = graph_.node(n.inputs[1]).meta.rank() == 0 ? Index{} : Index{index[axis]};
-      in[axis] = {clamped_index(n.inputs[1], at, x.meta.shape[axis]), -1};
+      in[axis] = {clamped_index(n.inputs[1], at, x.sym[axis]), -1};
       return glsl_convert(value(x.id, in), x.meta.dtype, n.meta.dtype);
     }
     case OpKind::Gather: {
       const Node& x = graph_.node(n.inputs[0]);
       Index in = index;
-      in[axis] = {clamped_index(n.inputs[1], index, x.meta.shape[axis]), -1};
+      in[axis] = {clamped_index(n.inputs[1], index, x.sym[axis]), -1};
       return glsl_convert(value(x.id, in), x.meta.dtype, n.meta.dtype);
     }
     case OpKind::Concat: {
       // Every input is read at a clamped position; the one that owns the element is selected.
+      // (A part whose symbolic size is 0 at run time is never read: the executable runs such a
+      // call on the interpreter.)
       std::string result;
-      int64_t offset = 0;
-      std::vector<std::pair<int64_t, std::string>> parts;
+      SymInt offset = 0;
+      std::vector<std::pair<SymInt, std::string>> parts;
+      const std::string& i = index[axis].expr;
       for (NodeId in_id : n.inputs) {
         const Node& in = graph_.node(in_id);
-        const Dim size = in.meta.shape[axis];
-        if (size == 0) continue;
+        const SymInt& extent = in.sym[axis];
+        if (is_const(extent, 0)) continue;
         Index at = index;
-        at[axis] = {"uint(clamp(int(" + index[axis].expr + ") - " + std::to_string(offset) +
-                        ", 0, " + std::to_string(size - 1) + "))",
-                    -1};
-        parts.emplace_back(offset + size,
-                           glsl_convert(value(in_id, at), in.meta.dtype, n.meta.dtype));
-        offset += size;
+        if (offset.is_constant() && extent.is_constant()) {
+          at[axis] = {"uint(clamp(int(" + i + ") - " + std::to_string(offset.constant_value()) +
+                          ", 0, " + std::to_string(extent.constant_value() - 1) + "))",
+                      -1};
+        } else {  // uint: i - offset wraps when i < offset, and min() clamps it
+          const std::string last = size(extent) + " - 1u";
+          const std::string off = size(offset);
+          at[axis] = {is_const(offset, 0) ? "min(" + i + ", " + last + ")"
+                                          : "(" + i + " < " + off + " ? 0u : min(" + i + " - " +
+                                                off + ", " + last + "))",
+                      -1};
+        }
+        offset = offset + extent;
+        parts.emplace_back(offset, glsl_convert(value(in_id, at), in.meta.dtype, n.meta.dtype));
       }
       result = parts.back().second;
-      for (size_t i = parts.size() - 1; i-- > 0;)
-        result = "(" + index[axis].expr + " < " + std::to_string(parts[i].first) + "u ? " +
-                 parts[i].second + " : " + result + ")";
+      for (size_t p = parts.size() - 1; p-- > 0;)
+        result =
+            "(" + i + " < " + size(parts[p].first) + " ? " + parts[p].second + " : " + result + ")";
       std::string var = fresh("v");
       add_statement("const " + T + " " + var + " = " + result + ";");
       return var;

@@ -21,6 +21,16 @@ struct IndexExpr {
 };
 using Index = std::vector<IndexExpr>;
 
+/// Symbolic shape helpers (codegen's view of graph sizes).
+SymInt sym_numel(const SymShape& shape);
+SymShape sym_contiguous_strides(const SymShape& shape);
+inline bool is_const(const SymInt& v, int64_t c) {
+  return v.is_constant() && v.constant_value() == c;
+}
+/// What codegen may assume about size symbols: every symbol is at least 2 (sizes 0 and 1 are
+/// specialised to constants).
+const SymFacts* size_facts();
+
 const char* glsl_compute_type(DType dtype);  // float, int, int64_t, bool (f16 computes in float)
 const char* glsl_storage_type(DType dtype);  // float, float16_t, int, int64_t, uint8_t
 /// Converts a compute-typed expression between dtypes.
@@ -34,13 +44,21 @@ class Emitter {
 
   /// GLSL expression of `node` at `index` (statements it needs are appended to body()).
   std::string value(NodeId node, const Index& index);
-  /// Index of `node`'s input shape read by broadcasting to `out_shape` at `index`.
-  static Index broadcast_index(const Index& index, const Shape& out_shape, const Shape& in_shape);
+  /// Index of `node`'s input shape read by broadcasting to `out_shape` at `index` (a dim that is
+  /// the constant 1 broadcasts; symbols are never 1).
+  static Index broadcast_index(const Index& index, const SymShape& out_shape,
+                               const SymShape& in_shape);
   /// Row-major linear offset (GLSL uint expression) of `index` in a contiguous `shape`.
-  static std::string linear_index(const Shape& shape, const Index& index);
+  std::string linear_index(const SymShape& shape, const Index& index);
   /// Declares `uint` index variables for a row-major decomposition of `linear` over `shape`.
-  Index decompose(const std::string& linear, const Shape& shape, const std::string& prefix,
+  Index decompose(const std::string& linear, const SymShape& shape, const std::string& prefix,
                   int last_lane);
+
+  /// A size as a GLSL uint expression: a literal ("64u") when constant, else an expression over
+  /// push-constant slots (allocated on first use; see Kernel::push_constants).
+  std::string size(const SymInt& v);
+  /// The push-constant slots used so far, in slot order.
+  const std::vector<SymExpr>& push_constants() const { return push_; }
 
   /// Binding number of a stored node's buffer (assigned on first use; binding 0 is reserved
   /// for the kernel's output by calling bind_output first).
@@ -48,7 +66,8 @@ class Emitter {
   void bind_output(NodeId node) { binding(node); }
   /// The output is stored as vec4 (binding 0 declared as a vec4 array).
   void store_output_vec4() { vec_use_[0] = true; }
-  /// Buffer declarations for every binding used (readonly except binding 0).
+  /// Buffer declarations for every binding used (readonly except binding 0), then the
+  /// push-constant block when a size is symbolic. Call after every size() of the kernel.
   std::string declarations() const;
 
   /// The node being computed (not loaded) by this kernel.
@@ -73,7 +92,8 @@ class Emitter {
  private:
   std::string load(NodeId node, const Index& index);
   std::string index_op_value(const Node& n, const Index& index);
-  std::string clamped_index(NodeId index_node, const Index& at, Dim size);
+  std::string clamped_index(NodeId index_node, const Index& at, const SymInt& size);
+  std::string slot(const SymExpr& e);
   std::string op_expr(const Node& n, const std::vector<std::string>& args,
                       const std::vector<DType>& arg_types);
   Index view_input_index(const Node& n, const Index& index);
@@ -91,6 +111,7 @@ class Emitter {
   std::vector<bool> vec_use_, scalar_use_;  // per binding
   std::vector<NodeId> fused_;
   int counter_ = 0;
+  std::vector<SymExpr> push_;
   NodeId root_ = -1;
   Index root_index_;
   std::string root_linear_;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,19 @@ enum class KernelVariant {
 };
 const char* kernel_variant_name(KernelVariant v);
 
+/// Kernels index elements with uint32 arithmetic: no tensor of a lowered graph may hold more
+/// elements (checked when planning static graphs and per call for symbolic ones).
+inline constexpr int64_t kMaxKernelElements = 0xFFFFFFFFll;
+
+/// Push constants: at most this many uint slots (128 bytes, Vulkan's guaranteed minimum).
+inline constexpr size_t kMaxPushConstantSlots = 32;
+
+/// Sizes reach kernels two ways. Constant sizes are GLSL literals. Symbolic sizes are GLSL
+/// expressions over push-constant slots: slot i is a `uint` at byte offset 4 i holding
+/// `push_constants[i]` evaluated at the call's symbol values. A slot is either a bare symbol
+/// (sizes that are polynomials with non-negative coefficients are computed in the kernel from
+/// those, exact in uint arithmetic) or a whole size expression the kernel cannot compute in uint
+/// arithmetic (one with subtraction, floordiv, mod, min or max), evaluated on the host.
 struct Kernel {
   std::string name;  // "k0_relu" — index and root op
   KernelVariant variant = KernelVariant::kElementwise;
@@ -52,9 +66,28 @@ struct Kernel {
   std::string glsl;                 // preprocessed, self-contained compute shader
   std::vector<uint32_t> spirv;      // filled by compile_kernel
   uint32_t local_size = 1;
-  std::array<uint32_t, 3> groups{1, 1, 1};
+  /// Workgroup counts over the symbols, uncapped: evaluate with kernel_groups(), which caps
+  /// them at the device limits (every kernel covers its work with grid-stride loops).
+  std::array<SymInt, 3> groups{SymInt(1), SymInt(1), SymInt(1)};
+  std::vector<SymExpr> push_constants;  // slot i's value; empty for static graphs
   std::string cache_key;  // hash of source, options and target; keys the pipeline cache
+
+  uint32_t push_constant_bytes() const { return static_cast<uint32_t>(4 * push_constants.size()); }
 };
+
+/// The kernel's workgroup counts at symbol values `values` (one per symbol id; may be empty for
+/// static kernels), each capped at `max_count`.
+std::array<uint32_t, 3> kernel_groups(const Kernel& k, std::span<const int64_t> values,
+                                      const std::array<uint32_t, 3>& max_count);
+
+/// Lets nlohmann::json (dumps) print symbolic sizes: a number when constant, else "s0*64".
+template <typename Json>
+void to_json(Json& j, const SymInt& v) {
+  if (v.is_constant())
+    j = v.constant_value();
+  else
+    j = v.str();
+}
 
 /// Which nodes get their own buffer and why (the fusion decision), and the kernels.
 struct KernelPlan {

@@ -1,6 +1,8 @@
 #include "codegen/lower.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <string>
 
 #include "codegen/emit.h"
@@ -10,9 +12,28 @@
 
 namespace kiln {
 
-uint32_t groups_for(int64_t work, uint32_t local_size, const TargetCaps& caps) {
-  int64_t g = (work + local_size - 1) / local_size;
-  return static_cast<uint32_t>(std::min<int64_t>(g, caps.max_workgroup_count_x));
+SymInt groups_for(const SymInt& work, uint32_t local_size) {
+  if (work.is_constant()) return SymInt((work.constant_value() + local_size - 1) / local_size);
+  return sym_floordiv(work + SymInt(local_size - 1), SymInt(local_size));
+}
+
+std::array<uint32_t, 3> kernel_groups(const Kernel& k, std::span<const int64_t> values,
+                                      const std::array<uint32_t, 3>& max_count) {
+  std::array<uint32_t, 3> out{};
+  for (size_t a = 0; a < 3; ++a) {
+    const int64_t g =
+        k.groups[a].is_constant() ? k.groups[a].constant_value() : k.groups[a].evaluate(values);
+    out[a] = static_cast<uint32_t>(std::clamp<int64_t>(g, 0, max_count[a]));
+  }
+  return out;
+}
+
+Status check_push_constants(const Emitter& e, const std::string& name) {
+  if (e.push_constants().size() > kMaxPushConstantSlots)
+    return unimplemented(name + ": " + std::to_string(e.push_constants().size()) +
+                         " symbolic sizes exceed the " + std::to_string(kMaxPushConstantSlots) +
+                         " push-constant slots (128 bytes)");
+  return {};
 }
 
 std::string extensions(const Emitter& e) {
@@ -50,7 +71,9 @@ Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant 
 
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
-                                    std::map<std::string, std::string> macros) {
+                                    std::map<std::string, std::string> macros, Kernel& k) {
+  KILN_RETURN_IF_ERROR(check_push_constants(e, k.name));
+  k.push_constants = e.push_constants();
   return preprocess_glsl(template_name, macros,
                          {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", body}});
 }
@@ -69,7 +92,7 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
   e.set_root(root);
   e.bind_output(root);
   std::string body;
-  Index index = e.decompose(vec4 ? "(g * 4u)" : "g", n.meta.shape, "i", vec4 ? 1 : 0);
+  Index index = e.decompose(vec4 ? "(g * 4u)" : "g", n.sym, "i", vec4 ? 1 : 0);
   e.set_root_index(index, vec4 ? "(g * 4u)" : "g");
   std::string v = e.value(root, index);
   if (vec4) {
@@ -86,17 +109,19 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
       Kernel k,
       start_kernel(e, n, vec4 ? KernelVariant::kElementwiseVec4 : KernelVariant::kElementwise,
                    opt.caps));
-  int64_t work = vec4 ? n.meta.numel() / 4 : n.meta.numel();
+  // vec4 only when the innermost size is a constant multiple of 4 (plan_kernels checks it).
+  const SymInt numel = sym_numel(n.sym);
+  const SymInt work = vec4 ? sym_floordiv(numel, SymInt(4)) : numel;
   k.local_size = std::min(kElementwiseLocalSize, opt.caps.max_workgroup_invocations);
-  k.groups = {groups_for(work, k.local_size, opt.caps), 1, 1};
+  k.groups = {groups_for(work, k.local_size), 1, 1};
+  const std::string total = e.size(work);
   std::string kernel_src =
       e.declarations() + "\nvoid kiln_element(uint g) {\n" + e.take_body() + "}\n";
   KILN_ASSIGN_OR_RETURN(
       k.glsl,
-      preprocess_glsl("elementwise.comp",
-                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                       {"KILN_TOTAL", std::to_string(work) + "u"}},
-                      {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
+      kernel_source(
+          "elementwise.comp", e, kernel_src,
+          {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"}, {"KILN_TOTAL", total}}, k));
   return k;
 }
 
@@ -104,12 +129,15 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                const CodegenOptions& opt) {
   const Node& n = g.node(root);
   const Node& src = g.node(n.inputs[0]);
-  Shape kept, reduced;
-  std::vector<bool> is_reduced(src.meta.shape.size(), false);
+  SymShape kept, reduced;
+  std::vector<bool> is_reduced(src.sym.size(), false);
   for (int64_t a : n.attrs.dims) is_reduced[a] = true;
-  for (size_t d = 0; d < src.meta.shape.size(); ++d)
-    (is_reduced[d] ? reduced : kept).push_back(src.meta.shape[d]);
-  int64_t outputs = numel(kept), r_count = numel(reduced);
+  int64_t r_hint = 1;  // the reduced extent at the hints: variant choice only
+  for (size_t d = 0; d < src.sym.size(); ++d) {
+    (is_reduced[d] ? reduced : kept).push_back(src.sym[d]);
+    if (is_reduced[d]) r_hint *= src.meta.shape[d];
+  }
+  const SymInt outputs = sym_numel(kept), r_count = sym_numel(reduced);
 
   // Accumulator: float for floats, i64 for bool sums, the input's integer type otherwise.
   DType acc = n.meta.dtype == DType::kF16 ? DType::kF32 : n.meta.dtype;
@@ -144,44 +172,46 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   // kiln_load(o, r): the prologue, at input index assembled from kept (o) and reduced (r) dims.
   Index ko = e.decompose("o", kept, "o", 0);
   Index kr = e.decompose("r", reduced, "r", 0);
-  Index in(src.meta.shape.size());
+  Index in(src.sym.size());
   for (size_t d = 0, a = 0, b = 0; d < in.size(); ++d) in[d] = is_reduced[d] ? kr[b++] : ko[a++];
   std::string loaded = glsl_convert(e.value(n.inputs[0], in), src.meta.dtype, acc);
   std::string load_body = e.take_body();
   e.reset_scope();
   std::string result = "acc";
-  if (n.op == OpKind::Mean) result = "(acc / float(" + std::to_string(r_count) + "))";
+  if (n.op == OpKind::Mean)
+    result = "(acc / float(" +
+             (r_count.is_constant() ? std::to_string(r_count.constant_value()) : e.size(r_count)) +
+             "))";
   std::string store = result;
   if (n.meta.dtype == DType::kF16) store = "float16_t(" + result + ")";
   if (n.meta.dtype == DType::kBool) store = "uint8_t((" + result + ") ? 1u : 0u)";
+  const std::string outputs_glsl = e.size(outputs), r_glsl = e.size(r_count);
   std::string kernel_src = e.declarations() + "\n" + acc_t + " kiln_load(uint o, uint r) {\n" +
                            load_body + "  return " + loaded + ";\n}\n\nvoid kiln_store(uint o, " +
                            acc_t + " acc) {\n  b0.data[o] = " + store + ";\n}\n";
 
-  bool workgroup = r_count >= kWorkgroupReduceMinR;
+  bool workgroup = r_hint >= kWorkgroupReduceMinR;
   KILN_ASSIGN_OR_RETURN(
       Kernel k,
       start_kernel(e, n, workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread,
                    opt.caps));
   if (workgroup) {
     k.local_size = std::min<uint32_t>(128, opt.caps.max_workgroup_invocations);
-    k.groups = {static_cast<uint32_t>(std::min<int64_t>(outputs, opt.caps.max_workgroup_count_x)),
-                1, 1};
+    k.groups = {outputs, 1, 1};
   } else {
     k.local_size = std::min<uint32_t>(64, opt.caps.max_workgroup_invocations);
-    k.groups = {groups_for(outputs, k.local_size, opt.caps), 1, 1};
+    k.groups = {groups_for(outputs, k.local_size), 1, 1};
   }
-  KILN_ASSIGN_OR_RETURN(
-      k.glsl,
-      preprocess_glsl("reduce.comp",
-                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                       {"KILN_OUTPUTS", std::to_string(outputs) + "u"},
-                       {"KILN_R", std::to_string(r_count) + "u"},
-                       {"ACC_T", acc_t},
-                       {"KILN_INIT", init},
-                       {"KILN_COMBINE(a, b)", combine},
-                       {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
-                      {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", kernel_src}}));
+  KILN_ASSIGN_OR_RETURN(k.glsl,
+                        kernel_source("reduce.comp", e, kernel_src,
+                                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
+                                       {"KILN_OUTPUTS", outputs_glsl},
+                                       {"KILN_R", r_glsl},
+                                       {"ACC_T", acc_t},
+                                       {"KILN_INIT", init},
+                                       {"KILN_COMBINE(a, b)", combine},
+                                       {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
+                                      k));
   return k;
 }
 
@@ -231,6 +261,12 @@ const char* kernel_variant_name(KernelVariant v) {
 
 Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& options) {
   KILN_RETURN_IF_ERROR(check_lowerable(graph));
+  // Kernels index in uint32. Symbolic sizes are checked per call by the executable.
+  const bool symbolic = graph.is_symbolic();
+  for (const Node& n : graph.nodes())
+    if (!symbolic && n.meta.numel() > kMaxKernelElements)
+      return unimplemented("node %" + std::to_string(n.id) + " (" + n.meta.str() +
+                           "): tensors over 2^32 elements need 64-bit indexing");
   FusionDecision fusion = decide_fusion(graph, options.fuse);
   KernelPlan plan;
   plan.fusion_log = fusion_decision_to_string(graph, fusion);
@@ -245,14 +281,16 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     } else if (op_category(n.op) == OpCategory::kContraction) {
       k = matmul_kernel(graph, fusion, n.id, options);
     } else {
-      bool vec_ok = options.vectorize && n.meta.dtype == DType::kF32 && !n.meta.shape.empty() &&
-                    n.meta.shape.back() % 4 == 0 && n.meta.numel() > 0;
+      // vec4 needs an innermost size that is a multiple of 4 for every size of the class.
+      bool vec_ok = options.vectorize && n.meta.dtype == DType::kF32 && !n.sym.empty() &&
+                    n.sym.back().is_constant() && n.sym.back().constant_value() % 4 == 0 &&
+                    n.meta.numel() > 0;
       if (vec_ok) k = elementwise_kernel(graph, fusion, n.id, options, true);
       if (!k.ok()) k = elementwise_kernel(graph, fusion, n.id, options, false);
     }
     if (!k.ok()) return k.status().with_context("kernel for %" + std::to_string(n.id));
     k->name = "k" + std::to_string(plan.kernels.size()) + "_" + k->name;
-    if (n.meta.numel() == 0) k->groups = {0, 0, 0};
+    if (is_const(sym_numel(n.sym), 0)) k->groups = {0, 0, 0};
     plan.kernels.push_back(std::move(k).value());
   }
   return plan;

@@ -12,9 +12,9 @@
 
 namespace kiln {
 
-/// Workgroups for `work` items at `local_size` per group, capped at the device limit (kernels
-/// use grid-stride loops, so a capped grid still covers everything).
-uint32_t groups_for(int64_t work, uint32_t local_size, const TargetCaps& caps);
+/// Workgroups for `work` items at `local_size` per group (uncapped: kernel_groups() caps them at
+/// the device limit, and kernels use grid-stride loops, so a capped grid still covers everything).
+SymInt groups_for(const SymInt& work, uint32_t local_size);
 /// The #extension lines the emitted body needs.
 std::string extensions(const Emitter& e);
 /// unimplemented when the body needs a feature the device lacks.
@@ -24,10 +24,12 @@ Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& c
 /// the target lacks.
 Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant variant,
                               const TargetCaps& caps);
-/// Preprocesses `template_name` with the macros, the generated extensions and kernel body.
+/// Preprocesses `template_name` with the macros, the generated extensions and kernel body, and
+/// records the emitter's push-constant slots in `k` (unimplemented beyond
+/// kMaxPushConstantSlots). Call after every Emitter::size() of the kernel.
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
-                                    std::map<std::string, std::string> macros);
+                                    std::map<std::string, std::string> macros, Kernel& k);
 
 /// Softmax, LogSoftmax and LayerNorm: one workgroup per normalised row (codegen/lower_norm.cpp).
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

@@ -30,13 +30,16 @@ constexpr TileConfig kSmallTile{32, 32, 16, 4, 4};  // 64 invocations, 4x4 each
 
 /// The operand's shape as the product sees it, split into batch dims and the matrix dims
 /// (rows, cols) after the rule's 1-D promotion and the transpose.
+template <typename S>
 struct Operand {
-  Shape batch;
-  Dim rows = 1, cols = 1;
+  S batch;
+  typename S::value_type rows = 1, cols = 1;
 };
 
-Operand operand_of(const Shape& s, bool trans, bool is_a) {
-  Operand o;
+/// For the symbolic shapes (SymShape) and for the hints (Shape: tile choice only).
+template <typename S>
+Operand<S> operand_of(const S& s, bool trans, bool is_a) {
+  Operand<S> o;
   if (s.size() == 1) {
     o.rows = is_a ? 1 : s[0];
     o.cols = is_a ? s[0] : 1;
@@ -48,14 +51,14 @@ Operand operand_of(const Shape& s, bool trans, bool is_a) {
   return o;
 }
 
-/// numpy broadcast of two batch shapes (already checked by the shape rule).
-Shape broadcast_batch(const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()), 1);
+/// numpy broadcast of two batch shapes (already checked by the shape rule; a symbol is never 1).
+SymShape broadcast_batch(const SymShape& a, const SymShape& b) {
+  SymShape out(std::max(a.size(), b.size()), SymInt(1));
   for (size_t d = 0; d < out.size(); ++d) {
     size_t from_end = out.size() - d;
-    Dim da = from_end <= a.size() ? a[a.size() - from_end] : 1;
-    Dim db = from_end <= b.size() ? b[b.size() - from_end] : 1;
-    out[d] = da == 1 ? db : da;
+    SymInt da = from_end <= a.size() ? a[a.size() - from_end] : SymInt(1);
+    SymInt db = from_end <= b.size() ? b[b.size() - from_end] : SymInt(1);
+    out[d] = is_const(da, 1) ? db : da;
   }
   return out;
 }
@@ -67,18 +70,18 @@ std::string u32(int64_t v) {
 /// Emits `ACC_T name(uint batch, uint p, uint q)` returning `operand` at the index assembled from
 /// the batch (decomposed over the output's batch shape, broadcast to the operand's batch dims) and
 /// the matrix dims: `first`, `second` are the parameter names in the operand's memory order.
-std::string load_function(Emitter& e, const Graph& g, NodeId operand, const Shape& out_batch,
+std::string load_function(Emitter& e, const Graph& g, NodeId operand, const SymShape& out_batch,
                           const std::string& prefix, const std::string& name,
                           const std::string& params, const std::string& first,
                           const std::string& second, DType acc) {
   const Node& src = g.node(operand);
-  const Shape& s = src.meta.shape;
+  const SymShape& s = src.sym;
   Index index;
   if (s.size() == 1) {
     index.push_back({first, 0});
   } else {
     Index bi = e.decompose("batch", out_batch, prefix, 0);
-    Shape in_batch(s.begin(), s.end() - 2);
+    SymShape in_batch(s.begin(), s.end() - 2);
     index = Emitter::broadcast_index(bi, out_batch, in_batch);
     index.push_back({first, 0});
     index.push_back({second, 0});
@@ -103,16 +106,15 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                const CodegenOptions& opt) {
   const Node& n = g.node(root);
   const NodeId a_id = n.inputs[0], b_id = n.inputs[1];
-  const Shape &sa = g.node(a_id).meta.shape, &sb = g.node(b_id).meta.shape;
-  const Operand a = operand_of(sa, n.attrs.trans_a, true);
-  const Operand b = operand_of(sb, n.attrs.trans_b, false);
-  const Dim m = a.rows, k = a.cols, nn = b.cols;
-  const Shape batch = broadcast_batch(a.batch, b.batch);
-  const int64_t batches = numel(batch);
-  constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
-  if (n.meta.numel() > kMaxU32 || g.node(a_id).meta.numel() > kMaxU32 ||
-      g.node(b_id).meta.numel() > kMaxU32)
-    return unimplemented("matmul: tensors over 2^32 elements need 64-bit indexing");
+  const SymShape &sa = g.node(a_id).sym, &sb = g.node(b_id).sym;
+  const auto a = operand_of(sa, n.attrs.trans_a, true);
+  const auto b = operand_of(sb, n.attrs.trans_b, false);
+  const SymInt m = a.rows, k = a.cols, nn = b.cols;
+  const SymShape batch = broadcast_batch(a.batch, b.batch);
+  const SymInt batches = sym_numel(batch);
+  // The tile is a speed decision: taken from the sizes at the hints.
+  const Dim m_hint = operand_of(g.node(a_id).meta.shape, n.attrs.trans_a, true).rows;
+  const Dim n_hint = operand_of(g.node(b_id).meta.shape, n.attrs.trans_b, false).cols;
 
   // Accumulator: float for f32/f16 outputs (f16 is stored rounded), else the integer output type
   // (two's complement wraparound, as the interpreter).
@@ -134,23 +136,23 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
   std::string v = glsl_convert("v", acc, out);
   if (out == DType::kF16) v = "float16_t(" + v + ")";
   src += "void kiln_store(uint batch, uint i, uint j, " + acc_t + " v) {\n  b0.data[batch * " +
-         u32(m * nn) + " + i * " + u32(nn) + " + j] = " + v + ";\n}\n";
+         e.size(m * nn) + " + i * " + e.size(nn) + " + j] = " + v + ";\n}\n";
+  const std::string m_glsl = e.size(m), n_glsl = e.size(nn), k_glsl = e.size(k),
+                    batch_glsl = e.size(batches);
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kMatmulTiled, opt.caps));
 
   const uint32_t elem = acc == DType::kI64 ? 8 : 4;
-  const TileConfig t = choose_tile(m, nn, elem, opt.caps);
+  const TileConfig t = choose_tile(m_hint, n_hint, elem, opt.caps);
   kern.local_size = t.local_size();
-  const int64_t cap = std::min<int64_t>(opt.caps.max_workgroup_count_x, 65535);
-  auto capped = [cap](int64_t count) { return static_cast<uint32_t>(std::min(count, cap)); };
-  kern.groups = {capped((nn + t.tn - 1) / t.tn), capped((m + t.tm - 1) / t.tm), capped(batches)};
+  kern.groups = {groups_for(nn, t.tn), groups_for(m, t.tm), batches};
   const bool a_k_fast = !ta, b_j_fast = sb.size() > 1 && !tb;
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("matmul.comp", e, e.declarations() + "\n" + src,
                                                  {{"KILN_LOCAL_SIZE", u32(kern.local_size)},
-                                                  {"KILN_M", u32(m)},
-                                                  {"KILN_N", u32(nn)},
-                                                  {"KILN_K", u32(k)},
-                                                  {"KILN_BATCH", u32(batches)},
+                                                  {"KILN_M", m_glsl},
+                                                  {"KILN_N", n_glsl},
+                                                  {"KILN_K", k_glsl},
+                                                  {"KILN_BATCH", batch_glsl},
                                                   {"ACC_T", acc_t},
                                                   {"TILE_M", u32(t.tm)},
                                                   {"TILE_N", u32(t.tn)},
@@ -158,7 +160,8 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                                   {"THREAD_M", u32(t.rm)},
                                                   {"THREAD_N", u32(t.rn)},
                                                   {"KILN_A_K_FAST", a_k_fast ? "1" : "0"},
-                                                  {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}}));
+                                                  {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}},
+                                                 kern));
   return kern;
 }
 

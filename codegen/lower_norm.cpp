@@ -18,7 +18,7 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
                              const CodegenOptions& opt) {
   const Node& n = g.node(root);
   const Node& src = g.node(n.inputs[0]);
-  const Shape& shape = src.meta.shape;
+  const SymShape& shape = src.sym;
   const int rank = static_cast<int>(shape.size());
   // Which dims are normalised: one axis (softmax) or the trailing k (layer_norm).
   std::vector<bool> normalised(shape.size(), false);
@@ -28,9 +28,13 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
     const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + rank : n.attrs.axis;
     normalised[static_cast<size_t>(axis)] = true;
   }
-  Shape kept, reduced;
-  for (size_t d = 0; d < shape.size(); ++d) (normalised[d] ? reduced : kept).push_back(shape[d]);
-  const int64_t rows = numel(kept), r_count = numel(reduced);
+  SymShape kept, reduced;
+  int64_t r_hint = 1;  // the row length at the hints: variant choice only
+  for (size_t d = 0; d < shape.size(); ++d) {
+    (normalised[d] ? reduced : kept).push_back(shape[d]);
+    if (normalised[d]) r_hint *= src.meta.shape[d];
+  }
+  const SymInt rows = sym_numel(kept), r_count = sym_numel(reduced);
 
   Emitter e(g, fusion, false);
   e.set_root(root);
@@ -57,10 +61,11 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
     std::string bv = glsl_convert(e.value(b.id, store_r), b.meta.dtype, DType::kF32);
     v = "(v * " + wv + " + " + bv + ")";
   }
-  std::string out = Emitter::linear_index(n.meta.shape, store_idx);
+  std::string out = e.linear_index(n.sym, store_idx);
   std::string stored = n.meta.dtype == DType::kF16 ? "float16_t(" + v + ")" : v;
   e.add_statement("b0.data[" + out + "] = " + stored + ";");
   std::string store_body = e.take_body();
+  const std::string rows_glsl = e.size(rows), r_glsl = e.size(r_count);
   std::string body = e.declarations() + "\nfloat kiln_load(uint row, uint r) {\n" + load_body +
                      "  return " + loaded +
                      ";\n}\n\nvoid kiln_store(uint row, uint r, float v) {\n" + store_body + "}\n";
@@ -68,23 +73,22 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kRowNorm, opt.caps));
   k.local_size = std::min(kNormLocalSize, opt.caps.max_workgroup_invocations);
   // Short rows: one invocation per row (no barriers); long rows: one workgroup per row.
-  const bool thread_rows = r_count < kWorkgroupRowMinR;
-  k.groups = {thread_rows
-                  ? groups_for(rows, k.local_size, opt.caps)
-                  : static_cast<uint32_t>(std::min<int64_t>(rows, opt.caps.max_workgroup_count_x)),
-              1, 1};
+  const bool thread_rows = r_hint < kWorkgroupRowMinR;
+  k.groups = {thread_rows ? groups_for(rows, k.local_size) : rows, 1, 1};
   char eps[32];
   std::snprintf(eps, sizeof eps, "%.9e", n.op == OpKind::LayerNorm ? n.attrs.scalar : 0.0);
   const int mode = n.op == OpKind::Softmax ? 0 : n.op == OpKind::LogSoftmax ? 1 : 2;
   KILN_ASSIGN_OR_RETURN(k.glsl,
                         kernel_source("rownorm.comp", e, body,
                                       {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                                       {"KILN_ROWS", std::to_string(rows) + "u"},
-                                       {"KILN_R", std::to_string(r_count) + "u"},
+                                       {"KILN_ROWS", rows_glsl},
+                                       {"KILN_R", r_glsl},
                                        {"KILN_MODE", std::to_string(mode)},
                                        {"KILN_EPS", eps},
-                                       {"KILN_THREAD_ROWS", thread_rows ? "1" : "0"}}));
-  if (rows == 0 || r_count == 0) k.groups = {0, 0, 0};
+                                       {"KILN_THREAD_ROWS", thread_rows ? "1" : "0"}},
+                                      k));
+  // An empty output: nothing to dispatch (at run time the executable skips empty outputs).
+  if (is_const(rows, 0) || is_const(r_count, 0)) k.groups = {0, 0, 0};
   return k;
 }
 

@@ -3,8 +3,11 @@
 /// tensors, and as the logged fallback when codegen cannot handle a graph) the interpreter.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "codegen/kernel.h"
@@ -26,8 +29,15 @@ class Executable {
                                                       const CompileOptions& options);
 
   /// inputs[i] feeds Input index i, constants[j] Constant index j. Returns the graph outputs.
+  /// `symbol_values`: for a symbolic graph, one value per symbol id (at least num_symbols());
+  /// empty: each symbol is read from an input dim that is exactly that symbol. One compiled
+  /// plan serves every binding: sizes reach the kernels as push constants.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
-                                    const std::vector<Tensor>& constants);
+                                    const std::vector<Tensor>& constants,
+                                    std::span<const int64_t> symbol_values = {});
+
+  /// One more than the largest symbol id the graph's shapes mention (0 for static graphs).
+  int num_symbols() const { return num_symbols_; }
 
   const Graph& graph() const { return graph_; }
   /// The kernels, when running on a device (nullptr for the interpreter).
@@ -36,12 +46,24 @@ class Executable {
   double compile_ms() const { return compile_ms_; }
 
  private:
+  /// The symbol values of a call: `given`, or read from the inputs; checked against the inputs.
+  Expected<std::vector<int64_t>> bind_symbols(const std::vector<Tensor>& inputs,
+                                              std::span<const int64_t> given) const;
   Expected<std::vector<Tensor>> run_interpreter(const std::vector<Tensor>& inputs,
-                                                const std::vector<Tensor>& constants);
+                                                const std::vector<Tensor>& constants,
+                                                std::span<const int64_t> values);
   Expected<std::vector<Tensor>> run_device(const std::vector<Tensor>& inputs,
-                                           const std::vector<Tensor>& constants);
+                                           const std::vector<Tensor>& constants,
+                                           std::span<const int64_t> values);
 
   Graph graph_;
+  int num_symbols_ = 0;
+  std::vector<int> used_symbols_;  // the symbols some shape mentions, sorted
+  std::vector<SymInt> nonempty_;   // sizes the device kernels read through (run on the interpreter
+                                   // when one is 0)
+  std::vector<std::array<uint32_t, 3>> static_groups_;  // per kernel, for static graphs
+  std::vector<int64_t> instance_values_;                // the binding `instance_` was made for
+  std::optional<Graph> instance_;                       // interpreter: the last instantiation
   Device device_ = Device::cpu();
   std::optional<KernelPlan> plan_;
   std::vector<const vk::Pipeline*> pipelines_;

@@ -96,33 +96,37 @@ TEST(MatmulCodegen, ShapesCompile) {
   }
 }
 
+/// The kernel's workgroup counts, capped at `cap` per axis.
+std::array<uint32_t, 3> groups(const Kernel& k, uint32_t cap = 65535) {
+  return kernel_groups(k, {}, {cap, cap, cap});
+}
+
 TEST(MatmulCodegen, GridCoversTilesAndBatches) {
   KernelPlan small = compile_plan(matmul_graph({{2, 3, 7, 33}, {33, 65}}), "small");
   ASSERT_EQ(small.kernels.size(), 1u);
   EXPECT_EQ(small.kernels[0].local_size, 64u);
-  EXPECT_EQ(small.kernels[0].groups, (std::array<uint32_t, 3>{3, 1, 6}));  // 32x32 tiles
+  EXPECT_EQ(groups(small.kernels[0]), (std::array<uint32_t, 3>{3, 1, 6}));  // 32x32 tiles
 
   KernelPlan large = compile_plan(matmul_graph({{130, 64}, {64, 200}}), "large");
   ASSERT_EQ(large.kernels.size(), 1u);
-  EXPECT_EQ(large.kernels[0].local_size, 64u);                             // 8x8 per invocation
-  EXPECT_EQ(large.kernels[0].groups, (std::array<uint32_t, 3>{4, 3, 1}));  // 64x64 tiles
+  EXPECT_EQ(large.kernels[0].local_size, 64u);                              // 8x8 per invocation
+  EXPECT_EQ(groups(large.kernels[0]), (std::array<uint32_t, 3>{4, 3, 1}));  // 64x64 tiles
 
-  // A capped grid: the kernel grid-strides over batches.
-  CodegenOptions capped = generic_options();
-  capped.caps.max_workgroup_count_x = 2;
-  KernelPlan c = compile_plan(matmul_graph({{5, 3, 4}, {5, 4, 90}}), "capped", capped);
+  // A capped grid (at run time, by the device limits): the kernel grid-strides over batches.
+  KernelPlan c = compile_plan(matmul_graph({{5, 3, 4}, {5, 4, 90}}), "capped");
   ASSERT_EQ(c.kernels.size(), 1u);
-  EXPECT_EQ(c.kernels[0].groups, (std::array<uint32_t, 3>{2, 1, 2}));
+  EXPECT_EQ(groups(c.kernels[0]), (std::array<uint32_t, 3>{3, 1, 5}));
+  EXPECT_EQ(groups(c.kernels[0], 2), (std::array<uint32_t, 3>{2, 1, 2}));
 
   // The large tile's 16.5 KiB of shared memory does not fit a 16 KiB device: small tiles.
   CodegenOptions narrow = generic_options();
   narrow.caps.max_shared_memory = 16384;
   KernelPlan n = compile_plan(matmul_graph({{128, 128}, {128, 128}}), "narrow", narrow);
   ASSERT_EQ(n.kernels.size(), 1u);
-  EXPECT_EQ(n.kernels[0].groups, (std::array<uint32_t, 3>{4, 4, 1}));  // 32x32 tiles
+  EXPECT_EQ(groups(n.kernels[0]), (std::array<uint32_t, 3>{4, 4, 1}));  // 32x32 tiles
   KernelPlan w = compile_plan(matmul_graph({{128, 128}, {128, 128}}), "wide");
   ASSERT_EQ(w.kernels.size(), 1u);
-  EXPECT_EQ(w.kernels[0].groups, (std::array<uint32_t, 3>{2, 2, 1}));  // 64x64 tiles
+  EXPECT_EQ(groups(w.kernels[0]), (std::array<uint32_t, 3>{2, 2, 1}));  // 64x64 tiles
 }
 
 // matmul(relu(x) * 2, w^T) + bias: the prologue folds into kiln_load_a (one matmul kernel reading
