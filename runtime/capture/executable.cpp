@@ -192,15 +192,17 @@ Expected<std::vector<Tensor>> Executable::run_interpreter(const std::vector<Tens
                                                           const std::vector<Tensor>& constants,
                                                           std::span<const int64_t> values) {
   const Graph* graph = &graph_;
+  std::shared_ptr<const Graph> instance;  // keeps the instantiation alive during this call
   if (num_symbols_ > 0) {
+    std::lock_guard<std::mutex> lock(instance_mu_);
     if (!instance_ || !std::equal(values.begin(), values.end(), instance_values_.begin(),
                                   instance_values_.end())) {
-      instance_.reset();
       KILN_ASSIGN_OR_RETURN(Graph g, graph_.instantiate(values));
-      instance_ = std::move(g);
+      instance_ = std::make_shared<const Graph>(std::move(g));
       instance_values_.assign(values.begin(), values.end());
     }
-    graph = &*instance_;
+    instance = instance_;
+    graph = instance.get();
   }
   std::vector<HostTensor> in_hosts, const_hosts;
   try {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -62,8 +63,9 @@ class Executable {
   std::vector<SymInt> nonempty_;   // sizes the device kernels read through (run on the interpreter
                                    // when one is 0)
   std::vector<std::array<uint32_t, 3>> static_groups_;  // per kernel, for static graphs
+  std::mutex instance_mu_;                              // guards the two below
   std::vector<int64_t> instance_values_;                // the binding `instance_` was made for
-  std::optional<Graph> instance_;                       // interpreter: the last instantiation
+  std::shared_ptr<const Graph> instance_;               // interpreter: the last instantiation
   Device device_ = Device::cpu();
   std::optional<KernelPlan> plan_;
   std::vector<const vk::Pipeline*> pipelines_;
