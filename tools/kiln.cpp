@@ -10,16 +10,44 @@ int main(int argc, char** argv) {
   app.add_subcommand("devices", "List Vulkan devices and their compute limits and features");
 
   kiln::tools::DemoOptions demo;
+  kiln::tools::ChainOptions chain;
+  bool run_chain = false;
   auto* demo_cmd = app.add_subcommand(
-      "demo", "Compile and run a fused program on the default device; compare with unfused");
-  demo_cmd->add_option("--rows", demo.rows, "Rows of x")->check(CLI::PositiveNumber);
-  demo_cmd->add_option("--cols", demo.cols, "Columns of x (and length of a, b, c, d)")
+      "demo",
+      "The seed's benchmark: a text encoder compiled static, dynamic, auto and warmed up over a "
+      "sweep of sequence lengths (docs/demo.md)");
+  demo_cmd->add_flag("--small", demo.small,
+                     "Quick configuration: d_model 64, 2 heads, FFN 128, 1 layer, vocab 1000, "
+                     "batch 2, S in {16,32,64,96,128}");
+  demo_cmd->add_flag("--json", demo.json, "Print one JSON document (config, rows, summary)");
+  demo_cmd
+      ->add_option("--strategies", demo.strategies,
+                   "Comma-separated subset of static,dynamic,auto,warm-up")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"static", "dynamic", "auto", "warm-up"}));
+  demo_cmd->add_option("--lengths", demo.lengths, "Comma-separated sequence lengths")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  demo_cmd->add_option("--repeat", demo.repeat, "Steady-state calls per length (median)")
       ->check(CLI::PositiveNumber);
-  demo_cmd->add_option("--iters", demo.iters, "Timed iterations per variant")
-      ->check(CLI::PositiveNumber);
+  demo_cmd->add_option("--device", demo.device, "vulkan (default) or cpu (the interpreter)")
+      ->check(CLI::IsMember({"vulkan", "cpu"}));
+  auto* chain_flag = demo_cmd->add_flag(
+      "--chain", run_chain,
+      "Instead: compile relu((x*a+b)*c-d); fused vs unfused vs eager timings and kernel count");
+  demo_cmd->add_option("--rows", chain.rows, "--chain: rows of x")
+      ->check(CLI::PositiveNumber)
+      ->needs(chain_flag);
+  demo_cmd->add_option("--cols", chain.cols, "--chain: columns of x (and length of a, b, c, d)")
+      ->check(CLI::PositiveNumber)
+      ->needs(chain_flag);
+  demo_cmd->add_option("--iters", chain.iters, "--chain: timed iterations per variant")
+      ->check(CLI::PositiveNumber)
+      ->needs(chain_flag);
 
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("devices")) return kiln_devices_main();
-  if (app.got_subcommand("demo")) return kiln::tools::demo_main(demo);
+  if (app.got_subcommand("demo"))
+    return run_chain ? kiln::tools::chain_main(chain) : kiln::tools::demo_main(demo);
   return 1;
 }
