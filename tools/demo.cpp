@@ -259,15 +259,17 @@ class Demo {
   void print_row(const Row& r) {
     if (o_.json) return;
     progress_.clear();
-    std::string kernels = r.entry < 0   ? "eager"
-                          : r.on_device ? std::to_string(r.kernels)
-                                        : "interp";
+    std::string kernels = !r.error.empty() ? "-"
+                          : r.entry < 0    ? "eager"
+                          : r.on_device    ? std::to_string(r.kernels)
+                                           : "interp";
     std::string check = r.check;
     if (!std::isnan(r.max_error)) check += fmt::format(" (max err {:.2g})", r.max_error);
     if (!r.error.empty()) check = "error: " + r.error;
-    fmt::print("{:<9} {:>6} {:>11} {:>11} {:>9} {:>4} {:>8} {:>8.1f} {:>9.2f}  {}\n", r.strategy,
+    const std::string gflops = std::isnan(r.gflops) ? "-" : fmt::format("{:.3g}", r.gflops);
+    fmt::print("{:<9} {:>6} {:>11} {:>11} {:>9} {:>4} {:>8} {:>8.3g} {:>9}  {}\n", r.strategy,
                r.seq, fmt_ms(r.first_ms), fmt_ms(r.steady_ms), r.compiles, r.new_compiles, kernels,
-               r.gflop, r.gflops, check);
+               r.gflop, gflops, check);
     std::fflush(stdout);
   }
 
