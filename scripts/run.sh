@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command per job on a fresh Debian 12 machine:
-#   scripts/run.sh demo    install packages, build, run `kiln demo`
+#   scripts/run.sh demo    install packages, build, run `kiln demo --small` (the seed benchmark, small)
 #   scripts/run.sh test    install packages, build, run the whole test suite (validation layer on)
 #   scripts/run.sh build   install packages and build only
 # BUILD_DIR (default: build) and BUILD_TYPE (default: RelWithDebInfo) may be set.
@@ -18,7 +18,7 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERR
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 
 case "$job" in
-  demo) "$BUILD_DIR/kiln" devices && "$BUILD_DIR/kiln" demo ;;
+  demo) "$BUILD_DIR/kiln" devices && "$BUILD_DIR/kiln" demo --small ;;
   test) ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" ;;
   build) ;;
 esac
