@@ -1,6 +1,8 @@
 // GEMM and a small transformer encoder on the default Vulkan device, side by side in one run.
 //
-//   BM_Gemm/1024        f32 1024^3 matmul, one tiled kernel: GFLOP/s counter
+//   BM_Gemm/1024/mode   f32 1024^3 matmul, GFLOP/s counter. mode 0: A·B and 1: A·Bᵀ (the
+//                       row-block kernel on devices with subgroup shuffles), 2: Aᵀ·B (the tiled
+//                       shared-memory kernel, which serves operands with fused prologues)
 //   BM_Encoder/fused    the small encoder (d 64, 4 heads, FFN 128, 2 layers, vocab 100, B 4,
 //                       S 64) compiled with fusion
 //   BM_Encoder/unfused  the same graph, one kernel per op
@@ -27,16 +29,22 @@ Tensor random_matrix(int64_t r, int64_t c, uint32_t seed) {
 }
 
 void BM_Gemm(benchmark::State& state) {
-  const int64_t n = state.range(0);
+  const int64_t n = state.range(0), mode = state.range(1);
   Tensor a = random_matrix(n, n, 1), b = random_matrix(n, n, 2);
-  auto f = kiln::compile([](const Tensor& x, const Tensor& y) { return kiln::matmul(x, y); },
-                         {.name = "gemm"});
+  auto f = kiln::compile(
+      [mode](const Tensor& x, const Tensor& y) { return kiln::matmul(x, y, mode == 2, mode == 1); },
+      {.name = "gemm"});
   f(a, b);  // trace, compile, and the driver's first-dispatch compile
   for (auto _ : state) benchmark::DoNotOptimize(f(a, b));
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Gemm)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Gemm)
+    ->Args({1024, 0})
+    ->Args({1024, 1})
+    ->Args({1024, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 struct Encoder {
   Encoder() : gen(7) {

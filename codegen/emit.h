@@ -66,6 +66,12 @@ class Emitter {
   void bind_output(NodeId node) { binding(node); }
   /// The output is stored as vec4 (binding 0 declared as a vec4 array).
   void store_output_vec4() { vec_use_[0] = true; }
+  /// Declares binding `b` as a vec4 array (`b<b>v.data`) and/or a scalar one (`b<b>.data`), for
+  /// kernels that address a stored buffer directly (codegen/lower_matmul_rowblock.cpp).
+  void use_binding(int b, bool vec4, bool scalar) {
+    vec_use_[static_cast<size_t>(b)] = vec_use_[static_cast<size_t>(b)] || vec4;
+    scalar_use_[static_cast<size_t>(b)] = scalar_use_[static_cast<size_t>(b)] || scalar;
+  }
   /// Buffer declarations for every binding used (readonly except binding 0), then the
   /// push-constant block when a size is symbolic. Call after every size() of the kernel.
   std::string declarations() const;

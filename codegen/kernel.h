@@ -16,6 +16,7 @@ namespace kiln {
 /// The parts of a device that kernel selection depends on (filled from vk::DeviceInfo).
 struct TargetCaps {
   uint32_t subgroup_size = 0;
+  bool subgroup_shuffle = false;  // GL_KHR_shader_subgroup_shuffle in compute shaders
   uint32_t max_workgroup_invocations = 128;
   uint32_t max_workgroup_count_x = 65535;
   uint32_t max_shared_memory = 16384;
@@ -41,6 +42,7 @@ enum class KernelVariant {
   kReduceWorkgroup,
   kRowNorm,
   kMatmulTiled,
+  kMatmulRowBlock,  // f32 A·B / A·Bᵀ of stored operands: register row blocks, no shared memory
 };
 const char* kernel_variant_name(KernelVariant v);
 

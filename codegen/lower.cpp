@@ -255,6 +255,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "row_norm";
     case KernelVariant::kMatmulTiled:
       return "matmul_tiled";
+    case KernelVariant::kMatmulRowBlock:
+      return "matmul_rowblock";
   }
   return "?";
 }

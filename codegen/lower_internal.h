@@ -35,6 +35,13 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                              const CodegenOptions& opt);
 
+/// MatMul fast path (codegen/lower_matmul_rowblock.cpp): f32, A and B stored, B without batch
+/// dims, K a constant multiple of 4 (and N too for A·B), a device with subgroup shuffles.
+bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& n,
+                      const TargetCaps& caps);
+Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                        const CodegenOptions& opt);
+
 /// MatMul: tiled, shared-memory staged, batched (codegen/lower_matmul.cpp).
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt);

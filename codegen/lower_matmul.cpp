@@ -105,6 +105,7 @@ TileConfig choose_tile(Dim m, Dim n, uint32_t elem, const TargetCaps& caps) {
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt) {
   const Node& n = g.node(root);
+  if (rowblock_applies(g, fusion, n, opt.caps)) return matmul_rowblock_kernel(g, fusion, root, opt);
   const NodeId a_id = n.inputs[0], b_id = n.inputs[1];
   const SymShape &sa = g.node(a_id).sym, &sb = g.node(b_id).sym;
   const auto a = operand_of(sa, n.attrs.trans_a, true);

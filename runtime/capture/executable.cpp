@@ -23,6 +23,7 @@ bool env_flag(const char* name) {
 TargetCaps caps_of(const vk::DeviceInfo& info) {
   TargetCaps c;
   c.subgroup_size = info.subgroup_size;
+  c.subgroup_shuffle = info.subgroup_shuffle;
   c.max_workgroup_invocations = info.max_workgroup_invocations;
   c.max_workgroup_count_x = info.max_workgroup_count[0];
   c.max_shared_memory = info.max_shared_memory;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device/test_util.h"
+#include "vk/device.h"  // RowBlockKernel: does the device have subgroup shuffles
 
 namespace kiln {
 namespace {
@@ -168,6 +169,33 @@ TEST_F(DeviceMatmul, FusedPrologue) {
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_TRUE(entries[0].on_device);
   EXPECT_EQ(entries[0].kernels.size(), 1u) << entries[0].graph;
+}
+
+// The row-block kernel (f32, stored operands, 2-D b, K a multiple of 4 and, for A·B, N too):
+// row counts around its 16-row blocks, column counts around its 128 / 512-wide workgroup tiles,
+// A with batch dims. The generated code is checked to be the row-block kernel when the device
+// has subgroup shuffles.
+TEST_F(DeviceMatmul, RowBlockKernel) {
+  std::string code;
+  set_logs("output_code");
+  set_log_sink([&code](LogTopic, std::string_view m) { code += std::string(m); });
+  for (bool tb : {false, true}) {
+    for (Dim m : {1, 7, 16, 17, 33, 100}) run(mk(m, 64, 12, false, tb));
+    for (Dim n : {4, 8, 20, 132, 516, 1028}) run(mk(19, 8, n, false, tb));
+    if (tb)
+      for (Dim n : {1, 5, 129, 300}) run(mk(23, 12, n, false, true));
+    for (Dim k : {4, 36, 260}) run(mk(21, k, 16, false, tb));
+    run({{3, 37, 64}, tb ? Shape{20, 64} : Shape{64, 20}, false, tb});
+    run({{2, 3, 5, 16}, tb ? Shape{8, 16} : Shape{16, 8}, false, tb});
+  }
+  set_log_sink({});
+  set_logs("");
+  auto dev = vk::VulkanDevice::default_device();
+  ASSERT_TRUE(dev.ok());
+  if ((*dev)->info().subgroup_shuffle && (*dev)->info().subgroup_size >= 8) {
+    EXPECT_NE(code.find("kiln_rowblock"), std::string::npos);
+    EXPECT_NE(code.find("subgroupShuffle"), std::string::npos);
+  }
 }
 
 // An elementwise consumer after the matmul is its own kernel, reading the stored product.

@@ -1,0 +1,189 @@
+// MatMul fast path: f32 C = A·B or A·Bᵀ with both operands stored row-major (graph inputs,
+// weights, or outputs of earlier kernels) and a B without batch dims, which is every linear layer.
+// A's batch dims flatten into its rows. The kernel (shaders/matmul_rowblock.comp) gives each
+// invocation a 16-row register block and shares A's rows across a subgroup with subgroupShuffle;
+// the unrolled body is generated here. Other matmuls use the tiled kernel (lower_matmul.cpp).
+#include <string>
+
+#include "codegen/lower_internal.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint32_t kRows = 16;  // rows of C per invocation: two groups of 8 subgroup lanes
+
+struct RowBlockShape {
+  bool abt = false;
+  uint32_t local_size = 0;
+  uint32_t cols = 0;  // A·Bᵀ: scalar columns per invocation; A·B: vec4 columns
+};
+
+bool stored(const Graph& g, const FusionDecision& f, NodeId id) {
+  const Node& n = g.node(id);
+  return n.op == OpKind::Input || n.op == OpKind::Constant || f.materialize[id];
+}
+
+std::string u(uint32_t v) {
+  return std::to_string(v) + "u";
+}
+std::string acc(uint32_t r, uint32_t c) {
+  return "c" + std::to_string(r) + "_" + std::to_string(c);
+}
+
+/// The body of kiln_rowblock for A·Bᵀ: lane x owns columns j0 + c * LX + x (c < cols) and reads
+/// B's row j (its column of C) as vec4 along K.
+std::string body_abt(const RowBlockShape& s, const std::string& m, const std::string& n,
+                     const std::string& k4) {
+  std::string b;
+  b += "  const uint x = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;\n";
+  b += "  const uint i0 = rb * " + u(kRows) + ";\n";
+  b += "  const uint ar0 = min(i0 + lane, " + m + " - 1u) * " + k4 + ";\n";
+  b += "  const uint ar1 = min(i0 + 8u + lane, " + m + " - 1u) * " + k4 + ";\n";
+  for (uint32_t c = 0; c < s.cols; ++c) {
+    const std::string cs = std::to_string(c);
+    b += "  const uint jn" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
+         u(c * s.local_size) + " + x;\n";
+    b += "  const uint br" + cs + " = min(jn" + cs + ", " + n + " - 1u) * " + k4 + ";\n";
+  }
+  for (uint32_t r = 0; r < kRows; ++r)
+    for (uint32_t c = 0; c < s.cols; ++c) b += "  float " + acc(r, c) + " = 0.0;\n";
+  b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
+  b += "    const vec4 al0 = b1v.data[ar0 + k], al1 = b1v.data[ar1 + k];\n";
+  for (uint32_t c = 0; c < s.cols; ++c)
+    b +=
+        "    const vec4 bv" + std::to_string(c) + " = b2v.data[br" + std::to_string(c) + " + k];\n";
+  for (uint32_t kk = 0; kk < 4; ++kk) {
+    for (uint32_t r = 0; r < kRows; ++r) {
+      b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
+           std::to_string(kk) + "], " + u(r % 8) + ");";
+      for (uint32_t c = 0; c < s.cols; ++c)
+        b += " " + acc(r, c) + " = fma(av, bv" + std::to_string(c) + "[" + std::to_string(kk) +
+             "], " + acc(r, c) + ");";
+      b += " }\n";
+    }
+  }
+  b += "  }\n";
+  for (uint32_t r = 0; r < kRows; ++r) {
+    b += "  if (i0 + " + u(r) + " < " + m + ") {";
+    for (uint32_t c = 0; c < s.cols; ++c) {
+      const std::string cs = std::to_string(c);
+      b += " if (jn" + cs + " < " + n + ") b0.data[(i0 + " + u(r) + ") * " + n + " + jn" + cs +
+           "] = " + acc(r, c) + ";";
+    }
+    b += " }\n";
+  }
+  return b;
+}
+
+/// The body for A·B: lane x owns vec4 columns w0 + c * LX + x of C and reads B's rows k as vec4.
+std::string body_ab(const RowBlockShape& s, const std::string& m, const std::string& nw,
+                    const std::string& k4) {
+  std::string b;
+  b += "  const uint x = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;\n";
+  b += "  const uint i0 = rb * " + u(kRows) + ";\n";
+  b += "  const uint ar0 = min(i0 + lane, " + m + " - 1u) * " + k4 + ";\n";
+  b += "  const uint ar1 = min(i0 + 8u + lane, " + m + " - 1u) * " + k4 + ";\n";
+  for (uint32_t c = 0; c < s.cols; ++c) {
+    const std::string cs = std::to_string(c);
+    b += "  const uint jw" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
+         u(c * s.local_size) + " + x;\n";
+    b += "  const uint jl" + cs + " = min(jw" + cs + ", " + nw + " - 1u);\n";
+  }
+  for (uint32_t r = 0; r < kRows; ++r)
+    for (uint32_t c = 0; c < s.cols; ++c) b += "  vec4 " + acc(r, c) + " = vec4(0.0);\n";
+  b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
+  b += "    const vec4 al0 = b1v.data[ar0 + k], al1 = b1v.data[ar1 + k];\n";
+  for (uint32_t kk = 0; kk < 4; ++kk)
+    for (uint32_t c = 0; c < s.cols; ++c)
+      b += "    const vec4 bv" + std::to_string(c) + "_" + std::to_string(kk) +
+           " = b2v.data[(k * 4u + " + u(kk) + ") * " + nw + " + jl" + std::to_string(c) + "];\n";
+  for (uint32_t kk = 0; kk < 4; ++kk) {
+    for (uint32_t r = 0; r < kRows; ++r) {
+      b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
+           std::to_string(kk) + "], " + u(r % 8) + ");";
+      for (uint32_t c = 0; c < s.cols; ++c)
+        b += " " + acc(r, c) + " = fma(vec4(av), bv" + std::to_string(c) + "_" +
+             std::to_string(kk) + ", " + acc(r, c) + ");";
+      b += " }\n";
+    }
+  }
+  b += "  }\n";
+  for (uint32_t r = 0; r < kRows; ++r) {
+    b += "  if (i0 + " + u(r) + " < " + m + ") {";
+    for (uint32_t c = 0; c < s.cols; ++c) {
+      const std::string cs = std::to_string(c);
+      b += " if (jw" + cs + " < " + nw + ") b0v.data[(i0 + " + u(r) + ") * " + nw + " + jw" + cs +
+           "] = " + acc(r, c) + ";";
+    }
+    b += " }\n";
+  }
+  return b;
+}
+
+}  // namespace
+
+bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& n,
+                      const TargetCaps& caps) {
+  if (!caps.subgroup_shuffle || caps.subgroup_size < 8 || caps.max_workgroup_invocations < 64)
+    return false;
+  const Node &a = g.node(n.inputs[0]), &b = g.node(n.inputs[1]);
+  if (n.meta.dtype != DType::kF32 || a.meta.dtype != DType::kF32 || b.meta.dtype != DType::kF32)
+    return false;
+  if (a.sym.size() < 2 || b.sym.size() != 2 || n.attrs.trans_a) return false;
+  if (!stored(g, fusion, a.id) || !stored(g, fusion, b.id)) return false;
+  const SymInt& k = a.sym.back();
+  if (!k.is_constant() || k.constant_value() <= 0 || k.constant_value() % 4 != 0) return false;
+  if (!n.attrs.trans_b) {
+    const SymInt& cols = b.sym[1];
+    if (!cols.is_constant() || cols.constant_value() <= 0 || cols.constant_value() % 4 != 0)
+      return false;
+  }
+  return true;
+}
+
+Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                        const CodegenOptions& opt) {
+  const Node& n = g.node(root);
+  const Node &a = g.node(n.inputs[0]), &b = g.node(n.inputs[1]);
+  RowBlockShape s;
+  s.abt = n.attrs.trans_b;
+  s.local_size = s.abt ? 32 : 64;
+  s.cols = s.abt ? 4 : 2;
+  const int64_t k = a.sym.back().constant_value();
+  SymInt m = 1;
+  for (size_t d = 0; d + 1 < a.sym.size(); ++d) m = m * a.sym[d];
+  const SymInt cols = s.abt ? b.sym[0] : b.sym[1];
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  e.use_binding(e.binding(a.id), true, false);
+  e.use_binding(e.binding(b.id), true, false);
+  if (s.abt) {
+    e.use_binding(0, false, true);
+  } else {
+    e.store_output_vec4();
+  }
+  const std::string m_glsl = e.size(m), k4 = std::to_string(k / 4) + "u";
+  const SymInt width = s.abt ? cols : SymInt(cols.constant_value() / 4);
+  const std::string w_glsl = e.size(width);
+  const std::string body =
+      "void kiln_rowblock(uint rb, uint cb) {\n" +
+      (s.abt ? body_abt(s, m_glsl, w_glsl, k4) : body_ab(s, m_glsl, w_glsl, k4)) + "}\n";
+  const SymInt row_blocks = groups_for(m, kRows),
+               col_blocks = groups_for(width, s.local_size * s.cols);
+  const std::string rb_glsl = e.size(row_blocks), cb_glsl = e.size(col_blocks);
+
+  KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kMatmulRowBlock, opt.caps));
+  kern.local_size = s.local_size;
+  kern.groups = {col_blocks, row_blocks, SymInt(1)};
+  KILN_ASSIGN_OR_RETURN(kern.glsl,
+                        kernel_source("matmul_rowblock.comp", e, e.declarations() + "\n" + body,
+                                      {{"KILN_LOCAL_SIZE", u(s.local_size)},
+                                       {"KILN_ROW_BLOCKS", rb_glsl},
+                                       {"KILN_COL_BLOCKS", cb_glsl}},
+                                      kern));
+  return kern;
+}
+
+}  // namespace kiln

@@ -1,0 +1,29 @@
+#version 450
+// Row-block matmul skeleton for f32 C = A·B or A·Bᵀ when A and B are stored row-major buffers
+// (no fused prologue). Codegen supplies kiln_extensions.glsl, and kiln_kernel.glsl with the
+// bindings (b0 = C, b1 = A, b2 = B; vec4 views) and
+//   void kiln_rowblock(uint row_block, uint col_block)
+// which computes one workgroup tile of C; macros KILN_LOCAL_SIZE, KILN_ROW_BLOCKS and
+// KILN_COL_BLOCKS.
+//
+// Why this shape (measured on lavapipe, docs/perf.md): loads from storage buffers cost tens of
+// FMAs there while subgroupShuffle with a constant lane costs about one, so each invocation keeps
+// a 16-row register block: lane l of every subgroup loads rows i0 + l and i0 + 8 + l of A as
+// vec4 along K, and every lane takes row r's value with subgroupShuffle(.., r). No shared memory
+// and no barriers. Grid-stride loops over tiles cover a capped grid.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "kiln_extensions.glsl"
+
+layout(local_size_x = KILN_LOCAL_SIZE) in;
+
+#include "kiln_kernel.glsl"
+
+void main() {
+  for (uint rb = gl_WorkGroupID.y; rb < KILN_ROW_BLOCKS; rb += gl_NumWorkGroups.y) {
+    for (uint cb = gl_WorkGroupID.x; cb < KILN_COL_BLOCKS; cb += gl_NumWorkGroups.x) {
+      kiln_rowblock(rb, cb);
+    }
+  }
+}
