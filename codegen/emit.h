@@ -78,6 +78,11 @@ class Emitter {
 
   /// The node being computed (not loaded) by this kernel.
   void set_root(NodeId root) { root_ = root; }
+  /// `node` reads as the GLSL expression `expr` (a matmul's accumulator in its epilogue).
+  void set_override(NodeId node, std::string expr) {
+    override_node_ = node;
+    override_expr_ = std::move(expr);
+  }
   /// The output's index and its linear form in an elementwise kernel: loads of same-shaped
   /// buffers at that index read element `linear` directly (vec4 mode: group `g`).
   void set_root_index(Index index, std::string linear) {
@@ -119,6 +124,8 @@ class Emitter {
   int counter_ = 0;
   std::vector<SymExpr> push_;
   NodeId root_ = -1;
+  NodeId override_node_ = -1;
+  std::string override_expr_;
   Index root_index_;
   std::string root_linear_;
 };

@@ -20,6 +20,8 @@ const char* fusion_rule_name(FusionRule rule) {
       return "inline_view";
     case FusionRule::kInlineLiteral:
       return "inline_literal";
+    case FusionRule::kMatmulEpilogue:
+      return "matmul_epilogue";
   }
   return "?";
 }
@@ -41,6 +43,25 @@ bool rule_own_kernel(const Node& n) {
 }
 bool rule_multi_consumer(const Node& n, int uses) {
   return (is_elementwise(n.op) || is_index_op(n.op)) && uses > 1;
+}
+
+NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const Node& root,
+                            const std::vector<int>& uses) {
+  if (!is_elementwise(root.op)) return -1;
+  // Depth-first through the root's inline elementwise producers of the root's shape.
+  std::vector<NodeId> stack(root.inputs.begin(), root.inputs.end());
+  while (!stack.empty()) {
+    const Node& n = graph.node(stack.back());
+    stack.pop_back();
+    if (!(n.sym == root.sym) || n.meta.dtype != root.meta.dtype) continue;
+    if (op_category(n.op) == OpCategory::kContraction) {
+      if (uses[n.id] == 1 && d.rule[n.id] == FusionRule::kOwnKernel) return n.id;
+      continue;
+    }
+    if (d.materialize[n.id] || !is_elementwise(n.op)) continue;
+    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+  }
+  return -1;
 }
 
 FusionDecision decide_fusion(const Graph& graph, bool fuse) {
@@ -85,6 +106,17 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse) {
     }
     d.materialize[node.id] = mat;
     d.rule[node.id] = rule;
+  }
+  d.epilogue_of.assign(n, -1);
+  if (!fuse) return d;
+  for (const Node& node : graph.nodes()) {
+    if (!d.materialize[node.id] || node.op == OpKind::Input || node.op == OpKind::Constant)
+      continue;
+    const NodeId mm = rule_matmul_epilogue(graph, d, node, uses);
+    if (mm < 0) continue;
+    d.materialize[mm] = false;
+    d.rule[mm] = FusionRule::kMatmulEpilogue;
+    d.epilogue_of[node.id] = mm;
   }
   return d;
 }

@@ -21,12 +21,16 @@ enum class FusionRule {
   kInlinePointwise,  // elementwise/view node with one consumer folds into it
   kInlineView,       // views never copy: folded into index math of every consumer
   kInlineLiteral,    // `full` becomes a literal
+  kMatmulEpilogue,   // a matmul whose only consumer chain is elementwise, of the matmul's shape,
+                     // up to a stored root: computed by the matmul kernel, which applies the
+                     // chain (bias, activation, residual, scaling) before its store
 };
 const char* fusion_rule_name(FusionRule rule);
 
 struct FusionDecision {
-  std::vector<bool> materialize;  // per node; sources (input/constant) are always buffers
-  std::vector<FusionRule> rule;   // why, per compute node
+  std::vector<bool> materialize;    // per node; sources (input/constant) are always buffers
+  std::vector<FusionRule> rule;     // why, per compute node
+  std::vector<NodeId> epilogue_of;  // per stored root: the kMatmulEpilogue matmul it applies to
 };
 
 /// Rule predicates (exposed for unit tests).
@@ -34,6 +38,10 @@ bool rule_inline_view(const Node& n);
 bool rule_inline_literal(const Node& n);
 bool rule_multi_consumer(const Node& n, int uses);
 bool rule_own_kernel(const Node& n);
+/// The matmul that `root`'s inline tree reaches through elementwise nodes of root's shape, if it
+/// has no other use and the same shape (kMatmulEpilogue); -1 otherwise.
+NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const Node& root,
+                            const std::vector<int>& uses);
 
 FusionDecision decide_fusion(const Graph& graph, bool fuse);
 /// "%3 mul: inline_pointwise" lines.

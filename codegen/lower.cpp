@@ -282,6 +282,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = norm_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {
       k = matmul_kernel(graph, fusion, n.id, options);
+    } else if (fusion.epilogue_of[n.id] >= 0) {
+      k = matmul_kernel(graph, fusion, fusion.epilogue_of[n.id], options, n.id);
     } else {
       // vec4 needs an innermost size that is a multiple of 4 for every size of the class.
       bool vec_ok = options.vectorize && n.meta.dtype == DType::kF32 && !n.sym.empty() &&

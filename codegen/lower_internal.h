@@ -40,10 +40,23 @@ Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeI
 bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& n,
                       const TargetCaps& caps);
 Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
-                                        const CodegenOptions& opt);
+                                        const CodegenOptions& opt, NodeId epilogue_root);
+/// The GLSL statements and value that store element `linear` of a matmul kernel's output: the
+/// matmul value `acc` (a GLSL expression) itself, or, with an epilogue root, the root's
+/// elementwise chain applied to it (kMatmulEpilogue). Returns the statements; `*value` is the
+/// storage-typed expression to write.
+std::string matmul_output_value(Emitter& e, const Graph& g, NodeId matmul, NodeId epilogue_root,
+                                const std::string& linear, const std::string& acc, DType acc_type,
+                                std::string* value);
 
-/// MatMul: tiled, shared-memory staged, batched (codegen/lower_matmul.cpp).
+/// An epilogue kernel computes the matmul too: adds it to the fused nodes and names the kernel
+/// for both ops ("matmul_add").
+void mark_epilogue(Kernel& k, const Node& matmul, const Node& root);
+
+/// MatMul: tiled, shared-memory staged, batched (codegen/lower_matmul.cpp). `root` is the
+/// matmul; `epilogue_root` (or -1) the stored node of its kMatmulEpilogue chain, which the
+/// kernel writes instead of the product.
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
-                               const CodegenOptions& opt);
+                               const CodegenOptions& opt, NodeId epilogue_root = -1);
 
 }  // namespace kiln

@@ -102,10 +102,37 @@ TileConfig choose_tile(Dim m, Dim n, uint32_t elem, const TargetCaps& caps) {
 
 }  // namespace
 
+std::string matmul_output_value(Emitter& e, const Graph& g, NodeId matmul, NodeId epilogue_root,
+                                const std::string& linear, const std::string& acc, DType acc_type,
+                                std::string* value) {
+  const NodeId out_id = epilogue_root >= 0 ? epilogue_root : matmul;
+  const DType mm = g.node(matmul).meta.dtype, out = g.node(out_id).meta.dtype;
+  std::string v = glsl_convert(acc, acc_type, mm);
+  if (epilogue_root >= 0) {
+    e.set_override(matmul, v);
+    Index index = e.decompose(linear, g.node(epilogue_root).sym, "ep", 0);
+    v = e.value(epilogue_root, index);
+  }
+  if (out == DType::kF16) v = "float16_t(" + v + ")";
+  *value = v;
+  std::string body = e.take_body();
+  e.reset_scope();
+  return body;
+}
+
+// An epilogue kernel computes the matmul too: it is among the fused nodes, and named for both.
+void mark_epilogue(Kernel& k, const Node& matmul, const Node& root) {
+  k.fused_nodes.push_back(matmul.id);
+  std::sort(k.fused_nodes.begin(), k.fused_nodes.end());
+  k.name = std::string(op_name(matmul.op)) + "_" + op_name(root.op);
+}
+
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
-                               const CodegenOptions& opt) {
+                               const CodegenOptions& opt, NodeId epilogue_root) {
   const Node& n = g.node(root);
-  if (rowblock_applies(g, fusion, n, opt.caps)) return matmul_rowblock_kernel(g, fusion, root, opt);
+  if (rowblock_applies(g, fusion, n, opt.caps) &&
+      (epilogue_root < 0 || g.node(epilogue_root).meta.dtype == DType::kF32))
+    return matmul_rowblock_kernel(g, fusion, root, opt, epilogue_root);
   const NodeId a_id = n.inputs[0], b_id = n.inputs[1];
   const SymShape &sa = g.node(a_id).sym, &sb = g.node(b_id).sym;
   const auto a = operand_of(sa, n.attrs.trans_a, true);
@@ -123,9 +150,10 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const DType acc = is_floating(out) ? DType::kF32 : out;
   const std::string acc_t = glsl_compute_type(acc);
 
+  const NodeId out_id = epilogue_root >= 0 ? epilogue_root : root;
   Emitter e(g, fusion, false);
-  e.set_root(root);
-  e.bind_output(root);
+  e.set_root(out_id);
+  e.bind_output(out_id);
   const bool ta = sa.size() > 1 && n.attrs.trans_a, tb = sb.size() > 1 && n.attrs.trans_b;
   // A 1-D operand is indexed by k alone (load_function passes `first` only).
   const std::string a_first = (sa.size() == 1 || ta) ? "k" : "i";
@@ -134,14 +162,17 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                   "uint batch, uint i, uint k", a_first, ta ? "i" : "k", acc);
   src += load_function(e, g, b_id, batch, "bb", "kiln_load_b", "uint batch, uint k, uint j",
                        b_first, tb ? "k" : "j", acc);
-  std::string v = glsl_convert("v", acc, out);
-  if (out == DType::kF16) v = "float16_t(" + v + ")";
-  src += "void kiln_store(uint batch, uint i, uint j, " + acc_t + " v) {\n  b0.data[batch * " +
-         e.size(m * nn) + " + i * " + e.size(nn) + " + j] = " + v + ";\n}\n";
+  std::string v;
+  const std::string store_body = matmul_output_value(e, g, root, epilogue_root, "g", "v", acc, &v);
+  src += "void kiln_store(uint batch, uint i, uint j, " + acc_t +
+         " v) {\n  const uint g = batch * " + e.size(m * nn) + " + i * " + e.size(nn) + " + j;\n" +
+         store_body + "  b0.data[g] = " + v + ";\n}\n";
   const std::string m_glsl = e.size(m), n_glsl = e.size(nn), k_glsl = e.size(k),
                     batch_glsl = e.size(batches);
 
-  KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kMatmulTiled, opt.caps));
+  KILN_ASSIGN_OR_RETURN(Kernel kern,
+                        start_kernel(e, g.node(out_id), KernelVariant::kMatmulTiled, opt.caps));
+  if (epilogue_root >= 0) mark_epilogue(kern, n, g.node(epilogue_root));
 
   const uint32_t elem = acc == DType::kI64 ? 8 : 4;
   const TileConfig t = choose_tile(m_hint, n_hint, elem, opt.caps);

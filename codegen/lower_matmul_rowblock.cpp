@@ -68,7 +68,7 @@ std::string body_abt(const RowBlockShape& s, const std::string& m, const std::st
     for (uint32_t c = 0; c < s.cols; ++c) {
       const std::string cs = std::to_string(c);
       b += " if (jn" + cs + " < " + n + ") b0.data[(i0 + " + u(r) + ") * " + n + " + jn" + cs +
-           "] = " + acc(r, c) + ";";
+           "] = kiln_out(i0 + " + u(r) + ", jn" + cs + ", " + acc(r, c) + ");";
     }
     b += " }\n";
   }
@@ -112,8 +112,13 @@ std::string body_ab(const RowBlockShape& s, const std::string& m, const std::str
     b += "  if (i0 + " + u(r) + " < " + m + ") {";
     for (uint32_t c = 0; c < s.cols; ++c) {
       const std::string cs = std::to_string(c);
-      b += " if (jw" + cs + " < " + nw + ") b0v.data[(i0 + " + u(r) + ") * " + nw + " + jw" + cs +
-           "] = " + acc(r, c) + ";";
+      const std::string i = "i0 + " + u(r), j = "jw" + cs + " * 4u";
+      b += " if (jw" + cs + " < " + nw + ") b0v.data[(" + i + ") * " + nw + " + jw" + cs +
+           "] = vec4(";
+      for (int l = 0; l < 4; ++l)
+        b += std::string(l ? ", " : "") + "kiln_out(" + i + ", " + j + " + " + u(l) + ", " +
+             acc(r, c) + "[" + std::to_string(l) + "])";
+      b += ");";
     }
     b += " }\n";
   }
@@ -142,7 +147,7 @@ bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& 
 }
 
 Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
-                                        const CodegenOptions& opt) {
+                                        const CodegenOptions& opt, NodeId epilogue_root) {
   const Node& n = g.node(root);
   const Node &a = g.node(n.inputs[0]), &b = g.node(n.inputs[1]);
   RowBlockShape s;
@@ -154,9 +159,10 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   for (size_t d = 0; d + 1 < a.sym.size(); ++d) m = m * a.sym[d];
   const SymInt cols = s.abt ? b.sym[0] : b.sym[1];
 
+  const NodeId out_id = epilogue_root >= 0 ? epilogue_root : root;
   Emitter e(g, fusion, false);
-  e.set_root(root);
-  e.bind_output(root);
+  e.set_root(out_id);
+  e.bind_output(out_id);
   e.use_binding(e.binding(a.id), true, false);
   e.use_binding(e.binding(b.id), true, false);
   if (s.abt) {
@@ -167,14 +173,21 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   const std::string m_glsl = e.size(m), k4 = std::to_string(k / 4) + "u";
   const SymInt width = s.abt ? cols : SymInt(cols.constant_value() / 4);
   const std::string w_glsl = e.size(width);
+  // kiln_out(i, j, acc): what element (i, j) of the flattened [M, N] output stores.
+  std::string out_value;
+  const std::string out_body = matmul_output_value(
+      e, g, root, epilogue_root, "(i * " + e.size(cols) + " + j)", "acc", DType::kF32, &out_value);
   const std::string body =
-      "void kiln_rowblock(uint rb, uint cb) {\n" +
+      "float kiln_out(uint i, uint j, float acc) {\n" + out_body + "  return " + out_value +
+      ";\n}\n\nvoid kiln_rowblock(uint rb, uint cb) {\n" +
       (s.abt ? body_abt(s, m_glsl, w_glsl, k4) : body_ab(s, m_glsl, w_glsl, k4)) + "}\n";
   const SymInt row_blocks = groups_for(m, kRows),
                col_blocks = groups_for(width, s.local_size * s.cols);
   const std::string rb_glsl = e.size(row_blocks), cb_glsl = e.size(col_blocks);
 
-  KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kMatmulRowBlock, opt.caps));
+  KILN_ASSIGN_OR_RETURN(Kernel kern,
+                        start_kernel(e, g.node(out_id), KernelVariant::kMatmulRowBlock, opt.caps));
+  if (epilogue_root >= 0) mark_epilogue(kern, n, g.node(epilogue_root));
   kern.local_size = s.local_size;
   kern.groups = {col_blocks, row_blocks, SymInt(1)};
   KILN_ASSIGN_OR_RETURN(kern.glsl,

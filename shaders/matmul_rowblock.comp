@@ -15,6 +15,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kiln_extensions.glsl"
+#include "common/kiln_common.glsl"
 
 layout(local_size_x = KILN_LOCAL_SIZE) in;
 

@@ -198,7 +198,8 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
   }
 }
 
-// An elementwise consumer after the matmul is its own kernel, reading the stored product.
+// An elementwise consumer chain after the matmul is its epilogue: one kernel, the product never
+// stored. Also through the row-block kernel (K a multiple of 4), with a bias and a residual.
 TEST_F(DeviceMatmul, ElementwiseConsumer) {
   MCase c = mk(65, 33, 70, false, true);
   auto fn = [](const Tensor& x, const Tensor& w) {
@@ -210,7 +211,15 @@ TEST_F(DeviceMatmul, ElementwiseConsumer) {
   std::vector<EntryInfo> entries = compiled.entries();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_TRUE(entries[0].on_device);
-  EXPECT_EQ(entries[0].kernels.size(), 2u) << entries[0].graph;
+  EXPECT_EQ(entries[0].kernels.size(), 1u) << entries[0].graph;
+  for (bool tb : {false, true}) {
+    MCase rb = mk(37, 64, 20, false, tb);
+    auto linear = [tb](const Tensor& x, const Tensor& w) {
+      Tensor bias = cast(arange(0.0, 20.0, 1.0, kI64, x.device()), kF32) * 0.1;
+      return relu(matmul(x, w, false, tb) + bias) * 0.5 + 1.0;
+    };
+    run_fn(rb, kF32, kF32, "relu(matmul + bias) * 0.5 + 1", linear);
+  }
 }
 
 TEST_F(DeviceMatmul, ShapeErrors) {

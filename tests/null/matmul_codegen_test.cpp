@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/fusion.h"
 #include "codegen/lower.h"
 #include "codegen/spirv.h"
 
@@ -129,9 +130,10 @@ TEST(MatmulCodegen, GridCoversTilesAndBatches) {
   EXPECT_EQ(groups(w.kernels[0]), (std::array<uint32_t, 3>{2, 2, 1}));  // 64x64 tiles
 }
 
-// matmul(relu(x) * 2, w^T) + bias: the prologue folds into kiln_load_a (one matmul kernel reading
-// x and w), and the add is a second, elementwise kernel.
-TEST(MatmulCodegen, PrologueFoldsEpilogueIsSeparate) {
+// relu(matmul(relu(x) * 2, w^T) + bias): the prologue folds into kiln_load_a and the epilogue
+// (bias add, relu) into kiln_store (rule matmul_epilogue): one kernel reading x, w and bias and
+// writing only the final relu.
+TEST(MatmulCodegen, PrologueAndEpilogueFold) {
   Graph g;
   NodeId x = g.add_input({DType::kF32, {3, 9, 17}});
   NodeId w = g.add_input({DType::kF32, {5, 17}});
@@ -145,17 +147,47 @@ TEST(MatmulCodegen, PrologueFoldsEpilogueIsSeparate) {
   Attrs tb;
   tb.trans_b = true;
   NodeId mm = add(g, OpKind::MatMul, {s, w}, tb);
-  NodeId y = add(g, OpKind::Add, {mm, bias});
+  NodeId biased = add(g, OpKind::Add, {mm, bias});
+  NodeId y = add(g, OpKind::Relu, {biased});
   g.set_outputs({y});
   KernelPlan plan = compile_plan(g, "prologue");
-  ASSERT_EQ(plan.kernels.size(), 2u);
+  ASSERT_EQ(plan.kernels.size(), 1u);
   const Kernel& k = plan.kernels[0];
   EXPECT_EQ(k.variant, KernelVariant::kMatmulTiled);
-  EXPECT_EQ(k.root, mm);
-  EXPECT_EQ(k.bindings, (std::vector<NodeId>{mm, x, w}));
-  EXPECT_EQ(k.fused_nodes, (std::vector<NodeId>{r, s, mm}));
+  EXPECT_EQ(k.root, y);
+  EXPECT_EQ(k.name, "k0_matmul_relu");
+  EXPECT_EQ(k.bindings, (std::vector<NodeId>{y, x, w, bias}));
+  EXPECT_EQ(k.fused_nodes, (std::vector<NodeId>{r, s, mm, biased, y}));
   EXPECT_NE(k.glsl.find("kiln_relu"), std::string::npos);
-  EXPECT_NE(plan.kernels[1].variant, KernelVariant::kMatmulTiled);
+  const FusionDecision d = decide_fusion(g, true);
+  EXPECT_EQ(d.rule[mm], FusionRule::kMatmulEpilogue);
+  EXPECT_EQ(d.epilogue_of[y], mm);
+}
+
+// The epilogue rule does not apply when the product has another use, when the chain changes the
+// shape (broadcasts the product), or without fusion.
+TEST(MatmulCodegen, EpilogueRuleLegality) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {4, 8}});
+  NodeId w = g.add_input({DType::kF32, {8, 6}});
+  NodeId big = g.add_input({DType::kF32, {3, 4, 6}});
+  NodeId mm = add(g, OpKind::MatMul, {x, w});
+  NodeId grown = add(g, OpKind::Add, {mm, big});  // [3, 4, 6]: broadcasts the product
+  g.set_outputs({grown});
+  EXPECT_EQ(decide_fusion(g, true).rule[mm], FusionRule::kOwnKernel);
+  EXPECT_EQ(compile_plan(g, "grown").kernels.size(), 2u);
+
+  Graph h;
+  NodeId hx = h.add_input({DType::kF32, {4, 8}});
+  NodeId hw = h.add_input({DType::kF32, {8, 6}});
+  NodeId hm = add(h, OpKind::MatMul, {hx, hw});
+  NodeId e1 = add(h, OpKind::Exp, {hm});
+  NodeId e2 = add(h, OpKind::Neg, {hm});  // a second use of the product
+  NodeId sum = add(h, OpKind::Add, {e1, e2});
+  h.set_outputs({sum});
+  EXPECT_EQ(decide_fusion(h, true).rule[hm], FusionRule::kOwnKernel);
+  EXPECT_EQ(compile_plan(h, "two_uses").kernels.size(), 2u);
+  EXPECT_EQ(decide_fusion(h, false).rule[hm], FusionRule::kOwnKernel);
 }
 
 }  // namespace
