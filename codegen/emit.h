@@ -57,6 +57,11 @@ class Emitter {
   /// A size as a GLSL uint expression: a literal ("64u") when constant, else an expression over
   /// push-constant slots (allocated on first use; see Kernel::push_constants).
   std::string size(const SymInt& v);
+  /// A new push-constant slot holding `e` (never shared with another size); returns its index.
+  int add_slot(const SymExpr& e) {
+    push_.push_back(e);
+    return static_cast<int>(push_.size()) - 1;
+  }
   /// The push-constant slots used so far, in slot order.
   const std::vector<SymExpr>& push_constants() const { return push_; }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,6 +74,18 @@ struct Kernel {
   std::array<SymInt, 3> groups{SymInt(1), SymInt(1), SymInt(1)};
   std::vector<SymExpr> push_constants;  // slot i's value; empty for static graphs
   std::string cache_key;  // hash of source, options and target; keys the pipeline cache
+
+  /// Row-block matmuls can run as several dispatches over row ranges, each binding a window of
+  /// A (binding a_binding) and C (binding 0), when those exceed maxStorageBufferRange. Slot
+  /// rows_slot holds the rows of one dispatch, slot row0_slot its first row (0 when not split).
+  struct RowSplit {
+    int rows_slot = -1, row0_slot = -1;
+    uint32_t a_binding = 1;
+    uint64_t a_row_bytes = 0;
+    SymInt c_row_elements;        // C's row length (4-byte elements)
+    uint32_t rows_per_group = 1;  // groups on axis 1 = ceil(rows / rows_per_group)
+  };
+  std::optional<RowSplit> row_split;
 
   uint32_t push_constant_bytes() const { return static_cast<uint32_t>(4 * push_constants.size()); }
 };

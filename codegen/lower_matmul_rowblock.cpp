@@ -170,26 +170,41 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   } else {
     e.store_output_vec4();
   }
-  const std::string m_glsl = e.size(m), k4 = std::to_string(k / 4) + "u";
+  // M and the first row come from their own push-constant slots (even when M is static), so the
+  // executable can split a kernel whose A or C exceeds maxStorageBufferRange into row ranges.
+  const int rows_slot = e.add_slot(m.expr()), row0_slot = e.add_slot(SymExpr::constant(0));
+  const std::string m_glsl = "kiln_pc.p" + std::to_string(rows_slot),
+                    row0_glsl = "kiln_pc.p" + std::to_string(row0_slot),
+                    k4 = std::to_string(k / 4) + "u";
   const SymInt width = s.abt ? cols : SymInt(cols.constant_value() / 4);
   const std::string w_glsl = e.size(width);
   // kiln_out(i, j, acc): what element (i, j) of the flattened [M, N] output stores.
   std::string out_value;
   const std::string out_body = matmul_output_value(
-      e, g, root, epilogue_root, "(i * " + e.size(cols) + " + j)", "acc", DType::kF32, &out_value);
+      e, g, root, epilogue_root, "((" + row0_glsl + " + i) * " + e.size(cols) + " + j)", "acc",
+      DType::kF32, &out_value);
   const std::string body =
       "float kiln_out(uint i, uint j, float acc) {\n" + out_body + "  return " + out_value +
       ";\n}\n\nvoid kiln_rowblock(uint rb, uint cb) {\n" +
       (s.abt ? body_abt(s, m_glsl, w_glsl, k4) : body_ab(s, m_glsl, w_glsl, k4)) + "}\n";
   const SymInt row_blocks = groups_for(m, kRows),
                col_blocks = groups_for(width, s.local_size * s.cols);
-  const std::string rb_glsl = e.size(row_blocks), cb_glsl = e.size(col_blocks);
+  const std::string rb_glsl = "((" + m_glsl + " + " + u(kRows - 1) + ") / " + u(kRows) + ")",
+                    cb_glsl = e.size(col_blocks);
 
   KILN_ASSIGN_OR_RETURN(Kernel kern,
                         start_kernel(e, g.node(out_id), KernelVariant::kMatmulRowBlock, opt.caps));
   if (epilogue_root >= 0) mark_epilogue(kern, n, g.node(epilogue_root));
   kern.local_size = s.local_size;
   kern.groups = {col_blocks, row_blocks, SymInt(1)};
+  Kernel::RowSplit split;
+  split.rows_slot = rows_slot;
+  split.row0_slot = row0_slot;
+  split.a_binding = 1;
+  split.a_row_bytes = static_cast<uint64_t>(k) * 4;
+  split.c_row_elements = cols;
+  split.rows_per_group = kRows;
+  kern.row_split = split;
   KILN_ASSIGN_OR_RETURN(kern.glsl,
                         kernel_source("matmul_rowblock.comp", e, e.declarations() + "\n" + body,
                                       {{"KILN_LOCAL_SIZE", u(s.local_size)},

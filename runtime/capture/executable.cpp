@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 
 #include "capture/tensor_impl.h"
@@ -68,6 +69,44 @@ std::vector<SymInt> nonempty_sizes(const Graph& g) {
     }
   }
   return out;
+}
+
+/// A row-block matmul whose A or C exceeds maxStorageBufferRange becomes several dispatches over
+/// row ranges, each binding windows of A and C (Kernel::RowSplit). Others pass through.
+Status split_rows(const Kernel& k, std::span<const int64_t> values, const vk::DeviceInfo& info,
+                  vk::Dispatch d, std::vector<vk::Dispatch>& out) {
+  const Kernel::RowSplit& rs = *k.row_split;
+  uint32_t rows = 0;
+  std::memcpy(&rows, d.push_constants.data() + 4 * rs.rows_slot, 4);
+  const uint64_t c_row = static_cast<uint64_t>(rs.c_row_elements.evaluate(values)) * 4;
+  const uint64_t a_row = rs.a_row_bytes, max_range = info.max_storage_buffer_range;
+  if (rows * c_row <= max_range && rows * a_row <= max_range) {
+    out.push_back(std::move(d));
+    return {};
+  }
+  // Rows per part: both windows fit, and both start at aligned offsets.
+  const uint64_t align = std::max<uint64_t>(info.min_storage_buffer_offset_alignment, 4);
+  auto step_for = [align](uint64_t row_bytes) { return align / std::gcd(align, row_bytes); };
+  uint64_t step = std::lcm(std::lcm(step_for(c_row), step_for(a_row)),
+                           static_cast<uint64_t>(rs.rows_per_group));
+  uint64_t part = std::min(max_range / std::max<uint64_t>(c_row, 1), max_range / a_row);
+  part -= part % step;
+  if (part == 0)
+    return unimplemented(k.name + ": one row of its operands exceeds maxStorageBufferRange");
+  for (uint64_t row0 = 0; row0 < rows; row0 += part) {
+    const uint64_t n = std::min<uint64_t>(part, rows - row0);
+    vk::Dispatch p = d;
+    p.windows.assign(p.bindings.size(), vk::BufferWindow{});
+    p.windows[0] = {row0 * c_row, n * c_row};
+    p.windows[rs.a_binding] = {row0 * a_row, n * a_row};
+    const auto n32 = static_cast<uint32_t>(n), row0_32 = static_cast<uint32_t>(row0);
+    std::memcpy(p.push_constants.data() + 4 * rs.rows_slot, &n32, 4);
+    std::memcpy(p.push_constants.data() + 4 * rs.row0_slot, &row0_32, 4);
+    p.groups[1] = static_cast<uint32_t>(std::min<uint64_t>(
+        (n + rs.rows_per_group - 1) / rs.rows_per_group, info.max_workgroup_count[1]));
+    out.push_back(std::move(p));
+  }
+  return {};
 }
 
 }  // namespace
@@ -290,17 +329,21 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
     } else {
       d.groups = numel(shape) == 0 ? std::array<uint32_t, 3>{0, 0, 0}
                                    : kernel_groups(k, values, max_count);
-      d.push_constants.resize(k.push_constant_bytes());
-      for (size_t p = 0; p < k.push_constants.size(); ++p) {
-        const int64_t v = k.push_constants[p].evaluate(values);
-        if (v < 0 || v > kMaxKernelElements)
-          return unimplemented(k.name + ": size " + k.push_constants[p].str() + " = " +
-                               std::to_string(v) + " does not fit the kernel's uint32 math");
-        const auto u = static_cast<uint32_t>(v);
-        std::memcpy(d.push_constants.data() + 4 * p, &u, 4);
-      }
     }
-    dispatches.push_back(std::move(d));
+    d.push_constants.resize(k.push_constant_bytes());
+    for (size_t p = 0; p < k.push_constants.size(); ++p) {
+      const int64_t v = k.push_constants[p].evaluate(values);
+      if (v < 0 || v > kMaxKernelElements)
+        return unimplemented(k.name + ": size " + k.push_constants[p].str() + " = " +
+                             std::to_string(v) + " does not fit the kernel's uint32 math");
+      const auto u = static_cast<uint32_t>(v);
+      std::memcpy(d.push_constants.data() + 4 * p, &u, 4);
+    }
+    if (k.row_split && d.groups[0] != 0) {
+      KILN_RETURN_IF_ERROR(split_rows(k, values, vk_device_->info(), std::move(d), dispatches));
+    } else {
+      dispatches.push_back(std::move(d));
+    }
   }
   if (log_enabled(LogTopic::kPerf)) {
     std::vector<vk::DispatchTiming> timings;

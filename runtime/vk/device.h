@@ -82,9 +82,19 @@ struct PipelineDesc {
 };
 
 /// One dispatch in a submission. Bindings are whole buffers, in binding order.
+/// A part of a buffer bound to one binding: `offset` bytes in (a multiple of
+/// minStorageBufferOffsetAlignment), `range` bytes long (0: to the end of the buffer).
+struct BufferWindow {
+  uint64_t offset = 0;
+  uint64_t range = 0;
+};
+
 struct Dispatch {
   const Pipeline* pipeline = nullptr;
   std::vector<BufferRef> bindings;
+  /// Empty, or one window per binding: lets a kernel whose buffers exceed maxStorageBufferRange
+  /// run as several dispatches over parts of them.
+  std::vector<BufferWindow> windows;
   std::vector<uint8_t> push_constants;
   std::array<uint32_t, 3> groups{1, 1, 1};
 };

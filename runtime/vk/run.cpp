@@ -27,6 +27,8 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
   if (d.pipeline->device != device()) {
     return invalid_argument(name + " uses a pipeline of another device");
   }
+  if (!d.windows.empty() && d.windows.size() != d.bindings.size())
+    return invalid_argument(name + ": windows must be empty or one per binding");
   if (d.bindings.size() != d.pipeline->num_bindings) {
     return invalid_argument(name + " binds " + std::to_string(d.bindings.size()) +
                             " buffers; the pipeline has " +
@@ -48,8 +50,16 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
   for (size_t b = 0; b < d.bindings.size(); ++b) {
     const std::string what = name + " binding " + std::to_string(b);
     KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(d.bindings[b], what.c_str()));
-    if (buffer->range() > info.max_storage_buffer_range) {
-      return invalid_argument(what + ": " + std::to_string(buffer->size()) +
+    const BufferWindow w = b < d.windows.size() ? d.windows[b] : BufferWindow{};
+    if (w.offset % std::max<uint64_t>(info.min_storage_buffer_offset_alignment, 1) != 0 ||
+        w.offset > buffer->range() || (w.range != 0 && w.range > buffer->range() - w.offset)) {
+      return invalid_argument(what + ": window at " + std::to_string(w.offset) + " of " +
+                              std::to_string(w.range) + " bytes does not fit the " +
+                              std::to_string(buffer->size()) + "-byte buffer (or is misaligned)");
+    }
+    const uint64_t range = w.range != 0 ? w.range : buffer->range() - w.offset;
+    if (range > info.max_storage_buffer_range) {
+      return invalid_argument(what + ": " + std::to_string(range) +
                               " bytes exceed maxStorageBufferRange (" +
                               std::to_string(info.max_storage_buffer_range) + ")");
     }
@@ -154,7 +164,9 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
       descriptor_sets[k] = allocated[next_set++];
       for (uint32_t b = 0; b < d.pipeline->num_bindings; ++b) {
         const auto* buffer = static_cast<const DeviceBuffer*>(d.bindings[b].get());
-        buffer_infos.push_back({buffer->vk_buffer(), buffer->offset(), buffer->range()});
+        const BufferWindow w = b < d.windows.size() ? d.windows[b] : BufferWindow{};
+        buffer_infos.push_back({buffer->vk_buffer(), buffer->offset() + w.offset,
+                                w.range != 0 ? w.range : buffer->range() - w.offset});
         VkWriteDescriptorSet write{};
         write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         write.dstSet = descriptor_sets[k];

@@ -198,6 +198,46 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
   }
 }
 
+// A linear layer whose output exceeds maxStorageBufferRange (the seed's vocabulary head at long
+// sequences) runs as several dispatches over row ranges, binding windows of A and C; the
+// epilogue (a bias) reads at the global row. Compared with a CPU computation on sampled rows.
+TEST_F(DeviceMatmul, OutputLargerThanOneStorageBufferRange) {
+  auto dev = vk::VulkanDevice::default_device();
+  ASSERT_TRUE(dev.ok());
+  const uint64_t max_range = (*dev)->info().max_storage_buffer_range;
+  if (max_range > (uint64_t{256} << 20))
+    GTEST_SKIP() << "maxStorageBufferRange " << max_range << " is too large to exceed in a test";
+  const Dim n = 4096, k = 8;
+  const Dim m = static_cast<Dim>(max_range / (n * 4)) * 13 / 10 + 5;  // 1.3 ranges, odd rows
+  for (bool tb : {true, false}) {
+    Tensor x = rnd(kF32, {m, k}, Dist{-1, 1});
+    Tensor w = rnd(kF32, tb ? Shape{n, k} : Shape{k, n}, Dist{-1, 1});
+    Tensor bias = rnd(kF32, {n}, Dist{-1, 1});
+    auto linear = compile(
+        [tb](const Tensor& a, const Tensor& b, const Tensor& c) {
+          // A per-row term too, so that a part reading the wrong rows would show.
+          Tensor row = cast(unsqueeze(arange(a.size(0)), 1), kF32) * 1e-3;
+          return matmul(a, b, false, tb) + c + row;
+        },
+        {.name = "big_linear"});
+    Tensor y = linear(x.to(Device::vulkan()), w.to(Device::vulkan()), bias.to(Device::vulkan()));
+    ASSERT_EQ(linear.entries().at(0).kernels.size(), 1u);
+    const std::vector<float> got = y.to_vector<float>();
+    const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(),
+                             bv = bias.to_vector<float>();
+    for (Dim i : {Dim{0}, Dim{1}, m / 2, m - 2, m - 1}) {
+      for (Dim j : {Dim{0}, Dim{7}, n - 1}) {
+        double want = bv[static_cast<size_t>(j)] + 1e-3 * static_cast<double>(i);
+        for (Dim kk = 0; kk < k; ++kk)
+          want += double(xv[static_cast<size_t>(i * k + kk)]) *
+                  wv[static_cast<size_t>(tb ? j * k + kk : kk * n + j)];
+        EXPECT_NEAR(got[static_cast<size_t>(i * n + j)], want, 1e-4 * (1 + std::abs(want)))
+            << "row " << i << " col " << j << (tb ? " (A·Bᵀ)" : " (A·B)");
+      }
+    }
+  }
+}
+
 // An elementwise consumer chain after the matmul is its epilogue: one kernel, the product never
 // stored. Also through the row-block kernel (K a multiple of 4), with a bias and a residual.
 TEST_F(DeviceMatmul, ElementwiseConsumer) {
