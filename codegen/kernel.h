@@ -18,6 +18,8 @@ namespace kiln {
 struct TargetCaps {
   uint32_t subgroup_size = 0;
   bool subgroup_shuffle = false;  // GL_KHR_shader_subgroup_shuffle in compute shaders
+  bool texel_rgba32f = false;     // rgba32f storage texel buffers (imageBuffer loads)
+  uint64_t max_texel_elements = 0;
   uint32_t max_workgroup_invocations = 128;
   uint32_t max_workgroup_count_x = 65535;
   uint32_t max_shared_memory = 16384;
@@ -86,6 +88,8 @@ struct Kernel {
     uint32_t rows_per_group = 1;  // groups on axis 1 = ceil(rows / rows_per_group)
   };
   std::optional<RowSplit> row_split;
+  /// Bindings read as rgba32f storage texel buffers (imageBuffer) rather than storage buffers.
+  std::vector<uint32_t> texel_bindings;
 
   uint32_t push_constant_bytes() const { return static_cast<uint32_t>(4 * push_constants.size()); }
 };

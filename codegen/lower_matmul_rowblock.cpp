@@ -48,10 +48,10 @@ std::string body_abt(const RowBlockShape& s, const std::string& m, const std::st
   for (uint32_t r = 0; r < kRows; ++r)
     for (uint32_t c = 0; c < s.cols; ++c) b += "  float " + acc(r, c) + " = 0.0;\n";
   b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
-  b += "    const vec4 al0 = b1v.data[ar0 + k], al1 = b1v.data[ar1 + k];\n";
+  b += "    const vec4 al0 = KILN_LOAD_A(ar0 + k), al1 = KILN_LOAD_A(ar1 + k);\n";
   for (uint32_t c = 0; c < s.cols; ++c)
-    b +=
-        "    const vec4 bv" + std::to_string(c) + " = b2v.data[br" + std::to_string(c) + " + k];\n";
+    b += "    const vec4 bv" + std::to_string(c) + " = KILN_LOAD_B(br" + std::to_string(c) +
+         " + k);\n";
   for (uint32_t kk = 0; kk < 4; ++kk) {
     for (uint32_t r = 0; r < kRows; ++r) {
       b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
@@ -92,11 +92,11 @@ std::string body_ab(const RowBlockShape& s, const std::string& m, const std::str
   for (uint32_t r = 0; r < kRows; ++r)
     for (uint32_t c = 0; c < s.cols; ++c) b += "  vec4 " + acc(r, c) + " = vec4(0.0);\n";
   b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
-  b += "    const vec4 al0 = b1v.data[ar0 + k], al1 = b1v.data[ar1 + k];\n";
+  b += "    const vec4 al0 = KILN_LOAD_A(ar0 + k), al1 = KILN_LOAD_A(ar1 + k);\n";
   for (uint32_t kk = 0; kk < 4; ++kk)
     for (uint32_t c = 0; c < s.cols; ++c)
       b += "    const vec4 bv" + std::to_string(c) + "_" + std::to_string(kk) +
-           " = b2v.data[(k * 4u + " + u(kk) + ") * " + nw + " + jl" + std::to_string(c) + "];\n";
+           " = KILN_LOAD_B((k * 4u + " + u(kk) + ") * " + nw + " + jl" + std::to_string(c) + ");\n";
   for (uint32_t kk = 0; kk < 4; ++kk) {
     for (uint32_t r = 0; r < kRows; ++r) {
       b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
@@ -123,6 +123,15 @@ std::string body_ab(const RowBlockShape& s, const std::string& m, const std::str
     b += " }\n";
   }
   return b;
+}
+
+/// Texel-buffer operands need the format, and element counts within the device's texel limit
+/// (checked at the hints; a larger call fails the dispatch check with a clear error).
+bool use_texel_operands(const Node& a, const Node& b, const TargetCaps& caps) {
+  if (!caps.texel_rgba32f) return false;
+  const uint64_t limit = caps.max_texel_elements;
+  return static_cast<uint64_t>(a.meta.numel()) / 4 <= limit / 2 &&
+         static_cast<uint64_t>(b.meta.numel()) / 4 <= limit;
 }
 
 }  // namespace
@@ -163,8 +172,26 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   Emitter e(g, fusion, false);
   e.set_root(out_id);
   e.bind_output(out_id);
-  e.use_binding(e.binding(a.id), true, false);
-  e.use_binding(e.binding(b.id), true, false);
+  // Operands as rgba32f texel buffers where the device has them (an imageLoad costs a fraction
+  // of a storage-buffer load on lavapipe), else as vec4 storage buffers.
+  const bool texel = use_texel_operands(a, b, opt.caps);
+  const int a_binding = e.binding(a.id), b_binding = e.binding(b.id);
+  std::string operand_decls;
+  if (texel) {
+    for (int bb : {a_binding, b_binding})
+      operand_decls += "layout(set = 0, binding = " + std::to_string(bb) +
+                       ", rgba32f) uniform readonly imageBuffer kiln_t" + std::to_string(bb) +
+                       ";\n";
+    operand_decls += "#define KILN_LOAD_A(i) imageLoad(kiln_t" + std::to_string(a_binding) +
+                     ", int(i))\n#define KILN_LOAD_B(i) imageLoad(kiln_t" +
+                     std::to_string(b_binding) + ", int(i))\n";
+  } else {
+    e.use_binding(a_binding, true, false);
+    e.use_binding(b_binding, true, false);
+    operand_decls = "#define KILN_LOAD_A(i) b" + std::to_string(a_binding) +
+                    "v.data[i]\n#define KILN_LOAD_B(i) b" + std::to_string(b_binding) +
+                    "v.data[i]\n";
+  }
   if (s.abt) {
     e.use_binding(0, false, true);
   } else {
@@ -205,12 +232,14 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   split.c_row_elements = cols;
   split.rows_per_group = kRows;
   kern.row_split = split;
-  KILN_ASSIGN_OR_RETURN(kern.glsl,
-                        kernel_source("matmul_rowblock.comp", e, e.declarations() + "\n" + body,
-                                      {{"KILN_LOCAL_SIZE", u(s.local_size)},
-                                       {"KILN_ROW_BLOCKS", rb_glsl},
-                                       {"KILN_COL_BLOCKS", cb_glsl}},
-                                      kern));
+  if (texel)
+    kern.texel_bindings = {static_cast<uint32_t>(a_binding), static_cast<uint32_t>(b_binding)};
+  KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("matmul_rowblock.comp", e,
+                                                 e.declarations() + operand_decls + "\n" + body,
+                                                 {{"KILN_LOCAL_SIZE", u(s.local_size)},
+                                                  {"KILN_ROW_BLOCKS", rb_glsl},
+                                                  {"KILN_COL_BLOCKS", cb_glsl}},
+                                                 kern));
   return kern;
 }
 

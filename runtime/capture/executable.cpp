@@ -25,6 +25,8 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   TargetCaps c;
   c.subgroup_size = info.subgroup_size;
   c.subgroup_shuffle = info.subgroup_shuffle;
+  c.texel_rgba32f = info.texel_rgba32f;
+  c.max_texel_elements = info.max_texel_buffer_elements;
   c.max_workgroup_invocations = info.max_workgroup_invocations;
   c.max_workgroup_count_x = info.max_workgroup_count[0];
   c.max_shared_memory = info.max_shared_memory;
@@ -85,7 +87,8 @@ Status split_rows(const Kernel& k, std::span<const int64_t> values, const vk::De
     return {};
   }
   // Rows per part: both windows fit, and both start at aligned offsets.
-  const uint64_t align = std::max<uint64_t>(info.min_storage_buffer_offset_alignment, 4);
+  const uint64_t align = std::max<uint64_t>(
+      {info.min_storage_buffer_offset_alignment, info.min_texel_buffer_offset_alignment, 4});
   auto step_for = [align](uint64_t row_bytes) { return align / std::gcd(align, row_bytes); };
   uint64_t step = std::lcm(std::lcm(step_for(c_row), step_for(a_row)),
                            static_cast<uint64_t>(rs.rows_per_group));
@@ -150,6 +153,7 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
         desc.spirv = k.spirv;
         desc.num_bindings = static_cast<uint32_t>(k.bindings.size());
         desc.push_constant_bytes = k.push_constant_bytes();
+        desc.texel_bindings = k.texel_bindings;
         desc.label = k.name;
         desc.cache_key = k.cache_key;
         KILN_ASSIGN_OR_RETURN(const vk::Pipeline* p, exe->vk_device_->pipeline(desc));

@@ -39,6 +39,11 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;
   uint32_t max_push_constants_size = 0;
   uint64_t min_storage_buffer_offset_alignment = 0;
+  uint64_t min_texel_buffer_offset_alignment = 0;
+  uint64_t max_texel_buffer_elements = 0;
+  /// rgba32f storage texel buffers (read through imageLoad; cheaper than storage-buffer loads
+  /// on some drivers, see codegen's matmul_rowblock).
+  bool texel_rgba32f = false;
   float timestamp_period_ns = 0;  // 0: no timestamps on the compute queue
   bool unified_memory = false;    // a device-local memory type is also host-visible
   // Features (enabled on the logical device when present).
@@ -74,6 +79,9 @@ struct PipelineDesc {
   std::string entry = "main";
   uint32_t num_bindings = 0;         // storage buffers at set 0, bindings 0..n-1
   uint32_t push_constant_bytes = 0;  // <= 128
+  /// Bindings that are read-only rgba32f storage texel buffers (imageBuffer) instead of storage
+  /// buffers; the runtime creates their buffer views.
+  std::vector<uint32_t> texel_bindings;
   std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (constant_id, 32-bit value)
   std::string label;                                          // for logs and profiles
   /// Complete cache key (source hash, spec constants, workgroup size, compiler options);

@@ -213,6 +213,13 @@ Expected<PhysicalDevice> query_physical_device(VkPhysicalDevice handle, uint32_t
   info.max_storage_buffer_range = limits.maxStorageBufferRange;
   info.max_push_constants_size = limits.maxPushConstantsSize;
   info.min_storage_buffer_offset_alignment = limits.minStorageBufferOffsetAlignment;
+  info.min_texel_buffer_offset_alignment = limits.minTexelBufferOffsetAlignment;
+  info.max_texel_buffer_elements = limits.maxTexelBufferElements;
+  {
+    VkFormatProperties fp{};
+    vkGetPhysicalDeviceFormatProperties(pd.handle, VK_FORMAT_R32G32B32A32_SFLOAT, &fp);
+    info.texel_rgba32f = fp.bufferFeatures & VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT;
+  }
   pd.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
   pd.max_storage_buffers_per_stage = limits.maxPerStageDescriptorStorageBuffers;
 

@@ -123,8 +123,10 @@ Status VulkanDeviceImpl::check_pipeline_desc(const PipelineDesc& desc) const {
 
 Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
   const DeviceInfo& info = core_->physical.info;
+  std::string texel_key;
+  for (uint32_t b : desc.texel_bindings) texel_key += "t" + std::to_string(b);
   const std::string key = (desc.cache_key.empty() ? content_key(desc) : desc.cache_key) + "|" +
-                          hex(info.device_uuid) + hex(info.driver_uuid);
+                          texel_key + "|" + hex(info.device_uuid) + hex(info.driver_uuid);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) {
     const Pipeline& cached = *it->second;
     if (cached.num_bindings != desc.num_bindings ||
@@ -156,6 +158,14 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
   out.num_bindings = desc.num_bindings;
   out.push_constant_bytes = desc.push_constant_bytes;
   out.label = desc.label;
+  out.texel.assign(desc.num_bindings, false);
+  for (uint32_t b : desc.texel_bindings) {
+    if (b >= desc.num_bindings)
+      return invalid_argument(desc.label + ": texel binding out of range");
+    if (!core_->physical.info.texel_rgba32f)
+      return unimplemented(desc.label + ": the device has no rgba32f storage texel buffers");
+    out.texel[b] = true;
+  }
 
   VkShaderModuleCreateInfo module{};
   module.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
@@ -166,7 +176,8 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
   std::vector<VkDescriptorSetLayoutBinding> bindings(desc.num_bindings);
   for (uint32_t i = 0; i < desc.num_bindings; ++i) {
     bindings[i].binding = i;
-    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorType =
+        out.texel[i] ? VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }

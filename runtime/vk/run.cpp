@@ -58,6 +58,13 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
                               std::to_string(buffer->size()) + "-byte buffer (or is misaligned)");
     }
     const uint64_t range = w.range != 0 ? w.range : buffer->range() - w.offset;
+    if (d.pipeline->texel[b]) {
+      if (range % 16 != 0 || range / 16 > info.max_texel_buffer_elements)
+        return invalid_argument(what + ": a texel buffer of " + std::to_string(range) +
+                                " bytes (needs a multiple of 16, at most " +
+                                std::to_string(info.max_texel_buffer_elements) + " texels)");
+      continue;
+    }
     if (range > info.max_storage_buffer_range) {
       return invalid_argument(what + ": " + std::to_string(range) +
                               " bytes exceed maxStorageBufferRange (" +
@@ -80,12 +87,13 @@ Status VulkanDeviceImpl::prepare_descriptor_pool(uint32_t sets, uint32_t descrip
   // Grow geometrically so that a sequence of growing batches recreates the pool rarely.
   const uint32_t new_sets = std::max({sets, 2 * pool_sets_, 64u});
   const uint32_t new_descriptors = std::max({descriptors, 2 * pool_descriptors_, 256u});
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, new_descriptors};
+  const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, new_descriptors},
+                                        {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, new_descriptors}};
   VkDescriptorPoolCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
   info.maxSets = new_sets;
-  info.poolSizeCount = 1;
-  info.pPoolSizes = &size;
+  info.poolSizeCount = 2;
+  info.pPoolSizes = sizes;
   KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(device(), &info, nullptr, &descriptor_pool_));
   pool_sets_ = new_sets;
   pool_descriptors_ = new_descriptors;
@@ -112,6 +120,15 @@ Status VulkanDeviceImpl::prepare_query_pool(uint32_t queries) {
 Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
                              std::vector<DispatchTiming>* timings) {
   if (timings != nullptr) timings->clear();
+  // Buffer views of texel bindings live until this (synchronous) run returns.
+  struct ViewHolder {
+    VkDevice device;
+    std::vector<VkBufferView> views;
+    ~ViewHolder() {
+      for (VkBufferView v : views) vkDestroyBufferView(device, v, nullptr);
+    }
+  } view_holder{device(), {}};
+  std::vector<VkBufferView>& views = view_holder.views;
 
   // Dispatches with an empty grid record nothing and are not counted.
   std::vector<size_t> active;
@@ -156,6 +173,7 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
 
     std::vector<VkDescriptorBufferInfo> buffer_infos;
     buffer_infos.reserve(descriptors);  // stable addresses for the writes below
+    views.reserve(descriptors);
     std::vector<VkWriteDescriptorSet> writes;
     size_t next_set = 0;
     for (size_t k = 0; k < active.size(); ++k) {
@@ -165,15 +183,30 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
       for (uint32_t b = 0; b < d.pipeline->num_bindings; ++b) {
         const auto* buffer = static_cast<const DeviceBuffer*>(d.bindings[b].get());
         const BufferWindow w = b < d.windows.size() ? d.windows[b] : BufferWindow{};
-        buffer_infos.push_back({buffer->vk_buffer(), buffer->offset() + w.offset,
-                                w.range != 0 ? w.range : buffer->range() - w.offset});
+        const VkDeviceSize offset = buffer->offset() + w.offset;
+        const VkDeviceSize range = w.range != 0 ? w.range : buffer->range() - w.offset;
         VkWriteDescriptorSet write{};
         write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         write.dstSet = descriptor_sets[k];
         write.dstBinding = b;
         write.descriptorCount = 1;
-        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        write.pBufferInfo = &buffer_infos.back();
+        if (d.pipeline->texel[b]) {
+          VkBufferViewCreateInfo view{};
+          view.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
+          view.buffer = buffer->vk_buffer();
+          view.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+          view.offset = offset;
+          view.range = range;
+          VkBufferView handle = VK_NULL_HANDLE;
+          KILN_VK_RETURN_IF_ERROR(vkCreateBufferView(device(), &view, nullptr, &handle));
+          views.push_back(handle);
+          write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+          write.pTexelBufferView = &views.back();
+        } else {
+          buffer_infos.push_back({buffer->vk_buffer(), offset, range});
+          write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+          write.pBufferInfo = &buffer_infos.back();
+        }
         writes.push_back(write);
       }
     }

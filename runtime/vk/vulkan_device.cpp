@@ -9,9 +9,9 @@
 namespace kiln::vk {
 namespace {
 
-constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                            VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+constexpr VkBufferUsageFlags kBufferUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT |
+    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
 Expected<std::vector<PhysicalDevice>> query_all(const Instance& instance) {
   KILN_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> handles, instance.physical_devices());
@@ -151,8 +151,9 @@ Status VulkanDeviceImpl::init() {
   cache.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
   KILN_VK_RETURN_IF_ERROR(vkCreatePipelineCache(device(), &cache, nullptr, &pipeline_cache_));
 
-  const VkDeviceSize alignment =
-      std::max<VkDeviceSize>(pd.info.min_storage_buffer_offset_alignment, 4);
+  // Sub-allocations may be bound as storage buffers or as texel buffers.
+  const VkDeviceSize alignment = std::max<VkDeviceSize>(
+      {pd.info.min_storage_buffer_offset_alignment, pd.info.min_texel_buffer_offset_alignment, 16});
   AllocatorConfig buffers;
   buffers.name = "device";
   buffers.usage = kBufferUsage;
