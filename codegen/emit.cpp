@@ -149,7 +149,7 @@ int Emitter::binding(NodeId node) {
 
 std::string Emitter::slot(const SymExpr& e) {
   size_t i = 0;
-  while (i < push_.size() && !(push_[i] == e)) ++i;
+  while (i < push_.size() && (!(push_[i] == e) || (i < reserved_.size() && reserved_[i]))) ++i;
   if (i == push_.size()) push_.push_back(e);
   return "kiln_pc.p" + std::to_string(i);
 }

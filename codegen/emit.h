@@ -60,6 +60,8 @@ class Emitter {
   /// A new push-constant slot holding `e` (never shared with another size); returns its index.
   int add_slot(const SymExpr& e) {
     push_.push_back(e);
+    reserved_.resize(push_.size(), false);
+    reserved_.back() = true;
     return static_cast<int>(push_.size()) - 1;
   }
   /// The push-constant slots used so far, in slot order.
@@ -129,6 +131,7 @@ class Emitter {
   int counter_ = 0;
   std::vector<SymExpr> push_;
   NodeId root_ = -1;
+  std::vector<bool> reserved_;  // push slots from add_slot: never shared by slot()
   NodeId override_node_ = -1;
   std::string override_expr_;
   Index root_index_;

@@ -145,6 +145,7 @@ bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& 
     return false;
   if (a.sym.size() < 2 || b.sym.size() != 2 || n.attrs.trans_a) return false;
   if (!stored(g, fusion, a.id) || !stored(g, fusion, b.id)) return false;
+  if (a.id == b.id) return false;  // one buffer cannot be two differently typed bindings
   const SymInt& k = a.sym.back();
   if (!k.is_constant() || k.constant_value() <= 0 || k.constant_value() % 4 != 0) return false;
   if (!n.attrs.trans_b) {

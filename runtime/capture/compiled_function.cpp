@@ -190,8 +190,13 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
   for (Entry& e : entries) {
     if (e.guards.first_failure(args, e.constants) >= 0) continue;
     ValueGuardFailure failure;
-    std::span<const int64_t> symbols;
-    if (e.guards.shape_env()) symbols = e.guards.bind(args.tensors);
+    // A copy: a host step of the replay may call this function again, which rebinds the
+    // guard set's scratch values.
+    std::vector<int64_t> symbols;
+    if (e.guards.shape_env()) {
+      std::span<const int64_t> bound = e.guards.bind(args.tensors);
+      symbols.assign(bound.begin(), bound.end());
+    }
     auto out = e.program.replay(args.tensors, lock_constants(e.constants), &failure, symbols);
     if (out) {
       ++stats.cache_hits;
@@ -355,9 +360,9 @@ std::string ExplainReport::to_string() const {
     s += "  graph " + std::to_string(i) + ": " + std::to_string(ops_per_graph[i]) + " op(s)\n";
   s += "calls " + std::to_string(stats.calls) + ", compiles " + std::to_string(stats.compiles) +
        ", cache hits " + std::to_string(stats.cache_hits) + ", symbolic compiles " +
-       std::to_string(stats.dynamic_compiles) + ", recompiles " +
-       std::to_string(stats.recompiles) + ", eager calls " + std::to_string(stats.eager_calls) +
-       ", trace+compile time " + std::to_string(compile_ms) + " ms\n";
+       std::to_string(stats.dynamic_compiles) + ", recompiles " + std::to_string(stats.recompiles) +
+       ", eager calls " + std::to_string(stats.eager_calls) + ", trace+compile time " +
+       std::to_string(compile_ms) + " ms\n";
   for (size_t i = 0; i < recompile_reasons.size(); ++i)
     s += "recompile " + std::to_string(i + 1) + ":" + recompile_reasons[i] + "\n";
   if (!entries.empty() && !entries.back().symbols.empty()) {

@@ -31,7 +31,10 @@ SymSize make_sym_size(const SymInt& v, const std::string& loc) {
 
 int64_t SymSize::specialize(const std::source_location* loc) const {
   TraceContext* t = current_trace();
-  if (!t || !t->owns(*node_)) return hint_;  // escaped the trace: just the value it had
+  if (!t) return hint_;  // escaped the trace, used outside any: just the value it had
+  if (!t->owns(*node_))
+    throw Error(invalid_argument("the symbolic size " + str() + " (taken at " + node_->loc +
+                                 ") belongs to another trace; take sizes inside the function"));
   const std::string where = loc ? loc_str(*loc) : node_->loc;
   auto v = t->shape_env().evaluate_guarding(
       node_->expr,

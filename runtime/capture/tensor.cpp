@@ -82,7 +82,9 @@ DType Tensor::dtype() const {
 namespace {
 /// Inside the trace that owns `impl`, specialises every symbolic dim (records its guard).
 void specialize_dims(const TensorImpl& impl, const Loc& loc, const char* what) {
-  if (!impl.trace || impl.sym.empty() || current_trace() != impl.trace) return;
+  if (!impl.trace || impl.sym.empty() || current_trace() != impl.trace ||
+      impl.trace_id != current_trace_id())
+    return;
   for (size_t d = 0; d < impl.sym.size(); ++d) {
     if (impl.sym[d].is_constant()) continue;
     auto v = impl.trace->shape_env().evaluate_guarding(
@@ -125,7 +127,7 @@ SymSize Tensor::size(int d, Loc loc) const {
   const TensorImpl& impl = *impl_;
   const auto i = static_cast<size_t>(n);
   if (impl.trace && i < impl.sym.size() && !impl.sym[i].is_constant() &&
-      current_trace() == impl.trace)
+      current_trace() == impl.trace && impl.trace_id == current_trace_id())
     return make_sym_size(impl.sym[i], loc_str(loc));
   return SymSize(impl.meta.shape[i]);
 }

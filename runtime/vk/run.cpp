@@ -51,8 +51,10 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
     const std::string what = name + " binding " + std::to_string(b);
     KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(d.bindings[b], what.c_str()));
     const BufferWindow w = b < d.windows.size() ? d.windows[b] : BufferWindow{};
-    if (w.offset % std::max<uint64_t>(info.min_storage_buffer_offset_alignment, 1) != 0 ||
-        w.offset > buffer->range() || (w.range != 0 && w.range > buffer->range() - w.offset)) {
+    const uint64_t align = d.pipeline->texel[b] ? info.min_texel_buffer_offset_alignment
+                                                : info.min_storage_buffer_offset_alignment;
+    if (w.offset % std::max<uint64_t>(align, 1) != 0 || w.offset > buffer->range() ||
+        (w.range != 0 && w.range > buffer->range() - w.offset)) {
       return invalid_argument(what + ": window at " + std::to_string(w.offset) + " of " +
                               std::to_string(w.range) + " bytes does not fit the " +
                               std::to_string(buffer->size()) + "-byte buffer (or is misaligned)");

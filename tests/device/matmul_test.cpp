@@ -238,6 +238,25 @@ TEST_F(DeviceMatmul, OutputLargerThanOneStorageBufferRange) {
   }
 }
 
+// Operand aliasing the row-block kernel must not mishandle: the same tensor as A and B (a Gram
+// matrix), and an epilogue that reads A again (a residual around a square linear layer).
+TEST_F(DeviceMatmul, RowBlockOperandAliasing) {
+  Tensor x = rnd(kF32, {37, 64}, Dist{-1, 1}), w = rnd(kF32, {64, 64}, Dist{-1, 1});
+  auto gram = compile([](const Tensor& a) { return matmul(a, a, false, true); }, {.name = "gram"});
+  auto residual = compile([](const Tensor& a, const Tensor& b) { return a + matmul(a, b); },
+                          {.name = "residual"});
+  const Tensor xv = x.to(Device::vulkan()), wv = w.to(Device::vulkan());
+  const std::vector<float> g = gram(xv).to_vector<float>(), r = residual(xv, wv).to_vector<float>();
+  const std::vector<float> want_g = matmul(x, x, false, true).to_vector<float>(),
+                           want_r = (x + matmul(x, w)).to_vector<float>();
+  ASSERT_EQ(g.size(), want_g.size());
+  ASSERT_EQ(r.size(), want_r.size());
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_NEAR(g[i], want_g[i], 1e-4 * (1 + std::abs(want_g[i])));
+  for (size_t i = 0; i < r.size(); ++i)
+    ASSERT_NEAR(r[i], want_r[i], 1e-4 * (1 + std::abs(want_r[i])));
+}
+
 // An elementwise consumer chain after the matmul is its epilogue: one kernel, the product never
 // stored. Also through the row-block kernel (K a multiple of 4), with a bias and a residual.
 TEST_F(DeviceMatmul, ElementwiseConsumer) {

@@ -214,6 +214,21 @@ TEST_F(Dynamic, IntegerUseOfASymbolSpecialisesIt) {
   EXPECT_NE(logs_.find("used as an integer at dynamic_test.cpp"), std::string::npos) << logs_;
 }
 
+// A SymSize kept from one trace and used in a later one is an error, as an integer or as a
+// shape: its symbols belong to the first trace's ShapeEnv.
+TEST_F(Dynamic, ASizeFromAnotherTraceIsAnError) {
+  SymSize kept;
+  int traces = 0;
+  auto fn = compile(
+      [&](const Tensor& x) {
+        if (traces++ == 0) kept = x.size(0);
+        return x * static_cast<double>(static_cast<int64_t>(kept));
+      },
+      {.name = "escaped", .dynamic = kiln::Dynamic::kTrue});
+  fn(rnd({4, 3}, 1));
+  EXPECT_THROW(fn(rnd({4, 3, 2}, 2)), Error);  // rank change: a second trace
+}
+
 TEST_F(Dynamic, SpecialisingAMarkedDynamicDimIsAnError) {
   auto fn = compile(
       [](const Tensor& x) {

@@ -190,5 +190,38 @@ TEST(MatmulCodegen, EpilogueRuleLegality) {
   EXPECT_EQ(decide_fusion(h, false).rule[hm], FusionRule::kOwnKernel);
 }
 
+// The row-block kernel's rows slot is its own push constant even when the column count is the
+// same symbol (q·kᵀ with duck-sized lengths): splitting overrides the rows slot per part, which
+// must not change N.
+TEST(MatmulCodegen, RowBlockRowsSlotIsNotShared) {
+  ShapeEnv env;
+  const SymInt s0(env.symbol(env.create_symbol(40, "input 0 dim 0")));
+  Graph g;
+  g.set_shape_env(&env);
+  NodeId q = g.add_input({DType::kF32, {40, 64}}, "", {s0, SymInt(64)});
+  NodeId k = g.add_input({DType::kF32, {40, 64}}, "", {s0, SymInt(64)});
+  Attrs tb;
+  tb.trans_b = true;
+  NodeId mm = value_or_throw(g.add(OpKind::MatMul, {q, k}, tb));
+  g.set_outputs({mm});
+  g.canonicalize(env);
+  CodegenOptions opt;
+  opt.caps = TargetCaps::generic();
+  opt.caps.subgroup_shuffle = true;
+  KernelPlan plan = value_or_throw(plan_kernels(g, opt));
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  const Kernel& kern = plan.kernels[0];
+  ASSERT_EQ(kern.variant, KernelVariant::kMatmulRowBlock);
+  ASSERT_TRUE(kern.row_split.has_value());
+  const auto rows = static_cast<size_t>(kern.row_split->rows_slot);
+  ASSERT_LT(rows, kern.push_constants.size());
+  EXPECT_EQ(kern.push_constants[rows], s0.expr());
+  // N is s0 as well, in a slot of its own.
+  size_t holding_s0 = 0;
+  for (const SymExpr& e : kern.push_constants) holding_s0 += e == s0.expr();
+  EXPECT_GE(holding_s0, 2u);
+  EXPECT_GE(kern.push_constants.size(), 3u);  // rows, first row, and s0 for N
+}
+
 }  // namespace
 }  // namespace kiln
