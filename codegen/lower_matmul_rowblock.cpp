@@ -30,15 +30,38 @@ std::string acc(uint32_t r, uint32_t c) {
   return "c" + std::to_string(r) + "_" + std::to_string(c);
 }
 
-/// The body of kiln_rowblock for A·Bᵀ: lane x owns columns j0 + c * LX + x (c < cols) and reads
-/// B's row j (its column of C) as vec4 along K.
-std::string body_abt(const RowBlockShape& s, const std::string& m, const std::string& n,
-                     const std::string& k4) {
+/// The invocation's first row, and the vec4 offsets of the A rows its lane loads: i0 + lane and
+/// i0 + 8 + lane (clamped; rows past M are loaded but never stored).
+std::string rows_prologue(const std::string& m, const std::string& k4) {
   std::string b;
   b += "  const uint x = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;\n";
   b += "  const uint i0 = rb * " + u(kRows) + ";\n";
   b += "  const uint ar0 = min(i0 + lane, " + m + " - 1u) * " + k4 + ";\n";
   b += "  const uint ar1 = min(i0 + 8u + lane, " + m + " - 1u) * " + k4 + ";\n";
+  return b;
+}
+
+/// For each K lane kk and row r: take A[i0 + r][k + kk] from lane r % 8 with subgroupShuffle and
+/// apply `fma(r, c, kk)` for every column block c.
+template <typename Fma>
+std::string shuffle_fmas(const RowBlockShape& s, const Fma& fma) {
+  std::string b;
+  for (uint32_t kk = 0; kk < 4; ++kk) {
+    for (uint32_t r = 0; r < kRows; ++r) {
+      b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
+           std::to_string(kk) + "], " + u(r % 8) + ");";
+      for (uint32_t c = 0; c < s.cols; ++c) b += " " + fma(r, c, kk);
+      b += " }\n";
+    }
+  }
+  return b;
+}
+
+/// The body of kiln_rowblock for A·Bᵀ: lane x owns columns j0 + c * LX + x (c < cols) and reads
+/// B's row j (its column of C) as vec4 along K.
+std::string body_abt(const RowBlockShape& s, const std::string& m, const std::string& n,
+                     const std::string& k4) {
+  std::string b = rows_prologue(m, k4);
   for (uint32_t c = 0; c < s.cols; ++c) {
     const std::string cs = std::to_string(c);
     b += "  const uint jn" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
@@ -52,16 +75,10 @@ std::string body_abt(const RowBlockShape& s, const std::string& m, const std::st
   for (uint32_t c = 0; c < s.cols; ++c)
     b += "    const vec4 bv" + std::to_string(c) + " = KILN_LOAD_B(br" + std::to_string(c) +
          " + k);\n";
-  for (uint32_t kk = 0; kk < 4; ++kk) {
-    for (uint32_t r = 0; r < kRows; ++r) {
-      b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
-           std::to_string(kk) + "], " + u(r % 8) + ");";
-      for (uint32_t c = 0; c < s.cols; ++c)
-        b += " " + acc(r, c) + " = fma(av, bv" + std::to_string(c) + "[" + std::to_string(kk) +
-             "], " + acc(r, c) + ");";
-      b += " }\n";
-    }
-  }
+  b += shuffle_fmas(s, [](uint32_t r, uint32_t c, uint32_t kk) {
+    return acc(r, c) + " = fma(av, bv" + std::to_string(c) + "[" + std::to_string(kk) + "], " +
+           acc(r, c) + ");";
+  });
   b += "  }\n";
   for (uint32_t r = 0; r < kRows; ++r) {
     b += "  if (i0 + " + u(r) + " < " + m + ") {";
@@ -78,11 +95,7 @@ std::string body_abt(const RowBlockShape& s, const std::string& m, const std::st
 /// The body for A·B: lane x owns vec4 columns w0 + c * LX + x of C and reads B's rows k as vec4.
 std::string body_ab(const RowBlockShape& s, const std::string& m, const std::string& nw,
                     const std::string& k4) {
-  std::string b;
-  b += "  const uint x = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;\n";
-  b += "  const uint i0 = rb * " + u(kRows) + ";\n";
-  b += "  const uint ar0 = min(i0 + lane, " + m + " - 1u) * " + k4 + ";\n";
-  b += "  const uint ar1 = min(i0 + 8u + lane, " + m + " - 1u) * " + k4 + ";\n";
+  std::string b = rows_prologue(m, k4);
   for (uint32_t c = 0; c < s.cols; ++c) {
     const std::string cs = std::to_string(c);
     b += "  const uint jw" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
@@ -97,16 +110,10 @@ std::string body_ab(const RowBlockShape& s, const std::string& m, const std::str
     for (uint32_t c = 0; c < s.cols; ++c)
       b += "    const vec4 bv" + std::to_string(c) + "_" + std::to_string(kk) +
            " = KILN_LOAD_B((k * 4u + " + u(kk) + ") * " + nw + " + jl" + std::to_string(c) + ");\n";
-  for (uint32_t kk = 0; kk < 4; ++kk) {
-    for (uint32_t r = 0; r < kRows; ++r) {
-      b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
-           std::to_string(kk) + "], " + u(r % 8) + ");";
-      for (uint32_t c = 0; c < s.cols; ++c)
-        b += " " + acc(r, c) + " = fma(vec4(av), bv" + std::to_string(c) + "_" +
-             std::to_string(kk) + ", " + acc(r, c) + ");";
-      b += " }\n";
-    }
-  }
+  b += shuffle_fmas(s, [](uint32_t r, uint32_t c, uint32_t kk) {
+    return acc(r, c) + " = fma(vec4(av), bv" + std::to_string(c) + "_" + std::to_string(kk) + ", " +
+           acc(r, c) + ");";
+  });
   b += "  }\n";
   for (uint32_t r = 0; r < kRows; ++r) {
     b += "  if (i0 + " + u(r) + " < " + m + ") {";
