@@ -7,36 +7,16 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "null/capture_fixture.h"
 
 namespace kiln {
 namespace {
 
-#ifdef KILN_TEST_ON_DEVICE
-constexpr bool kOnDevice = true;
-#else
-constexpr bool kOnDevice = false;
-#endif
+using test::kOnDevice;
 
-class Breaks : public ::testing::Test {
+class Breaks : public test::CaptureTest {
  protected:
-  void SetUp() override {
-    if (kOnDevice && !vulkan_available()) {
-      GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
-    }
-    if (kOnDevice) validation_before_ = validation_messages().size();
-    set_logs("graph_breaks,recompiles");
-    set_log_sink([this](LogTopic t, std::string_view m) {
-      logs_ += std::string(log_topic_name(t)) + ": " + std::string(m) + "\n";
-    });
-  }
-  void TearDown() override {
-    set_log_sink({});
-    set_logs("");
-    if (kOnDevice && vulkan_available()) {
-      EXPECT_EQ(validation_messages().size(), validation_before_);
-    }
-  }
-  static Device dev() { return kOnDevice ? Device::vulkan() : Device::cpu(); }
+  Breaks() : CaptureTest("graph_breaks,recompiles") {}
   static Tensor vec(std::vector<float> v) {
     Shape s{static_cast<Dim>(v.size())};
     return Tensor::from_vector(v, s, dev());
@@ -53,8 +33,6 @@ class Breaks : public ::testing::Test {
     ASSERT_EQ(g.size(), w.size());
     for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-5 * (1 + std::abs(w[i])));
   }
-  std::string logs_;
-  size_t validation_before_ = 0;
 };
 
 TEST_F(Breaks, ItemSplitsTheGraphAndItsValueIsGuarded) {

@@ -9,38 +9,20 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "null/capture_fixture.h"
 
 namespace kiln {
 namespace {
 
-#ifdef KILN_TEST_ON_DEVICE
-constexpr bool kOnDevice = true;
-#else
-constexpr bool kOnDevice = false;
-#endif
+using test::kOnDevice;
 
 Device dev() {
   return kOnDevice ? Device::vulkan() : Device::cpu();
 }
 
-class Dynamic : public ::testing::Test {
+class Dynamic : public test::CaptureTest {
  protected:
-  void SetUp() override {
-    if (kOnDevice && !vulkan_available())
-      GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
-    if (kOnDevice) validation_before_ = validation_messages().size();
-    set_logs("recompiles,dynamic");
-    set_log_sink([this](LogTopic t, std::string_view m) {
-      logs_ += std::string(log_topic_name(t)) + ": " + std::string(m) + "\n";
-    });
-  }
-  void TearDown() override {
-    set_log_sink({});
-    set_logs("");
-    if (kOnDevice && vulkan_available()) {
-      EXPECT_EQ(validation_messages().size(), validation_before_);
-    }
-  }
+  Dynamic() : CaptureTest("recompiles,dynamic") {}
   static Tensor rnd(Shape shape, uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
@@ -56,8 +38,6 @@ class Dynamic : public ::testing::Test {
       ASSERT_NEAR(g[i], w[i], tol * (1 + std::abs(w[i]))) << "element " << i;
     }
   }
-  std::string logs_;
-  size_t validation_before_ = 0;
 };
 
 // The seed's model, small: embedding, causal mask built inside forward from the sequence
