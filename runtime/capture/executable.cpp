@@ -357,8 +357,9 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::string msg = "run: " + std::to_string(dispatches.size()) + " dispatch(es), " +
                       std::to_string(wall) + " ms wall";
-    for (size_t i = 0; i < timings.size() && i < plan_->kernels.size(); ++i)
-      msg += "\n  " + plan_->kernels[i].name + ": " + std::to_string(timings[i].gpu_ms) + " ms";
+    // One line per dispatch: a row-split kernel appears once per part, under its label.
+    for (const vk::DispatchTiming& t : timings)
+      msg += "\n  " + t.label + ": " + std::to_string(t.gpu_ms) + " ms";
     log(LogTopic::kPerf, msg);
   } else {
     KILN_RETURN_IF_ERROR(vk_device_->run(dispatches));
