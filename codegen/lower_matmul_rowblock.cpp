@@ -57,75 +57,57 @@ std::string shuffle_fmas(const RowBlockShape& s, const Fma& fma) {
   return b;
 }
 
-/// The body of kiln_rowblock for A·Bᵀ: lane x owns columns j0 + c * LX + x (c < cols) and reads
-/// B's row j (its column of C) as vec4 along K.
-std::string body_abt(const RowBlockShape& s, const std::string& m, const std::string& n,
-                     const std::string& k4) {
+/// The body of kiln_rowblock. Lane x owns output columns j_c = cb * LX * cols + c * LX + x
+/// (c < cols): scalar columns for A·Bᵀ, where it reads B's row j_c (C's column) as vec4 along K,
+/// or vec4 columns for A·B, where it reads B's row k as vec4. `width` is C's row length in
+/// those units.
+std::string rowblock_body(const RowBlockShape& s, const std::string& m, const std::string& width,
+                          const std::string& k4) {
+  const std::string acc_t = s.abt ? "float" : "vec4";
   std::string b = rows_prologue(m, k4);
   for (uint32_t c = 0; c < s.cols; ++c) {
     const std::string cs = std::to_string(c);
-    b += "  const uint jn" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
+    b += "  const uint j" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
          u(c * s.local_size) + " + x;\n";
-    b += "  const uint br" + cs + " = min(jn" + cs + ", " + n + " - 1u) * " + k4 + ";\n";
+    b += "  const uint jc" + cs + " = min(j" + cs + ", " + width + " - 1u)" +
+         (s.abt ? " * " + k4 : std::string()) + ";\n";
   }
   for (uint32_t r = 0; r < kRows; ++r)
-    for (uint32_t c = 0; c < s.cols; ++c) b += "  float " + acc(r, c) + " = 0.0;\n";
-  b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
-  b += "    const vec4 al0 = KILN_LOAD_A(ar0 + k), al1 = KILN_LOAD_A(ar1 + k);\n";
-  for (uint32_t c = 0; c < s.cols; ++c)
-    b += "    const vec4 bv" + std::to_string(c) + " = KILN_LOAD_B(br" + std::to_string(c) +
-         " + k);\n";
-  b += shuffle_fmas(s, [](uint32_t r, uint32_t c, uint32_t kk) {
-    return acc(r, c) + " = fma(av, bv" + std::to_string(c) + "[" + std::to_string(kk) + "], " +
-           acc(r, c) + ");";
-  });
-  b += "  }\n";
-  for (uint32_t r = 0; r < kRows; ++r) {
-    b += "  if (i0 + " + u(r) + " < " + m + ") {";
-    for (uint32_t c = 0; c < s.cols; ++c) {
-      const std::string cs = std::to_string(c);
-      b += " if (jn" + cs + " < " + n + ") b0.data[(i0 + " + u(r) + ") * " + n + " + jn" + cs +
-           "] = kiln_out(i0 + " + u(r) + ", jn" + cs + ", " + acc(r, c) + ");";
-    }
-    b += " }\n";
-  }
-  return b;
-}
-
-/// The body for A·B: lane x owns vec4 columns w0 + c * LX + x of C and reads B's rows k as vec4.
-std::string body_ab(const RowBlockShape& s, const std::string& m, const std::string& nw,
-                    const std::string& k4) {
-  std::string b = rows_prologue(m, k4);
-  for (uint32_t c = 0; c < s.cols; ++c) {
-    const std::string cs = std::to_string(c);
-    b += "  const uint jw" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
-         u(c * s.local_size) + " + x;\n";
-    b += "  const uint jl" + cs + " = min(jw" + cs + ", " + nw + " - 1u);\n";
-  }
-  for (uint32_t r = 0; r < kRows; ++r)
-    for (uint32_t c = 0; c < s.cols; ++c) b += "  vec4 " + acc(r, c) + " = vec4(0.0);\n";
-  b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
-  b += "    const vec4 al0 = KILN_LOAD_A(ar0 + k), al1 = KILN_LOAD_A(ar1 + k);\n";
-  for (uint32_t kk = 0; kk < 4; ++kk)
     for (uint32_t c = 0; c < s.cols; ++c)
-      b += "    const vec4 bv" + std::to_string(c) + "_" + std::to_string(kk) +
-           " = KILN_LOAD_B((k * 4u + " + u(kk) + ") * " + nw + " + jl" + std::to_string(c) + ");\n";
-  b += shuffle_fmas(s, [](uint32_t r, uint32_t c, uint32_t kk) {
-    return acc(r, c) + " = fma(vec4(av), bv" + std::to_string(c) + "_" + std::to_string(kk) + ", " +
+      b += "  " + acc_t + " " + acc(r, c) + " = " + acc_t + "(0.0);\n";
+  b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
+  b += "    const vec4 al0 = KILN_LOAD_A(ar0 + k), al1 = KILN_LOAD_A(ar1 + k);\n";
+  for (uint32_t kk = 0; kk < (s.abt ? 1u : 4u); ++kk) {
+    for (uint32_t c = 0; c < s.cols; ++c) {
+      const std::string cs = std::to_string(c);
+      b += "    const vec4 bv" + cs + (s.abt ? "" : "_" + std::to_string(kk)) + " = KILN_LOAD_B(" +
+           (s.abt ? "jc" + cs + " + k" : "(k * 4u + " + u(kk) + ") * " + width + " + jc" + cs) +
+           ");\n";
+    }
+  }
+  b += shuffle_fmas(s, [&s](uint32_t r, uint32_t c, uint32_t kk) {
+    const std::string cs = std::to_string(c), ks = std::to_string(kk);
+    return acc(r, c) + " = fma(" +
+           (s.abt ? "av, bv" + cs + "[" + ks + "]" : "vec4(av), bv" + cs + "_" + ks) + ", " +
            acc(r, c) + ");";
   });
   b += "  }\n";
   for (uint32_t r = 0; r < kRows; ++r) {
-    b += "  if (i0 + " + u(r) + " < " + m + ") {";
+    const std::string i = "i0 + " + u(r);
+    b += "  if (" + i + " < " + m + ") {";
     for (uint32_t c = 0; c < s.cols; ++c) {
-      const std::string cs = std::to_string(c);
-      const std::string i = "i0 + " + u(r), j = "jw" + cs + " * 4u";
-      b += " if (jw" + cs + " < " + nw + ") b0v.data[(" + i + ") * " + nw + " + jw" + cs +
-           "] = vec4(";
-      for (int l = 0; l < 4; ++l)
-        b += std::string(l ? ", " : "") + "kiln_out(" + i + ", " + j + " + " + u(l) + ", " +
-             acc(r, c) + "[" + std::to_string(l) + "])";
-      b += ");";
+      const std::string j = "j" + std::to_string(c);
+      std::string value;
+      if (s.abt) {
+        value = "kiln_out(" + i + ", " + j + ", " + acc(r, c) + ")";
+      } else {
+        for (int l = 0; l < 4; ++l)
+          value += std::string(l ? ", " : "vec4(") + "kiln_out(" + i + ", " + j + " * 4u + " +
+                   u(l) + ", " + acc(r, c) + "[" + std::to_string(l) + "])";
+        value += ")";
+      }
+      b += " if (" + j + " < " + width + ") " + (s.abt ? "b0" : "b0v") + ".data[(" + i + ") * " +
+           width + " + " + j + "] = " + value + ";";
     }
     b += " }\n";
   }
@@ -218,10 +200,10 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   const std::string out_body = matmul_output_value(
       e, g, root, epilogue_root, "((" + row0_glsl + " + i) * " + e.size(cols) + " + j)", "acc",
       DType::kF32, &out_value);
-  const std::string body =
-      "float kiln_out(uint i, uint j, float acc) {\n" + out_body + "  return " + out_value +
-      ";\n}\n\nvoid kiln_rowblock(uint rb, uint cb) {\n" +
-      (s.abt ? body_abt(s, m_glsl, w_glsl, k4) : body_ab(s, m_glsl, w_glsl, k4)) + "}\n";
+  const std::string body = "float kiln_out(uint i, uint j, float acc) {\n" + out_body +
+                           "  return " + out_value +
+                           ";\n}\n\nvoid kiln_rowblock(uint rb, uint cb) {\n" +
+                           rowblock_body(s, m_glsl, w_glsl, k4) + "}\n";
   const SymInt row_blocks = groups_for(m, kRows),
                col_blocks = groups_for(width, s.local_size * s.cols);
   const std::string rb_glsl = "((" + m_glsl + " + " + u(kRows - 1) + ") / " + u(kRows) + ")",

@@ -81,6 +81,23 @@ struct TransformerEncoder {
   std::vector<TransformerEncoderLayer> layers;
 };
 
+/// The seed's text encoder: token embedding [vocab, dim], a TransformerEncoder with the causal
+/// mask built inside forward from the sequence length (a symbolic size under dynamic shapes),
+/// and a vocabulary head Linear(dim, vocab). Weights are drawn in that order from `gen`.
+struct TextEncoder {
+  struct Config {
+    int64_t vocab = 30000, dim = 512, layers = 4, heads = 8, ffn = 2048;
+  };
+  TextEncoder() = default;
+  TextEncoder(const Config& config, WeightGenerator& gen, Device device);
+  /// ids: i32/i64 [batch, seq] -> logits f32 [batch, seq, vocab].
+  Tensor operator()(const Tensor& ids) const;
+  Device device = Device::cpu();
+  Embedding embed;
+  TransformerEncoder encoder;
+  Linear head;
+};
+
 /// The additive causal mask for a sequence of `s`: 0 on and below the diagonal, -inf above.
 /// Built from graph ops, so inside kiln::compile it is computed on the device.
 Tensor causal_mask(SymSize s, Device device);

@@ -251,37 +251,36 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
   return out;
 }
 
-void mark_dynamic(const Tensor& t, int dim, int64_t min, int64_t max) {
+namespace {
+/// The tensor behind a mark_dynamic / mark_static call and its normalised dim, or an error.
+std::pair<TensorImpl*, int> marked_dim(const Tensor& t, int dim, const char* what) {
   TensorImpl* impl = t.impl();
-  if (!impl) throw Error(invalid_argument("mark_dynamic: undefined tensor"));
+  if (!impl) throw Error(invalid_argument(std::string(what) + ": undefined tensor"));
   if (impl->trace)
-    throw Error(invalid_argument(
-        "mark_dynamic: call it on an argument before the call, not inside a trace"));
+    throw Error(invalid_argument(std::string(what) +
+                                 ": call it on an argument before the call, not inside a trace"));
   const int rank = impl->meta.rank();
   const int d = dim < 0 ? dim + rank : dim;
   if (d < 0 || d >= rank)
-    throw Error(invalid_argument("mark_dynamic: dim " + std::to_string(dim) + " of a rank-" +
-                                 std::to_string(rank) + " tensor"));
+    throw Error(invalid_argument(std::string(what) + ": dim " + std::to_string(dim) +
+                                 " of a rank-" + std::to_string(rank) + " tensor"));
+  std::erase_if(impl->dynamic_marks, [d](const TensorImpl::DynamicMark& m) { return m.dim == d; });
+  std::erase(impl->static_marks, d);
+  return {impl, d};
+}
+}  // namespace
+
+void mark_dynamic(const Tensor& t, int dim, int64_t min, int64_t max) {
   if (min > max)
     throw Error(invalid_argument("mark_dynamic: min " + std::to_string(min) + " > max " +
                                  std::to_string(max)));
-  std::erase(impl->static_marks, d);
-  std::erase_if(impl->dynamic_marks, [d](const TensorImpl::DynamicMark& m) { return m.dim == d; });
+  auto [impl, d] = marked_dim(t, dim, "mark_dynamic");
   impl->dynamic_marks.push_back({d, min, max});
 }
 
 void mark_static(const Tensor& t, int dim) {
-  TensorImpl* impl = t.impl();
-  if (!impl) throw Error(invalid_argument("mark_static: undefined tensor"));
-  const int rank = impl->meta.rank();
-  const int d = dim < 0 ? dim + rank : dim;
-  if (d < 0 || d >= rank)
-    throw Error(invalid_argument("mark_static: dim " + std::to_string(dim) + " of a rank-" +
-                                 std::to_string(rank) + " tensor"));
-  std::erase_if(impl->dynamic_marks, [d](const TensorImpl::DynamicMark& m) { return m.dim == d; });
-  if (std::find(impl->static_marks.begin(), impl->static_marks.end(), d) ==
-      impl->static_marks.end())
-    impl->static_marks.push_back(d);
+  auto [impl, d] = marked_dim(t, dim, "mark_static");
+  impl->static_marks.push_back(d);
 }
 
 namespace detail {

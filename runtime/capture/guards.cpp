@@ -1,5 +1,6 @@
 #include "capture/guards.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 
@@ -190,14 +191,11 @@ std::string GuardSet::describe_failure(int i, const CallArgs& call,
       std::span<const int64_t> v = bind(args);
       const int bad = env_->check_guards(v);
       const ShapeGuard sg = env_->guards().at(static_cast<size_t>(std::max(bad, 0)));
+      std::vector<int> syms = sg.lhs.free_symbols();
+      for (int sym : sg.rhs.free_symbols())
+        if (std::find(syms.begin(), syms.end(), sym) == syms.end()) syms.push_back(sym);
       std::string vals;
-      for (int sym : sg.lhs.free_symbols()) {
-        const SymbolSource& src = sources_[static_cast<size_t>(sym)];
-        vals += (vals.empty() ? "" : ", ") + std::string("s") + std::to_string(sym) + " = " +
-                std::to_string(v[static_cast<size_t>(sym)]) + " (input " + std::to_string(src.arg) +
-                " dim " + std::to_string(src.dim) + ")";
-      }
-      for (int sym : sg.rhs.free_symbols()) {
+      for (int sym : syms) {
         const SymbolSource& src = sources_[static_cast<size_t>(sym)];
         vals += (vals.empty() ? "" : ", ") + std::string("s") + std::to_string(sym) + " = " +
                 std::to_string(v[static_cast<size_t>(sym)]) + " (input " + std::to_string(src.arg) +

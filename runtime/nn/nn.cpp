@@ -93,6 +93,17 @@ Tensor TransformerEncoder::operator()(const Tensor& x, const Tensor& mask) const
   return h;
 }
 
+TextEncoder::TextEncoder(const Config& c, WeightGenerator& gen, Device dev)
+    : device(dev),
+      embed(c.vocab, c.dim, gen, dev),
+      encoder(c.layers, c.dim, c.heads, c.ffn, gen, dev),
+      head(c.dim, c.vocab, gen, dev) {}
+
+Tensor TextEncoder::operator()(const Tensor& ids) const {
+  // ids.size(1) stays a SymSize: under dynamic shapes the mask is [s0, s0], not a constant.
+  return head(encoder(embed(ids), causal_mask(ids.size(1), device)));
+}
+
 Tensor causal_mask(SymSize s, Device device) {
   Tensor above = gt(triu(ones({s, s}, DType::kF32, device), 1), scalar(0.0));
   return masked_fill(zeros({s, s}, DType::kF32, device), above, -INFINITY);

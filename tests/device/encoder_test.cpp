@@ -14,31 +14,22 @@
 namespace kiln {
 namespace {
 
-struct SmallEncoder {
-  static constexpr int64_t kVocab = 100, kDim = 64, kHeads = 4, kFfn = 128, kLayers = 2;
-  SmallEncoder(Device d, uint64_t seed) : device(d) {
-    nn::WeightGenerator gen(seed);
-    emb = nn::Embedding(kVocab, kDim, gen, d);
-    enc = nn::TransformerEncoder(kLayers, kDim, kHeads, kFfn, gen, d);
-    proj = nn::Linear(kDim, kVocab, gen, d);
-  }
-  Tensor operator()(const Tensor& ids) const {
-    Tensor mask = nn::causal_mask(ids.size(1), device);
-    return proj(enc(emb(ids), mask));
-  }
-  Device device;
-  nn::Embedding emb;
-  nn::TransformerEncoder enc;
-  nn::Linear proj;
-};
+// The seed's model at a small size: vocab 100, d 64, 2 layers, 4 heads, FFN 128.
+constexpr nn::TextEncoder::Config kSmall{100, 64, 2, 4, 128};
+
+nn::TextEncoder small_encoder(Device d, uint64_t seed) {
+  nn::WeightGenerator gen(seed);
+  return nn::TextEncoder(kSmall, gen, d);
+}
 
 class DeviceEncoder : public test::DeviceTest {};
 
 TEST_F(DeviceEncoder, CompiledMatchesTheInterpreterAtSeveralLengths) {
-  SmallEncoder cpu(Device::cpu(), 7), gpu(Device::vulkan(), 7);
+  const nn::TextEncoder cpu = small_encoder(Device::cpu(), 7),
+                        gpu = small_encoder(Device::vulkan(), 7);
   auto f = compile([&](const Tensor& ids) { return gpu(ids); }, {.name = "encoder"});
   std::mt19937 rng(3);
-  std::uniform_int_distribution<int64_t> tok(0, SmallEncoder::kVocab - 1);
+  std::uniform_int_distribution<int64_t> tok(0, kSmall.vocab - 1);
   for (int64_t s : {5, 16, 33}) {
     SCOPED_TRACE("S = " + std::to_string(s));
     std::vector<int64_t> ids(static_cast<size_t>(2 * s));
@@ -59,7 +50,7 @@ TEST_F(DeviceEncoder, CompiledMatchesTheInterpreterAtSeveralLengths) {
     // Per layer: q, k, v projections, scores, softmax, context, output projection,
     // residual + norm, two feed-forward matmuls, residual + norm = 11; plus the embedding and
     // the final projection. Biases, masks, scaling, head splits and ReLU fold into loads.
-    EXPECT_LE(e.kernels.size(), 12u * SmallEncoder::kLayers + 3) << e.graph;
+    EXPECT_LE(e.kernels.size(), 12u * kSmall.layers + 3) << e.graph;
     std::printf("S=%lld: %zu kernels, max abs error %.3g (max |ref| %.3g)\n",
                 static_cast<long long>(s), e.kernels.size(), max_err, max_ref);
   }

@@ -40,23 +40,11 @@ class Dynamic : public test::CaptureTest {
   }
 };
 
-// The seed's model, small: embedding, causal mask built inside forward from the sequence
-// length, a transformer encoder, a vocabulary head.
-struct TextEncoder {
-  explicit TextEncoder(uint64_t seed) : gen(seed) {
-    embed = nn::Embedding(50, 32, gen, dev());
-    encoder = nn::TransformerEncoder(1, 32, 2, 64, gen, dev());
-    head = nn::Linear(32, 50, gen, dev());
-  }
-  Tensor operator()(const Tensor& ids) const {
-    Tensor mask = nn::causal_mask(ids.size(1), dev());
-    return head(encoder(embed(ids), mask));
-  }
-  nn::WeightGenerator gen;
-  nn::Embedding embed;
-  nn::TransformerEncoder encoder;
-  nn::Linear head;
-};
+// The seed's model, small: vocab 50, d 32, 1 layer, 2 heads, FFN 64.
+nn::TextEncoder small_encoder(uint64_t seed) {
+  nn::WeightGenerator gen(seed);
+  return nn::TextEncoder({50, 32, 1, 2, 64}, gen, dev());
+}
 
 Tensor token_ids(Dim batch, Dim seq, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -68,7 +56,7 @@ Tensor token_ids(Dim batch, Dim seq, uint32_t seed) {
 
 const std::vector<Dim> kSeqLens = {128, 256, 512, 768, 1024};
 
-uint64_t sweep(const TextEncoder& model, CompileOptions options, int passes) {
+uint64_t sweep(const nn::TextEncoder& model, CompileOptions options, int passes) {
   auto fn = compile([&](const Tensor& ids) { return model(ids); }, options);
   for (int p = 0; p < passes; ++p) {
     for (Dim s : kSeqLens) {
@@ -87,14 +75,14 @@ uint64_t sweep(const TextEncoder& model, CompileOptions options, int passes) {
 }
 
 TEST_F(Dynamic, SeedStrategiesCompileCounts) {
-  TextEncoder model(7);
+  const nn::TextEncoder model = small_encoder(7);
   EXPECT_EQ(sweep(model, {.name = "static", .dynamic = kiln::Dynamic::kFalse}, 1), 5u);
   EXPECT_EQ(sweep(model, {.name = "dynamic", .dynamic = kiln::Dynamic::kTrue}, 1), 1u);
   EXPECT_EQ(sweep(model, {.name = "auto", .dynamic = kiln::Dynamic::kAuto}, 1), 2u);
 }
 
 TEST_F(Dynamic, WarmUpThenSecondSweepCompilesNothing) {
-  TextEncoder model(8);
+  const nn::TextEncoder model = small_encoder(8);
   for (auto mode : {kiln::Dynamic::kFalse, kiln::Dynamic::kAuto}) {
     auto fn =
         compile([&](const Tensor& ids) { return model(ids); }, {.name = "warm", .dynamic = mode});
