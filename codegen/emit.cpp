@@ -119,6 +119,67 @@ std::string glsl_literal(double value, DType dtype) {
   unreachable("bad dtype");
 }
 
+namespace {
+
+// pow with std::pow's special cases (GLSL's pow is undefined for x < 0 and for x = 0, y <= 0),
+// and exact integer powers by squaring (wrapping like mul; a negative exponent truncates
+// 1 / x^|y| toward zero). Defined in the kernels that use them.
+constexpr const char* kPowHelpers = R"(float kiln_pow(float x, float y) {
+  if (y == 0.0 || x == 1.0) return 1.0;
+  if (isnan(x) || isnan(y)) return x + y;
+  const bool yint = floor(y) == y;
+  const bool odd = yint && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0;
+  const bool xneg = (floatBitsToUint(x) >> 31) != 0u;
+  if (isinf(y)) {
+    const float ax = abs(x);
+    if (ax == 1.0) return 1.0;
+    return (ax > 1.0) == (y > 0.0) ? KILN_INF : 0.0;
+  }
+  if (x == 0.0 || isinf(x)) {
+    const float r = (y > 0.0) == (x == 0.0) ? 0.0 : KILN_INF;
+    return xneg && odd ? -r : r;
+  }
+  if (xneg && !yint) return uintBitsToFloat(0x7fc00000u);
+  const float r = pow(abs(x), y);
+  return xneg && odd ? -r : r;
+}
+vec4 kiln_pow(vec4 x, vec4 y) {
+  return vec4(kiln_pow(x.x, y.x), kiln_pow(x.y, y.y), kiln_pow(x.z, y.z), kiln_pow(x.w, y.w));
+}
+int kiln_ipow(int x, int y) {
+  if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) != 0 ? -1 : 1) : 0);
+  int r = 1;
+  for (uint e = uint(y); e != 0u; e >>= 1) {
+    if ((e & 1u) != 0u) r *= x;
+    x *= x;
+  }
+  return r;
+}
+)";
+constexpr const char* kPowHelpers64 = R"(int64_t kiln_ipow(int64_t x, int64_t y) {
+  if (y < int64_t(0))
+    return x == int64_t(1) ? int64_t(1)
+         : (x == int64_t(-1) ? ((y & int64_t(1)) != int64_t(0) ? int64_t(-1) : int64_t(1))
+                             : int64_t(0));
+  int64_t r = int64_t(1);
+  for (uint64_t e = uint64_t(y); e != uint64_t(0); e >>= 1) {
+    if ((e & uint64_t(1)) != uint64_t(0)) r *= x;
+    x *= x;
+  }
+  return r;
+}
+)";
+constexpr const char* kSignHelpers =
+    R"(float kiln_sign(float x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
+vec4 kiln_sign(vec4 x) { return vec4(kiln_sign(x.x), kiln_sign(x.y), kiln_sign(x.z), kiln_sign(x.w)); }
+)";
+
+std::string pow_helpers(bool int64) {
+  return std::string(kPowHelpers) + (int64 ? kPowHelpers64 : "");
+}
+
+}  // namespace
+
 Emitter::Emitter(const Graph& graph, const FusionDecision& fusion, bool vec4)
     : graph_(graph), fusion_(fusion), vec4_(vec4) {}
 
@@ -178,6 +239,8 @@ std::string Emitter::declarations() const {
       s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b +
            "v { vec4 data[]; } b" + b + "v;\n";
   }
+  if (pow_) s += pow_helpers(int64_);
+  if (sign_) s += kSignHelpers;
   if (!push_.empty()) {
     s += "layout(push_constant) uniform KilnSizes {";
     for (size_t i = 0; i < push_.size(); ++i) s += " uint p" + std::to_string(i) + ";";
@@ -450,6 +513,31 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
       add_statement("const " + T + " " + var + " = " + result + ";");
       return var;
     }
+    case OpKind::GatherND: {
+      // data[batch.., indices[i.., 0..m), rest..]: each index wraps if negative, then clamps.
+      const Node& x = graph_.node(n.inputs[0]);
+      const Node& ix = graph_.node(n.inputs[1]);
+      const size_t b = static_cast<size_t>(n.attrs.index), q = ix.sym.size();
+      const size_t m = static_cast<size_t>(ix.meta.shape.back());
+      Index in(x.sym.size());
+      for (size_t i = 0; i < b; ++i) in[i] = index[i];
+      for (size_t j = 0; j < m; ++j) {
+        Index at(index.begin(), index.begin() + static_cast<int64_t>(q - 1));
+        at.push_back({std::to_string(j) + "u", 0});
+        // In the indices' own type (int or int64_t): sizes fit either (kernels index in uint32).
+        const std::string IT = glsl_compute_type(ix.meta.dtype);
+        const std::string extent = IT + "(" + size(x.sym[b + j]) + ")";
+        const std::string w = fresh("w"), var = fresh("j");
+        const std::string r = value(ix.id, at);
+        add_statement("const " + IT + " " + w + " = " + r + " < " + IT + "(0) ? " + r + " + " +
+                      extent + " : " + r + ";");
+        add_statement("const uint " + var + " = uint(clamp(" + w + ", " + IT + "(0), max(" +
+                      extent + " - " + IT + "(1), " + IT + "(0))));");
+        in[b + j] = {var, -1};
+      }
+      for (size_t t = b + m; t < x.sym.size(); ++t) in[t] = index[q - 1 + (t - b - m)];
+      return glsl_convert(value(x.id, in), x.meta.dtype, n.meta.dtype);
+    }
     case OpKind::Triu:
     case OpKind::Tril: {
       std::string v = value(n.inputs[0], index);
@@ -528,6 +616,18 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       return "(0.5 * " + x + " * (1.0 + kiln_tanh(0.7978845608028654 * (" + x + " + 0.044715 * " +
              x + " * " + x + " * " + x + "))))";
     }
+    case OpKind::Abs:
+      if (is_floating(operand)) return "abs(" + arg(0) + ")";
+      return "(" + arg(0) + " < " + T + "(0) ? -" + arg(0) + " : " + arg(0) + ")";
+    case OpKind::Sign:
+      sign_ = true;
+      if (is_floating(operand)) return "kiln_sign(" + arg(0) + ")";
+      return "(" + arg(0) + " > " + T + "(0) ? " + T + "(1) : (" + arg(0) + " < " + T + "(0) ? " +
+             T + "(-1) : " + T + "(0)))";
+    case OpKind::Pow:
+      pow_ = true;
+      return std::string(is_floating(operand) ? "kiln_pow(" : "kiln_ipow(") + arg(0) + ", " +
+             arg(1) + ")";
     case OpKind::Add:
       return "(" + arg(0) + " + " + arg(1) + ")";
     case OpKind::Sub:

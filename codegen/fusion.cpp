@@ -36,6 +36,7 @@ bool rule_own_kernel(const Node& n) {
   switch (op_category(n.op)) {
     case OpCategory::kContraction:
     case OpCategory::kNormalization:
+    case OpCategory::kWindow:
       return true;
     default:
       return false;

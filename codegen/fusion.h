@@ -14,7 +14,7 @@ namespace kiln {
 enum class FusionRule {
   kGraphOutput,      // a graph output is written to memory
   kReduceBoundary,   // a reduction is a kernel root (its prologue folds into its loads)
-  kOwnKernel,        // matmul, softmax/layer_norm, indexing, triangular: a kernel root whose
+  kOwnKernel,        // matmul, softmax/layer_norm, conv/pools: a kernel root whose
                      // elementwise producers fold into its loads
   kMultiConsumer,    // elementwise node read by several consumers: computed once, stored
   kUnfused,          // fusion disabled: every compute op is its own kernel

@@ -257,6 +257,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "matmul_tiled";
     case KernelVariant::kMatmulRowBlock:
       return "matmul_rowblock";
+    case KernelVariant::kWindow:
+      return "window";
   }
   return "?";
 }
@@ -280,6 +282,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = reduce_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {
       k = norm_kernel(graph, fusion, n.id, options);
+    } else if (op_category(n.op) == OpCategory::kWindow) {
+      k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {
       k = matmul_kernel(graph, fusion, n.id, options);
     } else if (fusion.epilogue_of[n.id] >= 0) {

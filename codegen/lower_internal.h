@@ -59,4 +59,9 @@ void mark_epilogue(Kernel& k, const Node& matmul, const Node& root);
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt, NodeId epilogue_root = -1);
 
+/// Conv, MaxPool, AvgPool: one invocation per output element looping over its window, the
+/// inputs' elementwise producers folded into the loads (codegen/lower_window.cpp).
+Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt);
+
 }  // namespace kiln

@@ -126,7 +126,16 @@ Tensor mul(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor div(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor maximum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor minimum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+/// a raised to b (NumPy broadcasting and promotion). Floating: std::pow's rules (pow(x, 0) = 1
+/// even for NaN x, a negative base with an integral exponent keeps its sign, with a
+/// non-integral one gives NaN). Integer: exact, wrapping like mul; a negative exponent gives
+/// 1 / a^|b| truncated toward zero (0 unless a is 1 or -1).
+Tensor pow(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor neg(const Tensor& a, Loc loc = Loc::current());
+/// |a|; integers keep their dtype (the most negative value wraps to itself).
+Tensor abs(const Tensor& a, Loc loc = Loc::current());
+/// -1, 0 or 1 by the sign of a (its dtype); NaN stays NaN and -0.0 stays -0.0.
+Tensor sign(const Tensor& a, Loc loc = Loc::current());
 Tensor exp(const Tensor& a, Loc loc = Loc::current());
 Tensor log(const Tensor& a, Loc loc = Loc::current());
 Tensor sqrt(const Tensor& a, Loc loc = Loc::current());
@@ -208,6 +217,38 @@ Tensor slice(const Tensor& a, int64_t axis, int64_t start, int64_t end, int64_t 
 /// Upper / lower triangle of the last two dims (elements with col - row >= / <= diagonal).
 Tensor triu(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
 Tensor tril(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
+/// ONNX GatherND: `indices` (i32/i64, rank q >= 1, last dim m) picks slices of `data` (rank r):
+/// the first `batch_dims` dims of both are batch dims and must be equal; the result has shape
+/// indices.shape[:-1] + data.shape[batch_dims + m:]. Negative indices count from the end of
+/// their dim; indices outside [-size, size) are an error (the device clamps them).
+Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims = 0,
+                 Loc loc = Loc::current());
+
+// Convolution and pooling (ONNX semantics) over x = [N, C, D1, ..., Dk], k = 1, 2 or 3 spatial
+// dims. Per spatial dim: strides (default 1), dilations (default 1); pads holds the k begin
+// pads then the k end pads (default 0), as ONNX orders them. An empty vector takes the
+// defaults. Output length per dim: floor((D + pad_begin + pad_end - dilation * (kernel - 1) - 1)
+// / stride) + 1; ceil_mode rounds up instead, dropping a last window that would start in the
+// end padding. auto_pad is the caller's: pass the explicit pads.
+/// ONNX Conv: weight [C_out, C / groups, K1, ..., Kk], optional bias [C_out] (pass Tensor() for
+/// none); the result is [N, C_out, O1, ..., Ok]. Floating point, accumulated in float.
+Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+            std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
+            std::vector<int64_t> dilations = {}, int64_t groups = 1, Loc loc = Loc::current());
+/// ONNX MaxPool (the values output): the maximum over each window, padding ignored; NaN
+/// propagates. Floating point or integer.
+Tensor max_pool(const Tensor& x, std::vector<int64_t> kernel_shape,
+                std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
+                std::vector<int64_t> dilations = {}, bool ceil_mode = false,
+                Loc loc = Loc::current());
+/// ONNX AveragePool: the mean over each window. count_include_pad = false divides by the
+/// number of window elements inside the input; true by the number inside the padded input
+/// (pad_begin .. D + pad_end; positions past that, which ceil_mode can add, never count).
+/// Floating point.
+Tensor avg_pool(const Tensor& x, std::vector<int64_t> kernel_shape,
+                std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
+                std::vector<int64_t> dilations = {}, bool ceil_mode = false,
+                bool count_include_pad = false, Loc loc = Loc::current());
 
 // Views: never copy inside a compiled graph (folded into index math).
 /// One dim of `shape` may be -1 (inferred from the element count).

@@ -56,11 +56,19 @@ std::string sym_meta_str(const Node& n, std::span<const int64_t> values) {
 }
 
 /// Sizes a device kernel reads through without a guard of its own: a concat part, or the axis
-/// an index_select / gather clamps into. Static kernels skip empty ones; a symbolic one that is
-/// 0 at run time sends that call to the interpreter.
+/// an index_select / gather / gather_nd clamps into. Static kernels skip empty ones; a symbolic one
+/// that is 0 at run time sends that call to the interpreter.
 std::vector<SymInt> nonempty_sizes(const Graph& g) {
   std::vector<SymInt> out;
   for (const Node& n : g.nodes()) {
+    if (n.op == OpKind::GatherND) {  // the data dims its index tuples clamp into
+      const SymShape& data = g.node(n.inputs[0]).sym;
+      const auto b = static_cast<size_t>(n.attrs.index);
+      const auto m = static_cast<size_t>(g.node(n.inputs[1]).meta.shape.back());
+      for (size_t i = b; i < b + m; ++i)
+        if (!data[i].is_constant()) out.push_back(data[i]);
+      continue;
+    }
     if (n.op != OpKind::Concat && n.op != OpKind::IndexSelect && n.op != OpKind::Gather) continue;
     const int rank = n.meta.rank();
     const auto axis = static_cast<size_t>(n.attrs.axis < 0 ? n.attrs.axis + rank : n.attrs.axis);

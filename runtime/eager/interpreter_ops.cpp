@@ -10,12 +10,14 @@
 //     * compare: both inputs converted to the compute type of promote_types(a, b) (float for
 //       f16/f32, int64 otherwise), result bool. IEEE rules: NaN compares unequal to everything.
 //     * where(c, x, y): x and y converted to the compute type of the output, c != 0 selects x.
-//   Unary: neg; exp, log, sqrt, tanh via std:: on float; rsqrt = 1 / sqrt(x);
+//   Unary: neg; abs (integers wrap: abs(INT_MIN) = INT_MIN; abs(-0.0) = 0.0); sign (-1, 0, 1;
+//     NaN and -0.0 pass through); exp, log, sqrt, tanh via std:: on float; rsqrt = 1 / sqrt(x);
 //     sigmoid = 1 / (1 + exp(-x)); relu = (x < 0 ? 0 : x) (NaN and -0 pass through; ints too);
 //     gelu = 0.5 * x * (1 + erf(x / sqrt(2))) in float; erf = std::erf; silu = x * sigmoid(x);
 //     gelu_tanh = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
 //   Binary: add, sub, mul; div is always float true division (IEEE: x/0 = +-inf, 0/0 = NaN);
-//     maximum/minimum propagate NaN (if either operand is NaN the result is NaN).
+//     maximum/minimum propagate NaN (if either operand is NaN the result is NaN); pow is
+//     std::pow in float, exact by squaring for integers (negative exponents: 1 / a^|b| truncated).
 //   Cast: the input's natural compute type (float or int64) encoded into the target dtype:
 //     float -> int truncates toward zero and clamps to the target range (NaN -> 0);
 //     i64 -> i32 wraps; anything -> bool is (x != 0); bool -> number is 0/1.
@@ -102,6 +104,23 @@ C minimum(C a, C b) {
   return (is_nan(a) || a < b) ? a : b;
 }
 
+/// std::pow in float; integers exactly by squaring with wraparound, a negative exponent
+/// truncating 1 / a^|b| toward zero.
+template <typename C>
+C power(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) != 0 ? -1 : 1) : 0);
+    uint64_t r = 1, x = u(a);
+    for (uint64_t e = u(b); e != 0; e >>= 1) {
+      if ((e & 1) != 0) r *= x;
+      x *= x;
+    }
+    return wrap(r);
+  } else {
+    return std::pow(a, b);
+  }
+}
+
 /// Calls fn(Id<C>{}) with C the compute type of `dtype`: float for f16/f32, int64 otherwise.
 template <typename Fn>
 Status with_compute_type(DType dtype, Fn&& fn) {
@@ -142,6 +161,10 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
       return run([](C x) { return neg(x); });
     case OpKind::Relu:
       return run([](C x) { return x < C(0) ? C(0) : x; });
+    case OpKind::Abs:
+      return run([](C x) { return x < C(0) ? neg(x) : (x == C(0) ? C(0) : x); });
+    case OpKind::Sign:
+      return run([](C x) { return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x); });
     default:
       break;
   }
@@ -191,6 +214,8 @@ Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor
       return run([](C a, C b) { return maximum(a, b); });
     case OpKind::Minimum:
       return run([](C a, C b) { return minimum(a, b); });
+    case OpKind::Pow:
+      return run([](C a, C b) { return power(a, b); });
     case OpKind::Div:
       if constexpr (std::is_floating_point_v<C>) return run([](C a, C b) { return a / b; });
       break;
@@ -373,6 +398,7 @@ Status eval_full(const Node& node, HostTensor& out) {
 
 Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   if (node.op == OpKind::Full) return eval_full(node, out);
+  if (is_window_kernel(node.op)) return eval_window(node, ins, out);
   if (is_nn_kernel(node.op)) return eval_nn(node, ins, out);
   if (is_elementwise(node.op)) return eval_elementwise(node, ins, out);
   if (is_reduce(node.op)) return eval_reduce(node, *ins[0], out);

@@ -175,6 +175,10 @@ bool is_nn_kernel(OpKind op);
 /// Evaluates a node for which is_nn_kernel() holds (same contract as eval_node).
 Status eval_nn(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 
+/// True for Conv, MaxPool, AvgPool and GatherND (interpreter_window.cpp).
+bool is_window_kernel(OpKind op);
+Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+
 /// Evaluates one non-source node. `ins` match the node's input metas; `out` is allocated with
 /// node.meta.
 Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);

@@ -131,6 +131,19 @@ std::string Attrs::str(OpKind op) const {
       return "shape=" + dims_str(dims);
     case OpKind::Permute:
       return "perm=" + dims_str(dims);
+    case OpKind::GatherND:
+      return "batch_dims=" + std::to_string(index);
+    case OpKind::Conv:
+    case OpKind::MaxPool:
+    case OpKind::AvgPool: {
+      std::string s = op == OpKind::Conv ? "groups=" + std::to_string(window.groups)
+                                         : "kernel=" + dims_str(window.kernel);
+      s += ", strides=" + dims_str(window.strides) + ", pads=" + dims_str(window.pads) +
+           ", dilations=" + dims_str(window.dilations);
+      if (op != OpKind::Conv && window.ceil_mode) s += ", ceil_mode";
+      if (op == OpKind::AvgPool && window.count_include_pad) s += ", count_include_pad";
+      return s;
+    }
     default:
       return "";
   }
@@ -202,7 +215,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     case OpCategory::kUnary: {
       DType dt = ins[0].dtype;
       if (dt == DType::kBool) return op_error(op, ins, "not defined for bool tensors");
-      bool int_ok = op == OpKind::Neg || op == OpKind::Relu;
+      bool int_ok =
+          op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs || op == OpKind::Sign;
       if (!int_ok && !is_floating(dt)) dt = DType::kF32;  // exp(int) -> f32, as in PyTorch
       return TensorMeta{dt, ins[0].shape};
     }
@@ -290,11 +304,15 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
         return op_error(op, ins, "cannot expand to " + dims_str(attrs.dims));
       return TensorMeta{ins[0].dtype, attrs.dims};
     }
+    case OpCategory::kIndexing:
+      if (op == OpKind::GatherND) return detail::infer_meta_window(op, ins, attrs);
+      return detail::infer_meta_nn(op, ins, attrs);
     case OpCategory::kContraction:
     case OpCategory::kNormalization:
-    case OpCategory::kIndexing:
     case OpCategory::kTriangular:
       return detail::infer_meta_nn(op, ins, attrs);
+    case OpCategory::kWindow:
+      return detail::infer_meta_window(op, ins, attrs);
   }
   unreachable("bad op category");
 }

@@ -30,7 +30,8 @@ enum class OpCategory : uint8_t {
   kContraction,    // MatMul
   kNormalization,  // Softmax, LogSoftmax, LayerNorm
   kIndexing,       // Gather, IndexSelect, Concat, Slice (not folded as views by codegen)
-  kTriangular      // Triu, Tril: elementwise, masked by the element's (row, column)
+  kTriangular,     // Triu, Tril: elementwise, masked by the element's (row, column)
+  kWindow          // Conv, MaxPool, AvgPool: NC[D]HW tensors, a window per output element
 };
 
 const char* op_name(OpKind op);
@@ -62,6 +63,9 @@ bool is_source(OpKind op);
 ///   Gather/IndexSelect/Concat: axis.  Slice: axis and dims = {start, end, step} as written by
 ///     the caller (Python rules: negative counts from the end, out-of-range clamps; step > 0).
 ///   Triu/Tril: index = diagonal offset (0 = main diagonal, > 0 above, < 0 below).
+///   GatherND: index = batch_dims.
+///   Conv/MaxPool/AvgPool: window (below); Conv reads groups, the pools kernel, ceil_mode and
+///     (AvgPool) count_include_pad.
 struct Attrs {
   int64_t index = 0;
   double scalar = 0.0;
@@ -72,6 +76,16 @@ struct Attrs {
   bool trans_a = false;
   bool trans_b = false;
   std::vector<double> range;
+  /// Spatial window of Conv / MaxPool / AvgPool, one entry per spatial dim (pads: the begin
+  /// values of every dim, then the end values, as ONNX orders them).
+  struct Window {
+    std::vector<int64_t> kernel;  // pools only (conv takes it from the weight)
+    std::vector<int64_t> strides, pads, dilations;
+    int64_t groups = 1;
+    bool ceil_mode = false;
+    bool count_include_pad = false;
+    bool operator==(const Window&) const = default;
+  } window;
 
   bool operator==(const Attrs&) const = default;
   std::string str(OpKind op) const;
@@ -100,7 +114,16 @@ Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& w
 /// Shape rules of the Contraction, Normalization, Indexing and Triangular categories and of
 /// Arange (op_rules_nn.cpp).
 Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs);
+/// Shape rules of the Window category and GatherND (op_rules_window.cpp).
+Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
+                                       const Attrs& attrs);
 }  // namespace detail
+
+/// Output length of one spatial dim of a Conv / MaxPool / AvgPool window:
+/// floor((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1, or with
+/// ceil_mode the ceiling, less a last window that would start in the end padding.
+int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
+                           int64_t pad_end, int64_t dilation, bool ceil_mode);
 
 /// Normalises reduction axes (negative -> positive, sorted, unique) against `rank`.
 Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int rank);

@@ -85,6 +85,71 @@ class SymRules {
     return out;
   }
 
+  /// A size the op's structure depends on (a window extent, gather_nd's index length) as a
+  /// constant: a symbolic one is specialised to its hint with a guard.
+  Expected<int64_t> specialise(const SymInt& v) {
+    if (v.is_constant()) return v.constant_value();
+    if (!env_)
+      return invalid_argument(std::string(op_name(op_)) + ": size " + v.str() +
+                              " must be static, and there is no shape environment to guard it");
+    KILN_ASSIGN_OR_RETURN(SymInt c, unify(v, SymInt(env_->hint(v))));
+    return c.constant_value();
+  }
+
+  /// Conv / MaxPool / AvgPool: [N, C_out, O1, ..., Ok], each O from window_output_size over
+  /// the symbols. The window must fit the padded input: recorded as a guard.
+  Expected<SymShape> window(std::span<const SymShape> ins, const Attrs& at) {
+    const Attrs::Window& w = at.window;
+    const SymShape& x = ins[0];
+    const size_t k = x.size() - 2;
+    SymShape result = {x[0], op_ == OpKind::Conv ? ins[1][0] : x[1]};
+    if (op_ == OpKind::Conv) {
+      KILN_RETURN_IF_ERROR(unify(x[1], ins[1][1] * SymInt(w.groups)).status());
+      if (ins.size() == 3) KILN_RETURN_IF_ERROR(unify(ins[2][0], ins[1][0]).status());
+    }
+    for (size_t i = 0; i < k; ++i) {
+      const SymInt& d = x[i + 2];
+      int64_t kernel = 0;
+      if (op_ == OpKind::Conv) {
+        KILN_ASSIGN_OR_RETURN(kernel, specialise(ins[1][i + 2]));
+      } else {
+        kernel = w.kernel[i];
+      }
+      const int64_t s = w.strides[i], pb = w.pads[i], pe = w.pads[i + k];
+      const int64_t extent = w.dilations[i] * (kernel - 1) + 1;
+      if (d.is_constant()) {
+        result.push_back(
+            SymInt(window_output_size(d.constant_value(), kernel, s, pb, pe, w.dilations[i],
+                                      op_ != OpKind::Conv && w.ceil_mode)));
+        continue;
+      }
+      if (env_) {
+        KILN_ASSIGN_OR_RETURN(bool fits,
+                              env_->evaluate_guarding(sym_ge(d, SymInt(extent - pb - pe)), prov_));
+        if (!fits) return invalid_argument(std::string(op_name(op_)) + ": window exceeds input");
+      }
+      const SymInt span = d + SymInt(pb + pe - extent);
+      if (op_ == OpKind::Conv || !w.ceil_mode) {
+        result.push_back(sym_floordiv(span, SymInt(s)) + SymInt(1));
+      } else {  // windows may not start in the end padding
+        result.push_back(sym_min(sym_floordiv(span + SymInt(s - 1), SymInt(s)),
+                                 sym_floordiv(d + SymInt(pb - 1), SymInt(s))) +
+                         SymInt(1));
+      }
+    }
+    return result;
+  }
+
+  /// GatherND: indices.shape[:-1] + data.shape[b + m:]; batch dims unified, m specialised.
+  Expected<SymShape> gather_nd(const SymShape& data, const SymShape& idx, int64_t b) {
+    for (size_t i = 0; i < static_cast<size_t>(b); ++i)
+      KILN_RETURN_IF_ERROR(unify(data[i], idx[i]).status());
+    KILN_ASSIGN_OR_RETURN(const int64_t m, specialise(idx.back()));
+    SymShape result(idx.begin(), idx.end() - 1);
+    result.insert(result.end(), data.begin() + b + m, data.end());
+    return result;
+  }
+
  private:
   OpKind op_;
   ShapeEnv* env_;
@@ -183,7 +248,15 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
       KILN_ASSIGN_OR_RETURN(result, r.matmul(ins[0], ins[1], attrs));
       break;
     }
+    case OpCategory::kWindow: {
+      KILN_ASSIGN_OR_RETURN(result, r.window(ins, attrs));
+      break;
+    }
     case OpCategory::kIndexing: {
+      if (op == OpKind::GatherND) {
+        KILN_ASSIGN_OR_RETURN(result, r.gather_nd(ins[0], ins[1], attrs.index));
+        break;
+      }
       const size_t rank = ins[0].size();
       const size_t d = static_cast<size_t>(attrs.axis < 0 ? attrs.axis + static_cast<int64_t>(rank)
                                                           : attrs.axis);

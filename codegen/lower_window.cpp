@@ -1,0 +1,113 @@
+// Conv, MaxPool and AvgPool as one kernel each (shaders/window.comp): one invocation per output
+// element loops over its window. The input's (and the weight's and bias's) elementwise
+// producers fold into the loads; spatial sizes are GLSL expressions (push constants when
+// symbolic), the window itself (kernel, strides, pads, dilations) is constant.
+#include <algorithm>
+#include <array>
+
+#include "codegen/lower_internal.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint32_t kWindowLocalSize = 64;
+
+/// The index of a rank-(k + 2) tensor from the kernel's (n, c, three spatial) parameters: the
+/// last k of the spatial names.
+Index window_index(const std::string& n, const std::string& c, size_t k,
+                   const std::array<std::string, 3>& spatial) {
+  Index idx = {{n, -1}, {c, -1}};
+  for (size_t i = 3 - k; i < 3; ++i) idx.push_back({spatial[i], -1});
+  return idx;
+}
+
+}  // namespace
+
+Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt) {
+  const Node& n = g.node(root);
+  const Node& x = g.node(n.inputs[0]);
+  const Attrs::Window& w = n.attrs.window;
+  const size_t k = x.sym.size() - 2, lead = 3 - k;
+  const int mode = n.op == OpKind::Conv ? 0 : n.op == OpKind::MaxPool ? 1 : 2;
+  // Accumulator: float for conv, avg_pool and floating max_pool; the integer type otherwise.
+  const DType acc = is_floating(n.meta.dtype) ? DType::kF32 : n.meta.dtype;
+  const std::string acc_t = glsl_compute_type(acc);
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  std::string body;
+  auto function = [&](const std::string& signature, NodeId node, const Index& idx) {
+    std::string v = glsl_convert(e.value(node, idx), g.node(node).meta.dtype, acc);
+    body += signature + " {\n" + e.take_body() + "  return " + v + ";\n}\n\n";
+    e.reset_scope();
+  };
+  function(acc_t + " kiln_x(uint n, uint c, uint p0, uint p1, uint p2)", x.id,
+           window_index("n", "c", k, {"p0", "p1", "p2"}));
+  if (mode == 0) {
+    function("float kiln_w(uint co, uint ci, uint k0, uint k1, uint k2)", n.inputs[1],
+             window_index("co", "ci", k, {"k0", "k1", "k2"}));
+    if (n.inputs.size() == 3)
+      function("float kiln_bias(uint co)", n.inputs[2], Index{{"co", -1}});
+    else
+      body += "float kiln_bias(uint co) { return 0.0; }\n\n";
+  }
+  std::string stored = "v";
+  if (n.meta.dtype == DType::kF16) stored = "float16_t(v)";
+  body += "void kiln_store(uint o, " + acc_t + " v) {\n  b0.data[o] = " + stored + ";\n}\n";
+
+  // Sizes (spatial dims padded to three with 1s), then the macros.
+  std::map<std::string, std::string> macros;
+  std::array<std::string, 3> in{"1u", "1u", "1u"}, out{"1u", "1u", "1u"};
+  std::array<int64_t, 3> kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0}, pad_end{0, 0, 0},
+      dil{1, 1, 1};
+  for (size_t i = 0; i < k; ++i) {
+    in[lead + i] = e.size(x.sym[2 + i]);
+    out[lead + i] = e.size(n.sym[2 + i]);
+    kernel[lead + i] = mode == 0 ? g.node(n.inputs[1]).sym[2 + i].constant_value() : w.kernel[i];
+    stride[lead + i] = w.strides[i];
+    pad[lead + i] = w.pads[i];
+    pad_end[lead + i] = w.pads[k + i];
+    dil[lead + i] = w.dilations[i];
+  }
+  const SymInt outputs = sym_numel(n.sym);
+  macros["KILN_OUTPUTS"] = e.size(outputs);
+  macros["KILN_C_OUT"] = e.size(n.sym[1]);
+  if (mode == 0) {
+    const SymInt cg = g.node(n.inputs[1]).sym[1];
+    macros["KILN_CG"] = e.size(cg);
+    macros["KILN_OG"] = e.size(sym_floordiv(n.sym[1], SymInt(w.groups)));
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string d = std::to_string(i);
+    macros["KILN_I" + d] = in[i];
+    macros["KILN_O" + d] = out[i];
+    macros["KILN_K" + d] = std::to_string(kernel[i]);
+    macros["KILN_S" + d] = std::to_string(stride[i]) + "u";
+    macros["KILN_P" + d] = std::to_string(pad[i]);
+    macros["KILN_PE" + d] = std::to_string(pad_end[i]);
+    macros["KILN_D" + d] = std::to_string(dil[i]);
+  }
+  macros["KILN_MODE"] = std::to_string(mode);
+  macros["ACC_T"] = acc_t;
+  if (acc == DType::kF32) {
+    macros["KILN_LOWEST"] = "(-KILN_INF)";
+    macros["KILN_MAX(a, b)"] = "kiln_maximum(a, b)";
+  } else {
+    // No 64-bit literal: the macros precede #extension.
+    macros["KILN_LOWEST"] = acc == DType::kI32 ? "int(0x80000000)" : "(int64_t(1) << 63)";
+    macros["KILN_MAX(a, b)"] = "max(a, b)";
+  }
+  macros["KILN_COUNT_INCLUDE_PAD"] = w.count_include_pad ? "1" : "0";
+
+  KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
+  kern.local_size = std::min(kWindowLocalSize, opt.caps.max_workgroup_invocations);
+  kern.groups = {groups_for(outputs, kern.local_size), 1, 1};
+  macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
+  KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,
+                                                 std::move(macros), kern));
+  return kern;
+}
+
+}  // namespace kiln

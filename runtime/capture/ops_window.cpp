@@ -1,0 +1,73 @@
+// The Tensor op functions an ONNX front end needs beyond the transformer set: pow, abs, sign,
+// gather_nd, conv and the pools. Window attributes are completed here (empty vectors take
+// their defaults), so a graph's printed attributes, and with them its cache keys, are canonical.
+#include <string>
+
+#include "capture/trace.h"
+
+namespace kiln {
+namespace {
+
+/// Fills defaulted window vectors for `k` spatial dims of `x` (checked by the shape rule).
+Attrs::Window window_attrs(const Tensor& x, std::vector<int64_t> kernel,
+                           std::vector<int64_t> strides, std::vector<int64_t> pads,
+                           std::vector<int64_t> dilations) {
+  const size_t k = x.defined() && x.dim() > 2 ? static_cast<size_t>(x.dim() - 2) : 0;
+  Attrs::Window w;
+  w.kernel = std::move(kernel);
+  w.strides = strides.empty() ? std::vector<int64_t>(k, 1) : std::move(strides);
+  w.pads = pads.empty() ? std::vector<int64_t>(2 * k, 0) : std::move(pads);
+  w.dilations = dilations.empty() ? std::vector<int64_t>(k, 1) : std::move(dilations);
+  return w;
+}
+
+}  // namespace
+
+Tensor pow(const Tensor& a, const Tensor& b, Loc loc) {
+  return apply_op(OpKind::Pow, {a, b}, {}, loc);
+}
+Tensor abs(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Abs, {a}, {}, loc);
+}
+Tensor sign(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Sign, {a}, {}, loc);
+}
+
+Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims, Loc loc) {
+  Attrs attrs;
+  attrs.index = batch_dims;
+  return apply_op(OpKind::GatherND, {data, indices}, std::move(attrs), loc);
+}
+
+Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias, std::vector<int64_t> strides,
+            std::vector<int64_t> pads, std::vector<int64_t> dilations, int64_t groups, Loc loc) {
+  Attrs attrs;
+  attrs.window = window_attrs(x, {}, std::move(strides), std::move(pads), std::move(dilations));
+  attrs.window.groups = groups;
+  std::vector<Tensor> ins = {x, weight};
+  if (bias.defined()) ins.push_back(bias);
+  return apply_op(OpKind::Conv, ins, std::move(attrs), loc);
+}
+
+Tensor max_pool(const Tensor& x, std::vector<int64_t> kernel_shape, std::vector<int64_t> strides,
+                std::vector<int64_t> pads, std::vector<int64_t> dilations, bool ceil_mode,
+                Loc loc) {
+  Attrs attrs;
+  attrs.window = window_attrs(x, std::move(kernel_shape), std::move(strides), std::move(pads),
+                              std::move(dilations));
+  attrs.window.ceil_mode = ceil_mode;
+  return apply_op(OpKind::MaxPool, {x}, std::move(attrs), loc);
+}
+
+Tensor avg_pool(const Tensor& x, std::vector<int64_t> kernel_shape, std::vector<int64_t> strides,
+                std::vector<int64_t> pads, std::vector<int64_t> dilations, bool ceil_mode,
+                bool count_include_pad, Loc loc) {
+  Attrs attrs;
+  attrs.window = window_attrs(x, std::move(kernel_shape), std::move(strides), std::move(pads),
+                              std::move(dilations));
+  attrs.window.ceil_mode = ceil_mode;
+  attrs.window.count_include_pad = count_include_pad;
+  return apply_op(OpKind::AvgPool, {x}, std::move(attrs), loc);
+}
+
+}  // namespace kiln

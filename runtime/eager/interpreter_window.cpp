@@ -1,0 +1,221 @@
+// The CPU interpreter's kernels for the Window ops and GatherND (reference semantics, ONNX's):
+//   Conv: out[n, co, o..] = bias[co] + sum over ci < C / groups and the window of
+//     x[n, g * C / groups + ci, o * stride - pad_begin + k * dilation] * w[co, ci, k..], with
+//     g = co / (C_out / groups); positions in the padding contribute nothing. Accumulated in
+//     double, rounded to the output dtype.
+//   MaxPool: the maximum over the window's positions inside the input (NaN propagates; a
+//     window with no position inside the input gives -inf, or the integer minimum).
+//   AvgPool: the double sum over positions inside the input divided by their count, or with
+//     count_include_pad by the count of positions inside the padded input
+//     [-pad_begin, D + pad_end) per dim (0 / 0 = NaN for an empty window).
+//   GatherND: data[batch.., indices[i.., 0..m), rest..]; an index in [-size, 0) counts from the
+//     end, one outside [-size, size) is an error Status naming it.
+// Spatial dims are handled as three, missing ones having size 1 and a trivial window.
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "eager/interpreter_ops.h"
+
+namespace kiln::eager {
+namespace {
+
+/// A window op's geometry over exactly three spatial dims.
+struct Geometry {
+  int64_t n = 1, c = 1, c_out = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0},
+      pad_end{0, 0, 0}, dil{1, 1, 1};
+};
+
+Geometry geometry(const Node& node, const Shape& x, const Shape& out, const Shape* w) {
+  Geometry g;
+  const auto& at = node.attrs.window;
+  const size_t k = x.size() - 2, lead = 3 - k;
+  g.n = x[0];
+  g.c = x[1];
+  g.c_out = out[1];
+  for (size_t i = 0; i < k; ++i) {
+    g.in[lead + i] = x[2 + i];
+    g.out[lead + i] = out[2 + i];
+    g.kernel[lead + i] = w ? (*w)[2 + i] : at.kernel[i];
+    g.stride[lead + i] = at.strides[i];
+    g.pad[lead + i] = at.pads[i];
+    g.pad_end[lead + i] = at.pads[k + i];
+    g.dil[lead + i] = at.dilations[i];
+  }
+  return g;
+}
+
+/// Calls fn(n, c, o[3], out_offset) for every output element in row-major order.
+template <typename Fn>
+void for_each_output(const Geometry& g, Fn&& fn) {
+  int64_t o = 0;
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t c = 0; c < g.c_out; ++c)
+      for (int64_t a = 0; a < g.out[0]; ++a)
+        for (int64_t b = 0; b < g.out[1]; ++b)
+          for (int64_t d = 0; d < g.out[2]; ++d) fn(n, c, std::array<int64_t, 3>{a, b, d}, o++);
+}
+
+/// Calls fn(offset within one [D, H, W] plane, window index) for the window positions of output
+/// position `o` that lie inside the input.
+template <typename Fn>
+void for_each_tap(const Geometry& g, const std::array<int64_t, 3>& o, Fn&& fn) {
+  for (int64_t a = 0; a < g.kernel[0]; ++a) {
+    const int64_t p0 = o[0] * g.stride[0] - g.pad[0] + a * g.dil[0];
+    if (p0 < 0 || p0 >= g.in[0]) continue;
+    for (int64_t b = 0; b < g.kernel[1]; ++b) {
+      const int64_t p1 = o[1] * g.stride[1] - g.pad[1] + b * g.dil[1];
+      if (p1 < 0 || p1 >= g.in[1]) continue;
+      for (int64_t d = 0; d < g.kernel[2]; ++d) {
+        const int64_t p2 = o[2] * g.stride[2] - g.pad[2] + d * g.dil[2];
+        if (p2 < 0 || p2 >= g.in[2]) continue;
+        fn((p0 * g.in[1] + p1) * g.in[2] + p2, (a * g.kernel[1] + b) * g.kernel[2] + d);
+      }
+    }
+  }
+}
+
+/// Window positions of output `o` inside the padded input [-pad, in + pad_end) per dim.
+int64_t padded_count(const Geometry& g, const std::array<int64_t, 3>& o) {
+  int64_t count = 1;
+  for (size_t i = 0; i < 3; ++i) {
+    int64_t c = 0;
+    for (int64_t k = 0; k < g.kernel[i]; ++k) {
+      const int64_t p = o[i] * g.stride[i] - g.pad[i] + k * g.dil[i];
+      c += p >= -g.pad[i] && p < g.in[i] + g.pad_end[i];
+    }
+    count *= c;
+  }
+  return count;
+}
+
+Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  const Geometry g = geometry(node, ins[0]->meta.shape, out.meta.shape, &ins[1]->meta.shape);
+  const int64_t groups = node.attrs.window.groups;
+  const int64_t cg = g.c / groups, og = g.c_out / groups;
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  Reader<double> x = reader<double>(*ins[0]), w = reader<double>(*ins[1]);
+  const bool has_bias = ins.size() == 3;
+  Reader<double> bias = has_bias ? reader<double>(*ins[2]) : Reader<double>{};
+  Writer<double> wr = writer<double>(out);
+  for_each_output(g, [&](int64_t n, int64_t co, const std::array<int64_t, 3>& o, int64_t at) {
+    double acc = has_bias ? bias(co) : 0.0;
+    const int64_t c0 = (co / og) * cg;
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      const int64_t xbase = (n * g.c + c0 + ci) * plane, wbase = (co * cg + ci) * taps;
+      for_each_tap(g, o, [&](int64_t p, int64_t t) { acc += x(xbase + p) * w(wbase + t); });
+    }
+    wr(at, acc);
+  });
+  return {};
+}
+
+template <typename C>
+Status max_pool(const Node& node, const HostTensor& in, HostTensor& out) {
+  const Geometry g = geometry(node, in.meta.shape, out.meta.shape, nullptr);
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+  Reader<C> x = reader<C>(in);
+  Writer<C> wr = writer<C>(out);
+  C lowest = -std::numeric_limits<C>::infinity();
+  if constexpr (std::is_integral_v<C>)
+    lowest = out.meta.dtype == DType::kI32 ? std::numeric_limits<int32_t>::lowest()
+                                           : std::numeric_limits<int64_t>::lowest();
+  for_each_output(g, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& o, int64_t at) {
+    C acc = lowest;
+    const int64_t base = (n * g.c + c) * plane;
+    for_each_tap(g, o, [&](int64_t p, int64_t) {
+      const C v = x(base + p);
+      if constexpr (std::is_floating_point_v<C>) {
+        if (std::isnan(acc)) return;
+        if (std::isnan(v) || v > acc) acc = v;
+      } else {
+        if (v > acc) acc = v;
+      }
+    });
+    wr(at, acc);
+  });
+  return {};
+}
+
+Status avg_pool(const Node& node, const HostTensor& in, HostTensor& out) {
+  const Geometry g = geometry(node, in.meta.shape, out.meta.shape, nullptr);
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+  const bool include_pad = node.attrs.window.count_include_pad;
+  Reader<double> x = reader<double>(in);
+  Writer<double> wr = writer<double>(out);
+  for_each_output(g, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& o, int64_t at) {
+    double sum = 0;
+    int64_t count = 0;
+    const int64_t base = (n * g.c + c) * plane;
+    for_each_tap(g, o, [&](int64_t p, int64_t) {
+      sum += x(base + p);
+      ++count;
+    });
+    if (include_pad) count = padded_count(g, o);
+    wr(at, sum / static_cast<double>(count));
+  });
+  return {};
+}
+
+Status gather_nd(const Node& node, const HostTensor& data, const HostTensor& idx, HostTensor& out) {
+  const Shape& ds = data.meta.shape;
+  const Shape& is = idx.meta.shape;
+  const size_t b = static_cast<size_t>(node.attrs.index), m = static_cast<size_t>(is.back());
+  int64_t batch = 1, rows = 1, slice = 1;  // rows: index tuples per batch element
+  for (size_t i = 0; i < b; ++i) batch *= ds[i];
+  for (size_t i = b; i + 1 < is.size(); ++i) rows *= is[i];
+  for (size_t i = b + m; i < ds.size(); ++i) slice *= ds[i];
+  int64_t per_batch = slice;  // data elements per batch element
+  for (size_t i = b; i < b + m; ++i) per_batch *= ds[i];
+  const size_t es = dtype_size(data.meta.dtype);
+  Reader<int64_t> ix = reader<int64_t>(idx);
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t off = 0;
+      for (size_t j = 0; j < m; ++j) {
+        const int64_t size = ds[b + j];
+        int64_t v = ix((bi * rows + r) * static_cast<int64_t>(m) + static_cast<int64_t>(j));
+        if (v < -size || v >= size)
+          return invalid_argument("gather_nd: index " + std::to_string(v) + " is out of range [" +
+                                  std::to_string(-size) + ", " + std::to_string(size) +
+                                  ") for data dim " + std::to_string(b + j));
+        off = off * size + (v < 0 ? v + size : v);
+      }
+      const int64_t src = bi * per_batch + off * slice, dst = (bi * rows + r) * slice;
+      if (slice > 0)
+        std::memcpy(out.data.data() + static_cast<size_t>(dst) * es,
+                    data.data.data() + static_cast<size_t>(src) * es,
+                    static_cast<size_t>(slice) * es);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_window_kernel(OpKind op) {
+  return op_category(op) == OpCategory::kWindow || op == OpKind::GatherND;
+}
+
+Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  switch (node.op) {
+    case OpKind::Conv:
+      return conv(node, ins, out);
+    case OpKind::MaxPool:
+      if (is_floating(out.meta.dtype)) return max_pool<float>(node, *ins[0], out);
+      return max_pool<int64_t>(node, *ins[0], out);
+    case OpKind::AvgPool:
+      return avg_pool(node, *ins[0], out);
+    case OpKind::GatherND:
+      return gather_nd(node, *ins[0], *ins[1], out);
+    default:
+      break;
+  }
+  return internal_error(std::string("not a window op: ") + op_name(node.op));
+}
+
+}  // namespace kiln::eager

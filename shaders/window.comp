@@ -1,0 +1,106 @@
+#version 450
+// Window ops (conv, max_pool, avg_pool) over NC[D]HW tensors: one invocation per output element
+// (grid-stride), looping over its window; spatial dims are always three here, the missing
+// leading ones of a 1-D or 2-D op having size 1 and a trivial window. Codegen supplies
+// kiln_extensions.glsl and kiln_kernel.glsl with the bindings and
+//   ACC_T kiln_x(uint n, uint c, uint p0, uint p1, uint p2)  the input (fused prologue)
+//   float kiln_w(uint co, uint ci, uint k0, uint k1, uint k2)  conv: the weight
+//   float kiln_bias(uint co)                                   conv: the bias (or 0)
+//   void kiln_store(uint o, ACC_T v)                           the store
+// and the macros KILN_LOCAL_SIZE, KILN_OUTPUTS, KILN_C_OUT (output channels), KILN_I0..2 and
+// KILN_O0..2 (input and output spatial sizes), KILN_K0..2, KILN_S0..2, KILN_P0..2 (begin pads),
+// KILN_PE0..2 (end pads), KILN_D0..2 (dilations), KILN_MODE (0 conv, 1 max, 2 avg), ACC_T,
+// KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b), KILN_CG / KILN_OG (conv: input
+// and output channels per group) and KILN_COUNT_INCLUDE_PAD (avg).
+#extension GL_GOOGLE_include_directive : require
+#include "kiln_extensions.glsl"
+#include "common/kiln_common.glsl"
+
+layout(local_size_x = KILN_LOCAL_SIZE) in;
+
+#include "kiln_kernel.glsl"
+
+// Window positions of one dim inside [lo, hi) (avg_pool's padded count).
+int kiln_count(int base, int k, int dil, int lo, int hi) {
+  int c = 0;
+  for (int i = 0; i < k; ++i) {
+    const int p = base + i * dil;
+    c += (p >= lo && p < hi) ? 1 : 0;
+  }
+  return c;
+}
+
+void main() {
+  const uint stride = gl_NumWorkGroups.x * KILN_LOCAL_SIZE;
+  const int i0 = int(KILN_I0), i1 = int(KILN_I1), i2 = int(KILN_I2);
+  for (uint o = gl_GlobalInvocationID.x; o < KILN_OUTPUTS; o += stride) {
+    uint t = o;
+    const uint q2 = t % KILN_O2;
+    t /= KILN_O2;
+    const uint q1 = t % KILN_O1;
+    t /= KILN_O1;
+    const uint q0 = t % KILN_O0;
+    t /= KILN_O0;
+    const uint c = t % KILN_C_OUT;
+    const uint n = t / KILN_C_OUT;
+    const int b0 = int(q0 * KILN_S0) - KILN_P0;
+    const int b1 = int(q1 * KILN_S1) - KILN_P1;
+    const int b2 = int(q2 * KILN_S2) - KILN_P2;
+#if KILN_MODE == 0
+    float acc = kiln_bias(c);
+    const uint c0 = (c / KILN_OG) * KILN_CG;
+    for (uint ci = 0u; ci < KILN_CG; ++ci) {
+      for (int k0 = 0; k0 < KILN_K0; ++k0) {
+        const int p0 = b0 + k0 * KILN_D0;
+        if (p0 < 0 || p0 >= i0) continue;
+        for (int k1 = 0; k1 < KILN_K1; ++k1) {
+          const int p1 = b1 + k1 * KILN_D1;
+          if (p1 < 0 || p1 >= i1) continue;
+          for (int k2 = 0; k2 < KILN_K2; ++k2) {
+            const int p2 = b2 + k2 * KILN_D2;
+            if (p2 < 0 || p2 >= i2) continue;
+            acc += kiln_x(n, c0 + ci, uint(p0), uint(p1), uint(p2)) *
+                   kiln_w(c, ci, uint(k0), uint(k1), uint(k2));
+          }
+        }
+      }
+    }
+    kiln_store(o, acc);
+#else
+#if KILN_MODE == 1
+    ACC_T acc = KILN_LOWEST;
+#else
+    ACC_T acc = ACC_T(0);
+    int count = 0;
+#endif
+    for (int k0 = 0; k0 < KILN_K0; ++k0) {
+      const int p0 = b0 + k0 * KILN_D0;
+      if (p0 < 0 || p0 >= i0) continue;
+      for (int k1 = 0; k1 < KILN_K1; ++k1) {
+        const int p1 = b1 + k1 * KILN_D1;
+        if (p1 < 0 || p1 >= i1) continue;
+        for (int k2 = 0; k2 < KILN_K2; ++k2) {
+          const int p2 = b2 + k2 * KILN_D2;
+          if (p2 < 0 || p2 >= i2) continue;
+          const ACC_T v = kiln_x(n, c, uint(p0), uint(p1), uint(p2));
+#if KILN_MODE == 1
+          acc = KILN_MAX(acc, v);
+#else
+          acc += v;
+          ++count;
+#endif
+        }
+      }
+    }
+#if KILN_MODE == 2
+#if KILN_COUNT_INCLUDE_PAD
+    count = kiln_count(b0, KILN_K0, KILN_D0, -KILN_P0, i0 + KILN_PE0) *
+            kiln_count(b1, KILN_K1, KILN_D1, -KILN_P1, i1 + KILN_PE1) *
+            kiln_count(b2, KILN_K2, KILN_D2, -KILN_P2, i2 + KILN_PE2);
+#endif
+    acc /= float(count);
+#endif
+    kiln_store(o, acc);
+#endif
+  }
+}

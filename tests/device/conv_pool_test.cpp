@@ -1,0 +1,224 @@
+// The ONNX-front-end ops on Vulkan against the interpreter, on fresh random data into poisoned
+// memory, eagerly and compiled: pow / abs / sign (fused elementwise, vec4 and scalar), conv
+// (1-D/2-D/3-D, padding, strides, dilations, groups, bias, fused producers), max_pool and
+// avg_pool (ceil_mode, count_include_pad, dilations, integer and f16 inputs), gather_nd
+// (batch_dims, negative indices, fused into a consumer), and symbolic sizes (one pipeline set
+// for several shapes).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "device/test_util.h"
+
+namespace kiln {
+namespace {
+
+using test::Dist;
+using test::Tol;
+using V = std::vector<int64_t>;
+
+class DeviceConvPool : public test::DeviceOpTest {
+ protected:
+  /// Random valid gather_nd indices: `rows` tuples of m = dims.size() entries, each entry in
+  /// [-dim, dim) (negative ones count from the end).
+  Tensor nd_indices(Shape shape, const V& dims, DType dt) {
+    std::vector<double> v;
+    for (int64_t i = 0; i < numel(shape); ++i) {
+      const int64_t d = dims[static_cast<size_t>(i) % dims.size()];
+      std::uniform_int_distribution<int64_t> u(-d, d - 1);
+      v.push_back(static_cast<double>(u(rng_)));
+    }
+    return test::tensor_from_doubles(dt, shape, v);
+  }
+};
+
+std::string window_label(const std::string& op, const Shape& x, const V& k, const V& s, const V& p,
+                         const V& d) {
+  return op + " x" + shape_str(x) + " k" + shape_str(k) + " s" + shape_str(s) + " p" +
+         shape_str(p) + " d" + shape_str(d);
+}
+
+TEST_F(DeviceConvPool, PowAbsSign) {
+  const Tol tol{2e-5, 1e-6};
+  // Negative bases with integral exponents, fractional exponents (NaN for negative bases), 0.
+  Tensor base = rnd(DType::kF32, {7, 12}, Dist::uniform(-3, 3).with_zeros(0.1));
+  Tensor e_int = cast(rnd(DType::kI32, {7, 12}, Dist::uniform(-4, 5)), DType::kF32);
+  Tensor e_frac = rnd(DType::kF32, {12}, Dist::uniform(-2, 2).with_zeros(0.1));
+  check(
+      "pow f32 ^ integral (vec4)", tol,
+      [](const Tensor& a, const Tensor& b) { return pow(a, b) * 0.5; }, base, e_int);
+  check(
+      "pow f32 ^ fractional, broadcast", tol,
+      [](const Tensor& a, const Tensor& b) { return pow(a, b) + 1.0; }, base, e_frac);
+  check(
+      "pow scalar exponent, odd shape", tol,
+      [](const Tensor& a) { return pow(abs(a) + 0.5, scalar(2.5)); }, rnd(DType::kF32, {5, 3}));
+  for (DType dt : {DType::kI32, DType::kI64}) {
+    Tensor a = rnd(dt, {3, 5, 7}, Dist::uniform(-9, 9));
+    Tensor b = rnd(dt, {5, 7}, Dist::uniform(-3, 40));
+    check(
+        std::string("pow ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& x, const Tensor& y) { return pow(x, y); }, a, b);
+    check(
+        std::string("abs/sign ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& x) { return abs(x) * sign(x) - x; }, a);
+  }
+  check(
+      "pow f16", Tol::for_dtype(DType::kF16),
+      [](const Tensor& a, const Tensor& b) { return pow(a, b); },
+      rnd(DType::kF16, {9}, Dist::positive(0.5, 2)), rnd(DType::kF16, {9}, Dist::uniform(-3, 3)));
+  check(
+      "abs, sign f32", Tol::exact(), [](const Tensor& x) { return abs(x) + sign(x) * 10.0; },
+      rnd(DType::kF32, {3, 11}, Dist{}.with_zeros(0.2)));
+}
+
+struct ConvCase {
+  Shape x, w;
+  V s, p, d;
+  int64_t groups;
+  bool bias;
+};
+
+TEST_F(DeviceConvPool, Conv) {
+  const std::vector<ConvCase> cases = {
+      {{2, 3, 11}, {4, 3, 3}, {2}, {1, 2}, {1}, 1, true},
+      {{1, 4, 7}, {4, 1, 3}, {1}, {2, 0}, {2}, 4, false},
+      {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true},
+      {{2, 3, 9, 7}, {6, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true},
+      {{1, 4, 10, 13}, {6, 2, 3, 2}, {2, 3}, {0, 1, 2, 0}, {2, 1}, 2, true},
+      {{3, 2, 5, 5}, {5, 2, 5, 5}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false},
+      {{1, 6, 8, 8}, {6, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 6, true},
+      {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 3}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}, {1, 1, 2}, 1, true},
+      {{2, 2, 3, 3, 3}, {4, 1, 1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, {1, 1, 1}, 2, false},
+  };
+  for (const ConvCase& c : cases) {
+    Tensor x = rnd(DType::kF32, c.x), w = rnd(DType::kF32, c.w);
+    Tensor b = rnd(DType::kF32, {c.w[0]});
+    const std::string label =
+        window_label("conv", c.x, {c.w.begin() + 2, c.w.end()}, c.s, c.p, c.d) + " g" +
+        std::to_string(c.groups) + (c.bias ? " bias" : "");
+    auto fn = [c](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+      return conv(xx, ww, c.bias ? bb : Tensor(), c.s, c.p, c.d, c.groups);
+    };
+    check(label, Tol{1e-4, 1e-4}, fn, x, w, b);
+  }
+  // Elementwise producers fold into the loads; bias + relu after the kernel.
+  Tensor x = rnd(DType::kF32, {2, 3, 6, 5}), w = rnd(DType::kF32, {4, 3, 3, 3});
+  Tensor b = rnd(DType::kF32, {4});
+  check(
+      "relu(conv(x * 2 + 1, tanh(w)) + b)", Tol{1e-4, 1e-4},
+      [](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+        return relu(conv(xx * 2.0 + 1.0, tanh(ww), Tensor(), {}, {1, 0, 1, 2}) +
+                    reshape(bb, {4, 1, 1}));
+      },
+      x, w, b);
+  check(
+      "conv f16", Tol{5e-3, 5e-3},
+      [](const Tensor& xx, const Tensor& ww) {
+        return conv(xx, ww, Tensor(), {2, 2}, {1, 1, 1, 1});
+      },
+      rnd(DType::kF16, {1, 2, 7, 7}), rnd(DType::kF16, {3, 2, 3, 3}));
+}
+
+struct PoolCase {
+  Shape x;
+  V k, s, p, d;
+  bool ceil;
+};
+
+TEST_F(DeviceConvPool, MaxAndAvgPool) {
+  const std::vector<PoolCase> cases = {
+      {{2, 3, 10}, {3}, {2}, {1, 1}, {1}, false},
+      {{2, 3, 10}, {3}, {2}, {1, 1}, {1}, true},
+      {{1, 2, 7, 9}, {3, 2}, {2, 2}, {1, 0, 1, 1}, {1, 2}, true},
+      {{2, 1, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, false},
+      {{1, 3, 6, 6}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false},
+      {{1, 2, 5, 5}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+      {{1, 2, 5, 4, 6}, {2, 3, 2}, {2, 1, 2}, {0, 1, 1, 1, 1, 0}, {1, 1, 1}, true},
+      {{1, 1, 4, 4, 4}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, {2, 1, 1}, false},
+  };
+  for (const PoolCase& c : cases) {
+    Tensor x = rnd(DType::kF32, c.x);
+    const std::string label = window_label("", c.x, c.k, c.s, c.p, c.d) + (c.ceil ? " ceil" : "");
+    check(
+        "max_pool" + label, Tol::exact(),
+        [c](const Tensor& t) { return max_pool(t, c.k, c.s, c.p, c.d, c.ceil); }, x);
+    for (bool include : {false, true})
+      check(
+          "avg_pool" + label + (include ? " count_include_pad" : ""), Tol{1e-5, 1e-6},
+          [c, include](const Tensor& t) {
+            return avg_pool(t, c.k, c.s, c.p, c.d, c.ceil, include);
+          },
+          x);
+  }
+  for (DType dt : {DType::kI32, DType::kI64, DType::kF16}) {
+    check(
+        std::string("max_pool ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& t) {
+          return max_pool(t, {2, 3}, {1, 2}, {1, 1, 0, 1}, {}, true);
+        },
+        rnd(dt, {2, 2, 5, 7}, Dist::uniform(-50, 50)));
+  }
+  check(
+      "max_pool(relu(conv)) then avg_pool * 3", Tol{1e-4, 1e-4},
+      [](const Tensor& x, const Tensor& w) {
+        Tensor c = relu(conv(x, w, Tensor(), {}, {1, 1, 1, 1}));
+        return avg_pool(max_pool(c, {2, 2}, {2, 2}), {2, 2}, {1, 1}, {1, 1, 0, 0}) * 3.0;
+      },
+      rnd(DType::kF32, {1, 3, 9, 8}), rnd(DType::kF32, {4, 3, 3, 3}));
+}
+
+TEST_F(DeviceConvPool, GatherND) {
+  Tensor data = rnd(DType::kF32, {5, 4, 3});
+  for (DType dt : {DType::kI32, DType::kI64}) {
+    const std::string t = dtype_name(dt);
+    check(
+        "gather_nd m=2 " + t, Tol::exact(),
+        [](const Tensor& d, const Tensor& i) { return gather_nd(d, i); }, data,
+        nd_indices({6, 2}, {5, 4}, dt));
+    check(
+        "gather_nd m=3 into exp " + t, Tol::for_dtype(DType::kF32),
+        [](const Tensor& d, const Tensor& i) { return gather_nd(exp(d), i) + 1.0; }, data,
+        nd_indices({2, 3, 3}, {5, 4, 3}, dt));
+    check(
+        "gather_nd m=1 " + t, Tol::exact(),
+        [](const Tensor& d, const Tensor& i) { return gather_nd(d, i) * 2.0; }, data,
+        nd_indices({1, 1}, {5}, dt));
+  }
+  check(
+      "gather_nd batch_dims=1", Tol::exact(),
+      [](const Tensor& d, const Tensor& i) { return gather_nd(d, i, 1); },
+      rnd(DType::kF32, {3, 4, 5}), nd_indices({3, 2, 1}, {4}, DType::kI64));
+  check(
+      "gather_nd batch_dims=2, i64 data", Tol::exact(),
+      [](const Tensor& d, const Tensor& i) { return gather_nd(d, i, 2); },
+      rnd(DType::kI64, {2, 3, 4, 5}, Dist::uniform(-100, 100)),
+      nd_indices({2, 3, 1, 2}, {4, 5}, DType::kI64));
+}
+
+TEST_F(DeviceConvPool, SymbolicSizesShareOnePipelineSet) {
+  Tensor w = rnd(DType::kF32, {4, 3, 3, 2}).to(Device::vulkan());
+  auto fn = [w](const Tensor& x) {
+    Tensor c = conv(x, w, Tensor(), {2, 1}, {1, 0, 2, 1}, {1, 2});
+    return avg_pool(max_pool(c, {2, 2}, {1, 2}, {}, {}, true), {2, 1}, {2, 1}, {0, 0, 1, 0}, {},
+                    true, true);
+  };
+  auto compiled = compile(fn, {.name = "sym_window", .dynamic = Dynamic::kTrue});
+  Tensor w_cpu = w.to(Device::cpu());
+  for (Shape s : {Shape{2, 3, 9, 8}, Shape{4, 3, 12, 7}, Shape{5, 3, 10, 11}}) {
+    Tensor x = rnd(DType::kF32, s);
+    test::poison_device_memory(1 << 20);
+    Tensor got = compiled(x.to(Device::vulkan()));
+    Tensor c = conv(x, w_cpu, Tensor(), {2, 1}, {1, 0, 2, 1}, {1, 2});
+    Tensor want = avg_pool(max_pool(c, {2, 2}, {1, 2}, {}, {}, true), {2, 1}, {2, 1}, {0, 0, 1, 0},
+                           {}, true, true);
+    test::expect_close(got, want, Tol{1e-4, 1e-4}, "symbolic " + shape_str(s));
+  }
+  EXPECT_EQ(compiled.stats().compiles, 1u);
+  ASSERT_EQ(compiled.entries().size(), 1u);
+  EXPECT_TRUE(compiled.entries()[0].on_device);
+}
+
+}  // namespace
+}  // namespace kiln
