@@ -29,4 +29,27 @@ struct DemoOptions {
 };
 int demo_main(const DemoOptions& options);
 
+/// `kiln run MODEL.onnx -i NAME=FILE.npy ... -o OUTDIR` (docs/onnx.md).
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE[,FILE...]: one file per run
+  std::string out_dir;
+  std::string device = "vulkan";
+  bool dynamic = false;  // every dim symbolic (Dynamic::kTrue)
+  bool explain = false;
+  std::string dump_dir;
+};
+int run_main(const RunOptions& options);
+
+/// `kiln onnx-test DIR...`: ONNX backend test cases on the interpreter and Vulkan.
+struct OnnxTestOptions {
+  std::vector<std::string> dirs;
+  std::vector<std::string> devices = {"cpu", "vulkan"};
+  std::string filter;           // regex over case names
+  double min_in_list_pass = 0;  // fail (exit 1) below this in-list pass fraction
+  std::string report;           // write a Markdown summary and failure list here
+  bool quiet = false;           // print only cases that did not pass
+};
+int onnx_test_main(const OnnxTestOptions& options);
+
 }  // namespace kiln::tools

@@ -45,7 +45,38 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->needs(chain_flag);
 
+  kiln::tools::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Run an ONNX model on .npy inputs (docs/onnx.md)");
+  run_cmd->add_option("model", run.model, "The .onnx file")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("-i,--input", run.inputs,
+                      "NAME=FILE.npy for each graph input; NAME=A.npy,B.npy runs once per file");
+  run_cmd->add_option("-o,--out", run.out_dir, "Directory for one <output>.npy per graph output");
+  run_cmd->add_option("--device", run.device, "vulkan (default) or cpu (the interpreter)")
+      ->check(CLI::IsMember({"vulkan", "cpu"}));
+  run_cmd->add_flag("--dynamic", run.dynamic, "Trace every dim as a size symbol");
+  run_cmd->add_flag("--explain", run.explain, "Print graphs, breaks, guards and compiles");
+  run_cmd->add_option("--dump", run.dump_dir, "Write graphs and kernels per compile here");
+
+  kiln::tools::OnnxTestOptions onnx_test;
+  auto* onnx_test_cmd = app.add_subcommand(
+      "onnx-test",
+      "Run ONNX backend test cases on the interpreter and Vulkan (docs/conformance.md)");
+  onnx_test_cmd->add_option("dirs", onnx_test.dirs, "Case directories or directories of cases")
+      ->required();
+  onnx_test_cmd->add_option("--device", onnx_test.devices, "cpu,vulkan (default both)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"vulkan", "cpu"}));
+  onnx_test_cmd->add_option("--filter", onnx_test.filter, "Only cases whose name matches");
+  onnx_test_cmd
+      ->add_option("--min-pass", onnx_test.min_in_list_pass,
+                   "Exit 1 if a device's in-list pass fraction is below this")
+      ->check(CLI::Range(0.0, 1.0));
+  onnx_test_cmd->add_option("--report", onnx_test.report, "Write a Markdown summary here");
+  onnx_test_cmd->add_flag("-q,--quiet", onnx_test.quiet, "Print only cases that did not pass");
+
   CLI11_PARSE(app, argc, argv);
+  if (app.got_subcommand("run")) return kiln::tools::run_main(run);
+  if (app.got_subcommand("onnx-test")) return kiln::tools::onnx_test_main(onnx_test);
   if (app.got_subcommand("devices")) return kiln_devices_main();
   if (app.got_subcommand("demo"))
     return run_chain ? kiln::tools::chain_main(chain) : kiln::tools::demo_main(demo);

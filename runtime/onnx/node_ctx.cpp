@@ -1,0 +1,200 @@
+// NodeCtx (what an op handler sees of its node) and CompiledModel.
+#include "onnx/importer.h"
+
+namespace kiln::onnx {
+
+int64_t NodeCtx::opset() const {
+  return model_.opset;
+}
+
+std::string NodeCtx::where() const {
+  return node_.op_type() + " node '" + (node_.name().empty() ? node_.output(0) : node_.name()) +
+         "' (opset " + std::to_string(model_.opset) + ")";
+}
+
+void NodeCtx::fail(const std::string& message) const {
+  throw Error(invalid_argument(where() + ": " + message));
+}
+
+void NodeCtx::unsupported(const std::string& message) const {
+  throw Error(unimplemented(where() + ": " + message));
+}
+
+bool NodeCtx::wants(size_t i) const {
+  return i < out_.size() && !node_.output(static_cast<int>(i)).empty();
+}
+
+Val& NodeCtx::val(size_t i) {
+  if (!has(i)) fail("input " + std::to_string(i) + " is missing");
+  return *in_[i];
+}
+
+Tensor NodeCtx::in(size_t i) {
+  Val& v = val(i);
+  if (!v.t.defined()) v.t = kiln::onnx::materialize(model_, v);
+  return v.t;
+}
+
+std::vector<SymSize> NodeCtx::ints(size_t i) {
+  Val& v = val(i);
+  if (v.shape) return *v.shape;
+  const Tensor& t = v.t;
+  if (t.dim() > 1) fail("input " + std::to_string(i) + " must be a scalar or 1-D");
+  if (!is_integral(t.dtype()) && t.dtype() != DType::kBool)
+    fail("input " + std::to_string(i) + " must be an integer tensor, not " + dtype_name(t.dtype()));
+  // A computed tensor: reading it is a host read (a graph break, guarded by the value).
+  std::vector<SymSize> out;
+  for (double d : t.to_doubles()) out.emplace_back(static_cast<int64_t>(d));
+  return out;
+}
+
+std::vector<int64_t> NodeCtx::int_values(size_t i) {
+  std::vector<int64_t> out;
+  for (const SymSize& s : ints(i)) out.push_back(s.value());
+  return out;
+}
+
+std::vector<double> NodeCtx::doubles(size_t i) {
+  Val& v = val(i);
+  if (v.shape) {
+    std::vector<double> out;
+    for (const SymSize& s : *v.shape) out.push_back(static_cast<double>(s.value()));
+    return out;
+  }
+  return v.t.to_doubles();
+}
+
+namespace {
+const ::onnx::AttributeProto* find_attr(const ::onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+}  // namespace
+
+bool NodeCtx::has_attr(const std::string& name) const {
+  return find_attr(node_, name) != nullptr;
+}
+
+int64_t NodeCtx::attr_i(const std::string& name, int64_t dflt) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) return dflt;
+  if (a->type() != ::onnx::AttributeProto::INT) fail("attribute '" + name + "' must be an INT");
+  return a->i();
+}
+
+double NodeCtx::attr_f(const std::string& name, double dflt) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) return dflt;
+  if (a->type() != ::onnx::AttributeProto::FLOAT) fail("attribute '" + name + "' must be a FLOAT");
+  return a->f();
+}
+
+std::vector<int64_t> NodeCtx::attr_ints(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) return {};
+  if (a->type() != ::onnx::AttributeProto::INTS) fail("attribute '" + name + "' must be INTS");
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::string NodeCtx::attr_s(const std::string& name, const std::string& dflt) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) return dflt;
+  if (a->type() != ::onnx::AttributeProto::STRING)
+    fail("attribute '" + name + "' must be a STRING");
+  return a->s();
+}
+
+const ::onnx::TensorProto* NodeCtx::attr_t(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) return nullptr;
+  if (a->type() != ::onnx::AttributeProto::TENSOR)
+    fail("attribute '" + name + "' must be a TENSOR");
+  return &a->t();
+}
+
+void NodeCtx::set(size_t i, Tensor t) {
+  if (i >= out_.size()) return;
+  out_[i] = Val{};
+  out_[i].t = std::move(t);
+}
+
+void NodeCtx::set_val(size_t i, Val v) {
+  if (i < out_.size()) out_[i] = std::move(v);
+}
+
+Tensor NodeCtx::materialize(const Val& v) {
+  return kiln::onnx::materialize(model_, v);
+}
+
+Device NodeCtx::device() const {
+  return model_.device;
+}
+
+void NodeCtx::set_shape(size_t i, std::vector<SymSize> v, DType dtype, bool scalar) {
+  if (i >= out_.size()) return;
+  if (scalar && v.size() != 1) fail("internal: a scalar shape value needs one element");
+  out_[i] = Val{};
+  out_[i].shape = std::move(v);
+  out_[i].dtype = dtype;
+  out_[i].scalar = scalar;
+}
+
+Tensor NodeCtx::constant(DType dtype, const Shape& shape, const std::vector<double>& values) {
+  return model_.constant(dtype, shape, values);
+}
+
+Tensor NodeCtx::constant_i64(const std::vector<int64_t>& values, const Shape& shape) {
+  return model_.constant(DType::kI64, shape, std::vector<double>(values.begin(), values.end()));
+}
+
+int64_t axis_of(const NodeCtx& ctx, int64_t axis, int64_t rank) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return a;
+}
+
+// ---- CompiledModel ------------------------------------------------------------------------
+
+CompiledModel::CompiledModel(Model model, CompileOptions options)
+    : model_(std::move(model)), core_(detail::make_core(std::move(options))) {}
+
+std::vector<Tensor> CompiledModel::operator()(const std::vector<Tensor>& inputs) {
+  const auto& infos = model_.inputs();
+  if (inputs.size() != infos.size())
+    throw Error(invalid_argument(model_.name() + ": " + std::to_string(inputs.size()) +
+                                 " inputs given, the model has " + std::to_string(infos.size())));
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined())
+      throw Error(invalid_argument(model_.name() + ": input '" + infos[i].name + "' is undefined"));
+    Tensor t = inputs[i].to(model_.device());
+    if (t.dtype() != infos[i].dtype) t = cast(t, infos[i].dtype).to(model_.device());
+    for (size_t d = 0; d < infos[i].dim_params.size() && d < static_cast<size_t>(t.dim()); ++d)
+      if (!infos[i].dim_params[d].empty() && t.shape()[d] >= 2)
+        mark_dynamic(t, static_cast<int>(d));
+    args.push_back(std::move(t));
+  }
+  ErasedFn fn = [model = model_](const std::vector<Tensor>& t, const std::vector<double>&) {
+    return model(t);
+  };
+  return detail::call(*core_, args, {}, fn);
+}
+
+Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs) {
+  try {
+    return (*this)(inputs);
+  } catch (const Error& e) {
+    return e.status();
+  }
+}
+
+CompileStats CompiledModel::stats() const {
+  return detail::stats(*core_);
+}
+ExplainReport CompiledModel::explain() const {
+  return detail::explain(*core_);
+}
+
+}  // namespace kiln::onnx

@@ -1,0 +1,310 @@
+// kiln onnx-test: runs ONNX backend test directories (model.onnx + test_data_set_*/input_N.pb,
+// output_N.pb) on the interpreter and on Vulkan; pass / fail / unsupported per case.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "kiln/kiln.h"
+#include "kiln/onnx.h"
+#include "tools/commands.h"
+
+namespace fs = std::filesystem;
+
+namespace kiln::tools {
+
+namespace {
+
+// The ops the conformance bar is measured on (docs/conformance.md): a case is "in the list"
+// when every op of its model is one of these.
+const std::set<std::string>& core_ops() {
+  static const std::set<std::string> ops = {"Add",
+                                            "Sub",
+                                            "Mul",
+                                            "Div",
+                                            "Pow",
+                                            "Sqrt",
+                                            "Exp",
+                                            "Log",
+                                            "Tanh",
+                                            "Sigmoid",
+                                            "Relu",
+                                            "Erf",
+                                            "Gelu",
+                                            "Softmax",
+                                            "LogSoftmax",
+                                            "LayerNormalization",
+                                            "ReduceMean",
+                                            "ReduceSum",
+                                            "ReduceMax",
+                                            "MatMul",
+                                            "Gemm",
+                                            "Conv",
+                                            "MaxPool",
+                                            "AveragePool",
+                                            "GlobalAveragePool",
+                                            "BatchNormalization",
+                                            "Flatten",
+                                            "Reshape",
+                                            "Transpose",
+                                            "Concat",
+                                            "Slice",
+                                            "Gather",
+                                            "GatherND",
+                                            "Unsqueeze",
+                                            "Squeeze",
+                                            "Expand",
+                                            "Where",
+                                            "Equal",
+                                            "Greater",
+                                            "Less",
+                                            "Cast",
+                                            "Clip",
+                                            "Shape",
+                                            "ConstantOfShape",
+                                            "Constant",
+                                            "Range",
+                                            "Trilu",
+                                            "NonZero",
+                                            "TopK"};
+  return ops;
+}
+
+enum class Outcome { kPass, kFail, kUnsupported };
+
+struct CaseResult {
+  Outcome outcome = Outcome::kPass;
+  std::string reason;
+};
+
+/// input_0.pb, input_1.pb, ... in numeric order.
+std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (int i = 0;; ++i) {
+    fs::path p = dir / (prefix + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    out.push_back(p);
+  }
+  return out;
+}
+
+CaseResult from_status(const Status& s) {
+  return {s.code() == StatusCode::kUnimplemented ? Outcome::kUnsupported : Outcome::kFail,
+          s.to_string()};
+}
+
+/// Compares with ONNX's backend-test tolerance (numpy.testing.assert_allclose(rtol=1e-3,
+/// atol=1e-7)); NaN matches NaN.
+std::string compare(const Tensor& got, const onnx::ProtoTensor& want, double rtol, double atol) {
+  if (got.shape() != want.tensor.shape())
+    return "shape " + shape_str(got.shape()) + ", expected " + shape_str(want.tensor.shape());
+  const std::vector<double> g = onnx::values_as(got, want.onnx_type);
+  const std::vector<double> w = onnx::values_as(want.tensor, want.onnx_type);
+  size_t bad = 0, first = 0;
+  double worst = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool ok = (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
+                    std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]);
+    if (!ok) {
+      if (bad++ == 0) first = i;
+      worst = std::max(worst, std::abs(g[i] - w[i]));
+    }
+  }
+  if (bad == 0) return "";
+  return fmt::format("{} of {} elements differ (first at {}: {} vs {}; max abs diff {:.3g})", bad,
+                     g.size(), first, g[first], w[first], worst);
+}
+
+/// ONNX 1.12's test data stores bfloat16 values as UINT16 bit patterns.
+void bfloat16_from_bits(onnx::ProtoTensor& p, Device device) {
+  std::vector<float> v;
+  for (double bits : p.tensor.to_doubles()) {
+    const uint32_t b = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &b, 4);
+    v.push_back(f);
+  }
+  p.tensor = Tensor::from_vector(v, p.tensor.shape(), device);
+  p.onnx_type = onnx::OnnxType::kBfloat16;
+}
+
+CaseResult run_case(const fs::path& dir, Device device) {
+  auto model = onnx::Model::load((dir / "model.onnx").string(), device);
+  if (!model.ok()) return from_status(model.status());
+  onnx::CompiledModel compiled(*model, {.name = dir.filename().string()});
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return {Outcome::kFail, "no test_data_set_* directory"};
+  const size_t validation_before = device.is_cpu() ? 0 : validation_messages().size();
+  for (const fs::path& set : sets) {
+    std::vector<Tensor> inputs;
+    for (const fs::path& p : numbered(set, "input_")) {
+      auto t = onnx::load_tensor_proto(p.string(), device);
+      if (!t.ok()) return from_status(t.status());
+      const size_t k = inputs.size();
+      if (k < model->inputs().size() && model->inputs()[k].onnx_type == onnx::OnnxType::kBfloat16 &&
+          t->onnx_type == onnx::OnnxType::kUint16)
+        bfloat16_from_bits(*t, device);
+      inputs.push_back(t->tensor);
+    }
+    std::vector<onnx::ProtoTensor> expected;
+    for (const fs::path& p : numbered(set, "output_")) {
+      auto t = onnx::load_tensor_proto(p.string(), Device::cpu());
+      if (!t.ok()) return from_status(t.status());
+      const size_t k = expected.size();
+      if (k < model->outputs().size() &&
+          model->outputs()[k].onnx_type == onnx::OnnxType::kBfloat16 &&
+          t->onnx_type == onnx::OnnxType::kUint16)
+        bfloat16_from_bits(*t, Device::cpu());
+      expected.push_back(std::move(*t));
+    }
+    auto outputs = compiled.run(inputs);
+    if (!outputs.ok()) return from_status(outputs.status());
+    if (outputs->size() != expected.size())
+      return {Outcome::kFail,
+              fmt::format("{} outputs, expected {}", outputs->size(), expected.size())};
+    for (size_t i = 0; i < expected.size(); ++i) {
+      std::string diff;
+      try {
+        diff = compare((*outputs)[i], expected[i], 1e-3, 1e-7);
+      } catch (const Error& e) {
+        return from_status(e.status());
+      }
+      if (!diff.empty())
+        return {Outcome::kFail, fmt::format("{} output {}: {}", set.filename().string(), i, diff)};
+    }
+  }
+  if (!device.is_cpu() && validation_messages().size() != validation_before)
+    return {Outcome::kFail, "validation-layer errors: " + validation_messages().back()};
+  return {};
+}
+
+/// Every directory holding a model.onnx under the given roots (a root may be a case itself).
+std::vector<fs::path> find_cases(const std::vector<std::string>& roots) {
+  std::vector<fs::path> cases;
+  for (const std::string& r : roots) {
+    if (fs::exists(fs::path(r) / "model.onnx")) {
+      cases.emplace_back(r);
+      continue;
+    }
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(r, ec))
+      if (e.is_directory() && fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+    if (ec) fmt::print(stderr, "onnx-test: cannot read {}: {}\n", r, ec.message());
+  }
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+struct Tally {
+  int pass = 0, fail = 0, unsupported = 0;
+  int in_list = 0, in_list_pass = 0;
+  std::vector<std::string> failures;  // in-list cases that did not pass
+  std::vector<std::string> other_failures;
+};
+
+}  // namespace
+
+int onnx_test_main(const OnnxTestOptions& options) {
+  const std::vector<fs::path> cases = find_cases(options.dirs);
+  if (cases.empty()) {
+    fmt::print(stderr, "onnx-test: no test cases (directories with a model.onnx) found\n");
+    return 2;
+  }
+  std::regex filter(options.filter.empty() ? ".*" : options.filter);
+  std::vector<std::pair<std::string, Device>> devices;
+  for (const std::string& d : options.devices) {
+    if (d == "cpu") {
+      devices.emplace_back("cpu", Device::cpu());
+    } else if (vulkan_available()) {
+      devices.emplace_back("vulkan", Device::vulkan());
+    } else {
+      fmt::print("onnx-test: no Vulkan device ({}); vulkan skipped\n", vulkan_status().to_string());
+    }
+  }
+  std::map<std::string, Tally> tallies;
+  const auto start = std::chrono::steady_clock::now();
+  for (const fs::path& dir : cases) {
+    const std::string name = dir.filename().string();
+    if (!std::regex_search(name, filter)) continue;
+    bool in_list = false;
+    if (auto s = onnx::summarize((dir / "model.onnx").string()); s.ok()) {
+      in_list = !s->op_types.empty();
+      for (const std::string& op : s->op_types) in_list = in_list && core_ops().count(op);
+    }
+    for (const auto& [dname, device] : devices) {
+      CaseResult r;
+      try {
+        r = run_case(dir, device);
+      } catch (const Error& e) {
+        r = from_status(e.status());
+      } catch (const std::exception& e) {
+        r = {Outcome::kFail, std::string("exception: ") + e.what()};
+      }
+      Tally& t = tallies[dname];
+      const char* tag = r.outcome == Outcome::kPass   ? "PASS "
+                        : r.outcome == Outcome::kFail ? "FAIL "
+                                                      : "UNSUP";
+      (r.outcome == Outcome::kPass   ? t.pass
+       : r.outcome == Outcome::kFail ? t.fail
+                                     : t.unsupported)++;
+      if (in_list) {
+        ++t.in_list;
+        if (r.outcome == Outcome::kPass) ++t.in_list_pass;
+      }
+      std::string reason = r.reason;
+      std::replace(reason.begin(), reason.end(), '\n', ' ');
+      if (r.outcome != Outcome::kPass)
+        (in_list ? t.failures : t.other_failures).push_back(fmt::format("{}: {}", name, reason));
+      if (!options.quiet || r.outcome != Outcome::kPass)
+        fmt::print("{} {:<6} {}{}{}\n", tag, dname, name, in_list ? " [in-list]" : "",
+                   reason.empty() ? "" : ": " + reason);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int rc = 0;
+  std::string report = "";
+  for (const auto& [dname, t] : tallies) {
+    const double rate = t.in_list ? 100.0 * t.in_list_pass / t.in_list : 0.0;
+    const std::string line = fmt::format(
+        "summary {}: {} pass, {} fail, {} unsupported of {} cases; in-list ops: {}/{} pass "
+        "({:.1f}%)",
+        dname, t.pass, t.fail, t.unsupported, t.pass + t.fail + t.unsupported, t.in_list_pass,
+        t.in_list, rate);
+    fmt::print("{}\n", line);
+    report += "    " + line + "\n";
+    if (options.min_in_list_pass > 0 && rate < 100.0 * options.min_in_list_pass) {
+      fmt::print("onnx-test: {} in-list pass rate {:.1f}% is below the threshold {:.1f}%\n", dname,
+                 rate, 100.0 * options.min_in_list_pass);
+      rc = 1;
+    }
+  }
+  fmt::print("onnx-test: {:.1f} s\n", seconds);
+  if (!options.report.empty()) {
+    std::ofstream out(options.report);
+    out << "Summary:\n\n" << report << "\n";
+    for (const auto& [dname, t] : tallies) {
+      out << "In-list cases that did not pass on " << dname << " (" << t.failures.size()
+          << "):\n\n";
+      for (const std::string& f : t.failures) out << "- " << f << "\n";
+      out << "\nOther cases that did not pass on " << dname << " (" << t.other_failures.size()
+          << "):\n\n";
+      for (const std::string& f : t.other_failures) out << "- " << f << "\n";
+      out << "\n";
+    }
+  }
+  return rc;
+}
+
+}  // namespace kiln::tools
