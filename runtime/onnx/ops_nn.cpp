@@ -134,6 +134,44 @@ std::vector<int64_t> spatial_axes(const Tensor& x) {
   return axes;
 }
 
+/// Pad, constant mode: zeros (or the constant) concatenated before and after each padded axis;
+/// negative pads slice.
+void pad_op(NodeCtx& c) {
+  Tensor x = c.in(0);
+  const int64_t rank = x.dim();
+  const std::string mode = c.attr_s("mode", "constant");
+  if (mode != "constant") c.unsupported("mode '" + mode + "' is not supported (only 'constant')");
+  std::vector<int64_t> pads = c.opset() >= 11 ? c.int_values(1) : c.attr_ints("pads");
+  double value = c.opset() >= 11 ? (c.has(2) ? c.doubles(2).at(0) : 0.0) : c.attr_f("value", 0.0);
+  std::vector<int64_t> axes;
+  if (c.opset() >= 18 && c.has(3)) {
+    for (int64_t a : c.int_values(3)) axes.push_back(axis_of(c, a, rank));
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const size_t n = axes.size();
+  if (pads.size() != 2 * n) c.fail("pads needs " + std::to_string(2 * n) + " values");
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t axis = axes[k];
+    const int64_t before = pads[k], after = pads[k + n];
+    if (before < 0 || after < 0) {
+      const int64_t size = x.sizes()[static_cast<size_t>(axis)].value();
+      x = slice(x, axis, before < 0 ? -before : 0, after < 0 ? size + after : size);
+    }
+    std::vector<Tensor> parts;
+    auto block = [&](int64_t len) {
+      Sizes s = x.sizes();
+      s[static_cast<size_t>(axis)] = len;
+      return full(s, value, x.dtype(), c.device());
+    };
+    if (before > 0) parts.push_back(block(before));
+    parts.push_back(x);
+    if (after > 0) parts.push_back(block(after));
+    if (parts.size() > 1) x = concat(parts, axis);
+  }
+  c.set(0, x);
+}
+
 }  // namespace
 
 Expected<Tensor> decode_constant_node(const ::onnx::NodeProto& node, Device device) {
@@ -161,6 +199,7 @@ void register_nn_ops(std::map<std::string, OpHandler>& t) {
   t["LayerNormalization"] = layer_norm_op;
   t["BatchNormalization"] = batch_norm_op;
   t["Conv"] = conv_op;
+  t["Pad"] = pad_op;
   t["MaxPool"] = [](NodeCtx& c) { pool_op(c, true); };
   t["AveragePool"] = [](NodeCtx& c) { pool_op(c, false); };
   t["GlobalAveragePool"] = [](NodeCtx& c) {
