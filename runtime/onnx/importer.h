@@ -59,6 +59,9 @@ class NodeCtx {
   /// Input i's elements as plain integers / doubles (specialising symbolic ones).
   std::vector<int64_t> int_values(size_t i);
   std::vector<double> doubles(size_t i);
+  /// The single element of input i (an error unless it has exactly one).
+  int64_t scalar_int(size_t i);
+  double scalar_double(size_t i);
 
   bool has_attr(const std::string& name) const;
   int64_t attr_i(const std::string& name, int64_t dflt) const;
@@ -93,6 +96,13 @@ const std::map<std::string, OpHandler>& op_table();
 void register_math_ops(std::map<std::string, OpHandler>& table);
 void register_nn_ops(std::map<std::string, OpHandler>& table);
 void register_shape_ops(std::map<std::string, OpHandler>& table);
+
+/// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
+/// double). Reading a traced tensor is a host read (a graph break).
+std::vector<int64_t> int_elements(const Tensor& t);
+/// Fails naming the node when a shape would hold more than 2^31 elements (corrupt or hostile
+/// size values), before anything is allocated.
+void check_size(const NodeCtx& ctx, const Sizes& shape);
 
 /// Builds a tensor from known elements (a constant when static, symbolic sizes otherwise).
 Tensor materialize(ModelImpl& model, const Val& v);

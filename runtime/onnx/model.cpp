@@ -39,7 +39,7 @@ void fold_constant(Val& v) {
   const Tensor& t = v.t;
   if (!is_integral(t.dtype()) || t.dim() > 1 || t.numel() > kMaxFoldedElements) return;
   std::vector<SymSize> s;
-  for (double d : t.to_doubles()) s.emplace_back(static_cast<int64_t>(d));
+  for (int64_t d : int_elements(t)) s.emplace_back(d);
   v.shape = std::move(s);
   v.scalar = t.dim() == 0;
   v.dtype = t.dtype();

@@ -44,7 +44,7 @@ std::vector<SymSize> NodeCtx::ints(size_t i) {
     fail("input " + std::to_string(i) + " must be an integer tensor, not " + dtype_name(t.dtype()));
   // A computed tensor: reading it is a host read (a graph break, guarded by the value).
   std::vector<SymSize> out;
-  for (double d : t.to_doubles()) out.emplace_back(static_cast<int64_t>(d));
+  for (int64_t d : int_elements(t)) out.emplace_back(d);
   return out;
 }
 
@@ -62,6 +62,20 @@ std::vector<double> NodeCtx::doubles(size_t i) {
     return out;
   }
   return v.t.to_doubles();
+}
+
+int64_t NodeCtx::scalar_int(size_t i) {
+  const std::vector<int64_t> v = int_values(i);
+  if (v.size() != 1)
+    fail("input " + std::to_string(i) + " must hold one value, not " + std::to_string(v.size()));
+  return v[0];
+}
+
+double NodeCtx::scalar_double(size_t i) {
+  const std::vector<double> v = doubles(i);
+  if (v.size() != 1)
+    fail("input " + std::to_string(i) + " must hold one value, not " + std::to_string(v.size()));
+  return v[0];
 }
 
 namespace {
@@ -146,6 +160,28 @@ Tensor NodeCtx::constant(DType dtype, const Shape& shape, const std::vector<doub
 
 Tensor NodeCtx::constant_i64(const std::vector<int64_t>& values, const Shape& shape) {
   return model_.constant(DType::kI64, shape, std::vector<double>(values.begin(), values.end()));
+}
+
+std::vector<int64_t> int_elements(const Tensor& t) {
+  if (t.dtype() == DType::kI64) return t.to_vector<int64_t>();
+  if (t.dtype() == DType::kI32) {
+    const std::vector<int32_t> v = t.to_vector<int32_t>();
+    return {v.begin(), v.end()};
+  }
+  std::vector<int64_t> out;
+  for (double d : t.to_doubles()) out.push_back(d != 0);  // bool
+  return out;
+}
+
+void check_size(const NodeCtx& ctx, const Sizes& shape) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  int64_t n = 1;
+  for (const SymSize& s : shape) {
+    const int64_t d = s.hint();
+    if (d < 0) ctx.fail("negative size " + std::to_string(d) + " in " + shape.str());
+    if (d > 0 && n > kLimit / d) ctx.fail("shape " + shape.str() + " has more than 2^31 elements");
+    n *= d;
+  }
 }
 
 int64_t axis_of(const NodeCtx& ctx, int64_t axis, int64_t rank) {

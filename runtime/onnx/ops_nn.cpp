@@ -142,7 +142,7 @@ void pad_op(NodeCtx& c) {
   const std::string mode = c.attr_s("mode", "constant");
   if (mode != "constant") c.unsupported("mode '" + mode + "' is not supported (only 'constant')");
   std::vector<int64_t> pads = c.opset() >= 11 ? c.int_values(1) : c.attr_ints("pads");
-  double value = c.opset() >= 11 ? (c.has(2) ? c.doubles(2).at(0) : 0.0) : c.attr_f("value", 0.0);
+  double value = c.opset() >= 11 ? (c.has(2) ? c.scalar_double(2) : 0.0) : c.attr_f("value", 0.0);
   std::vector<int64_t> axes;
   if (c.opset() >= 18 && c.has(3)) {
     for (int64_t a : c.int_values(3)) axes.push_back(axis_of(c, a, rank));

@@ -1,6 +1,7 @@
 // Shape and indexing ops. Integer vectors known at trace time (Shape's output and arithmetic
 // on it) stay SymSize vectors, so shape computations over dynamic dims fold symbolically.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "onnx/importer.h"
@@ -294,6 +295,7 @@ void expand_op(NodeCtx& c) {
       out.push_back(a);
     }
   }
+  check_size(c, out);
   c.set(0, expand(c.in(0), out));
 }
 
@@ -308,6 +310,7 @@ void constant_of_shape_op(NodeCtx& c) {
     value = p->tensor.to_doubles()[0];
     dtype = p->tensor.dtype();
   }
+  check_size(c, Sizes(shape));
   c.set(0, full(Sizes(shape), value, dtype, c.device()));
 }
 
@@ -315,7 +318,8 @@ void range_op(NodeCtx& c) {
   Val& a = c.val(0);
   Val& b = c.val(1);
   Val& d = c.val(2);
-  if (a.shape && b.shape && d.shape) {
+  if (a.shape && b.shape && d.shape && a.shape->size() == 1 && b.shape->size() == 1 &&
+      d.shape->size() == 1) {
     const SymSize start = a.shape->at(0), limit = b.shape->at(0);
     const int64_t delta = d.shape->at(0).value();
     if (delta == 0) c.fail("delta is 0");
@@ -333,8 +337,10 @@ void range_op(NodeCtx& c) {
       return;
     }
   }
-  const double start = c.doubles(0).at(0), limit = c.doubles(1).at(0), delta = c.doubles(2).at(0);
-  if (delta == 0) c.fail("delta is 0");
+  const double start = c.scalar_double(0), limit = c.scalar_double(1), delta = c.scalar_double(2);
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    c.fail("start, limit and delta must be finite and delta non-zero");
+  if ((limit - start) / delta > 2147483648.0) c.fail("the range has more than 2^31 elements");
   c.set(0, arange(start, limit, delta, c.in(0).dtype(), c.device()));
 }
 
@@ -387,7 +393,7 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
   };
   t["CastLike"] = [](NodeCtx& c) { c.set(0, cast(c.in(0), c.in(1).dtype())); };
   t["Trilu"] = [](NodeCtx& c) {
-    const int64_t k = c.has(1) ? c.int_values(1).at(0) : 0;
+    const int64_t k = c.has(1) ? c.scalar_int(1) : 0;
     Tensor x = c.in(0);
     c.set(0, c.attr_i("upper", 1) != 0 ? triu(x, k) : tril(x, k));
   };
@@ -396,7 +402,7 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
     Tensor x = c.in(0);
     const int64_t rank = x.dim();
     const int64_t axis = axis_of(c, c.attr_i("axis", -1), rank);
-    const int64_t k = c.opset() >= 10 ? c.int_values(1).at(0) : c.attr_i("k", 0);
+    const int64_t k = c.opset() >= 10 ? c.scalar_int(1) : c.attr_i("k", 0);
     std::vector<int64_t> perm(static_cast<size_t>(rank));
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[static_cast<size_t>(axis)], perm.back());
