@@ -29,9 +29,12 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const Node& x = g.node(n.inputs[0]);
   const Attrs::Window& w = n.attrs.window;
   const size_t k = x.sym.size() - 2, lead = 3 - k;
-  const int mode = n.op == OpKind::Conv ? 0 : n.op == OpKind::MaxPool ? 1 : 2;
-  // Accumulator: float for conv, avg_pool and floating max_pool; the integer type otherwise.
-  const DType acc = is_floating(n.meta.dtype) ? DType::kF32 : n.meta.dtype;
+  const int mode = n.op == OpKind::Conv      ? 0
+                   : n.op == OpKind::MaxPool ? 1
+                   : n.op == OpKind::AvgPool ? 2
+                                             : 3;
+  // Accumulator: float for conv, avg_pool and floating max pools; the integer type otherwise.
+  const DType acc = is_floating(x.meta.dtype) ? DType::kF32 : x.meta.dtype;
   const std::string acc_t = glsl_compute_type(acc);
 
   Emitter e(g, fusion, false);
@@ -55,7 +58,8 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   }
   std::string stored = "v";
   if (n.meta.dtype == DType::kF16) stored = "float16_t(v)";
-  body += "void kiln_store(uint o, " + acc_t + " v) {\n  b0.data[o] = " + stored + ";\n}\n";
+  body += "void kiln_store(uint o, " + std::string(mode == 3 ? "int64_t" : acc_t) +
+          " v) {\n  b0.data[o] = " + stored + ";\n}\n";
 
   // Sizes (spatial dims padded to three with 1s), then the macros.
   std::map<std::string, std::string> macros;
@@ -94,12 +98,15 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   if (acc == DType::kF32) {
     macros["KILN_LOWEST"] = "(-KILN_INF)";
     macros["KILN_MAX(a, b)"] = "kiln_maximum(a, b)";
+    macros["KILN_TAKE(a, v)"] = "(!isnan(a) && (isnan(v) || (v) > (a)))";
   } else {
     // No 64-bit literal: the macros precede #extension.
     macros["KILN_LOWEST"] = acc == DType::kI32 ? "int(0x80000000)" : "(int64_t(1) << 63)";
     macros["KILN_MAX(a, b)"] = "max(a, b)";
+    macros["KILN_TAKE(a, v)"] = "((v) > (a))";
   }
   macros["KILN_COUNT_INCLUDE_PAD"] = w.count_include_pad ? "1" : "0";
+  macros["KILN_COLUMN_MAJOR"] = w.storage_order == 1 ? "1" : "0";
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
   kern.local_size = std::min(kWindowLocalSize, opt.caps.max_workgroup_invocations);

@@ -9,9 +9,11 @@
 //   void kiln_store(uint o, ACC_T v)                           the store
 // and the macros KILN_LOCAL_SIZE, KILN_OUTPUTS, KILN_C_OUT (output channels), KILN_I0..2 and
 // KILN_O0..2 (input and output spatial sizes), KILN_K0..2, KILN_S0..2, KILN_P0..2 (begin pads),
-// KILN_PE0..2 (end pads), KILN_D0..2 (dilations), KILN_MODE (0 conv, 1 max, 2 avg), ACC_T,
-// KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b), KILN_CG / KILN_OG (conv: input
-// and output channels per group) and KILN_COUNT_INCLUDE_PAD (avg).
+// KILN_PE0..2 (end pads), KILN_D0..2 (dilations), KILN_MODE (0 conv, 1 max, 2 avg, 3 the
+// max's flat input index), ACC_T, KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b),
+// KILN_TAKE(a, v) (index: v replaces the maximum a), KILN_COLUMN_MAJOR (index: storage_order),
+// KILN_CG / KILN_OG (conv: input and output channels per group) and KILN_COUNT_INCLUDE_PAD
+// (avg). Mode 3's kiln_store takes the int64_t index.
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -67,8 +69,9 @@ void main() {
     }
     kiln_store(o, acc);
 #else
-#if KILN_MODE == 1
+#if KILN_MODE == 1 || KILN_MODE == 3
     ACC_T acc = KILN_LOWEST;
+    uint arg = 0xffffffffu;  // max_pool_indices: the spatial offset of the maximum
 #else
     ACC_T acc = ACC_T(0);
     int count = 0;
@@ -85,6 +88,15 @@ void main() {
           const ACC_T v = kiln_x(n, c, uint(p0), uint(p1), uint(p2));
 #if KILN_MODE == 1
           acc = KILN_MAX(acc, v);
+#elif KILN_MODE == 3
+          if (KILN_TAKE(acc, v) || arg == 0xffffffffu) {
+            acc = v;
+#if KILN_COLUMN_MAJOR
+            arg = (uint(p2) * uint(i1) + uint(p1)) * uint(i0) + uint(p0);
+#else
+            arg = (uint(p0) * uint(i1) + uint(p1)) * uint(i2) + uint(p2);
+#endif
+          }
 #else
           acc += v;
           ++count;
@@ -100,7 +112,12 @@ void main() {
 #endif
     acc /= float(count);
 #endif
+#if KILN_MODE == 3
+    const uint plane = uint(i0) * uint(i1) * uint(i2);
+    kiln_store(o, int64_t((n * KILN_C_OUT + c) * plane + (arg == 0xffffffffu ? 0u : arg)));
+#else
     kiln_store(o, acc);
+#endif
 #endif
   }
 }

@@ -241,6 +241,14 @@ Tensor max_pool(const Tensor& x, std::vector<int64_t> kernel_shape,
                 std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
                 std::vector<int64_t> dilations = {}, bool ceil_mode = false,
                 Loc loc = Loc::current());
+/// ONNX MaxPool's second output (Indices), i64 of max_pool's shape: the flat index into x (over
+/// N, C and the spatial dims) of each window's first maximum in window order (row-major over
+/// the window; a NaN counts as the maximum). storage_order 1 flattens the spatial dims
+/// column-major (ONNX storage_order), 0 row-major.
+Tensor max_pool_indices(const Tensor& x, std::vector<int64_t> kernel_shape,
+                        std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
+                        std::vector<int64_t> dilations = {}, bool ceil_mode = false,
+                        int64_t storage_order = 0, Loc loc = Loc::current());
 /// ONNX AveragePool: the mean over each window. count_include_pad = false divides by the
 /// number of window elements inside the input; true by the number inside the padded input
 /// (pad_begin .. D + pad_end; positions past that, which ceil_mode can add, never count).

@@ -59,6 +59,18 @@ Tensor max_pool(const Tensor& x, std::vector<int64_t> kernel_shape, std::vector<
   return apply_op(OpKind::MaxPool, {x}, std::move(attrs), loc);
 }
 
+Tensor max_pool_indices(const Tensor& x, std::vector<int64_t> kernel_shape,
+                        std::vector<int64_t> strides, std::vector<int64_t> pads,
+                        std::vector<int64_t> dilations, bool ceil_mode, int64_t storage_order,
+                        Loc loc) {
+  Attrs attrs;
+  attrs.window = window_attrs(x, std::move(kernel_shape), std::move(strides), std::move(pads),
+                              std::move(dilations));
+  attrs.window.ceil_mode = ceil_mode;
+  attrs.window.storage_order = storage_order;
+  return apply_op(OpKind::MaxPoolIndices, {x}, std::move(attrs), loc);
+}
+
 Tensor avg_pool(const Tensor& x, std::vector<int64_t> kernel_shape, std::vector<int64_t> strides,
                 std::vector<int64_t> pads, std::vector<int64_t> dilations, bool ceil_mode,
                 bool count_include_pad, Loc loc) {

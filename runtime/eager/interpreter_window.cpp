@@ -5,6 +5,9 @@
 //     double, rounded to the output dtype.
 //   MaxPool: the maximum over the window's positions inside the input (NaN propagates; a
 //     window with no position inside the input gives -inf, or the integer minimum).
+//   MaxPoolIndices: the flat index into x (over N, C and the spatial dims; storage_order 1
+//     orders the spatial dims column-major) of the first maximum in window order (row-major
+//     over the window; the first NaN wins); an empty window gives the window's channel base.
 //   AvgPool: the double sum over positions inside the input divided by their count, or with
 //     count_include_pad by the count of positions inside the padded input
 //     [-pad_begin, D + pad_end) per dim (0 / 0 = NaN for an empty window).
@@ -114,29 +117,47 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   return {};
 }
 
+/// max_pool, or with `indices` max_pool_indices: the flat input index (over N, C and the
+/// spatial dims, row-major or with storage_order 1 column-major spatial dims) of the first
+/// maximum in window order.
 template <typename C>
-Status max_pool(const Node& node, const HostTensor& in, HostTensor& out) {
+Status max_pool(const Node& node, const HostTensor& in, HostTensor& out, bool indices) {
   const Geometry g = geometry(node, in.meta.shape, out.meta.shape, nullptr);
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   Reader<C> x = reader<C>(in);
   Writer<C> wr = writer<C>(out);
   C lowest = -std::numeric_limits<C>::infinity();
   if constexpr (std::is_integral_v<C>)
-    lowest = out.meta.dtype == DType::kI32 ? std::numeric_limits<int32_t>::lowest()
-                                           : std::numeric_limits<int64_t>::lowest();
+    lowest = in.meta.dtype == DType::kI32 ? std::numeric_limits<int32_t>::lowest()
+                                          : std::numeric_limits<int64_t>::lowest();
+  Writer<int64_t> wi = writer<int64_t>(out);
+  const bool column_major = node.attrs.window.storage_order == 1;
   for_each_output(g, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& o, int64_t at) {
     C acc = lowest;
+    int64_t arg = -1;
     const int64_t base = (n * g.c + c) * plane;
     for_each_tap(g, o, [&](int64_t p, int64_t) {
       const C v = x(base + p);
+      bool take = v > acc || arg < 0;
       if constexpr (std::is_floating_point_v<C>) {
         if (std::isnan(acc)) return;
-        if (std::isnan(v) || v > acc) acc = v;
-      } else {
-        if (v > acc) acc = v;
+        take = take || std::isnan(v);
       }
+      if (!take) return;
+      acc = v;
+      arg = p;
     });
-    wr(at, acc);
+    if (!indices) {
+      wr(at, acc);
+      return;
+    }
+    int64_t flat = std::max<int64_t>(arg, 0);
+    if (column_major) {
+      const int64_t p2 = flat % g.in[2], p1 = flat / g.in[2] % g.in[1],
+                    p0 = flat / (g.in[1] * g.in[2]);
+      flat = (p2 * g.in[1] + p1) * g.in[0] + p0;
+    }
+    wi(at, base + flat);
   });
   return {};
 }
@@ -206,8 +227,11 @@ Status eval_window(const Node& node, std::span<const HostTensor* const> ins, Hos
     case OpKind::Conv:
       return conv(node, ins, out);
     case OpKind::MaxPool:
-      if (is_floating(out.meta.dtype)) return max_pool<float>(node, *ins[0], out);
-      return max_pool<int64_t>(node, *ins[0], out);
+    case OpKind::MaxPoolIndices: {
+      const bool indices = node.op == OpKind::MaxPoolIndices;
+      if (is_floating(ins[0]->meta.dtype)) return max_pool<float>(node, *ins[0], out, indices);
+      return max_pool<int64_t>(node, *ins[0], out, indices);
+    }
     case OpKind::AvgPool:
       return avg_pool(node, *ins[0], out);
     case OpKind::GatherND:

@@ -135,6 +135,7 @@ std::string Attrs::str(OpKind op) const {
       return "batch_dims=" + std::to_string(index);
     case OpKind::Conv:
     case OpKind::MaxPool:
+    case OpKind::MaxPoolIndices:
     case OpKind::AvgPool: {
       std::string s = op == OpKind::Conv ? "groups=" + std::to_string(window.groups)
                                          : "kernel=" + dims_str(window.kernel);
@@ -142,6 +143,8 @@ std::string Attrs::str(OpKind op) const {
            ", dilations=" + dims_str(window.dilations);
       if (op != OpKind::Conv && window.ceil_mode) s += ", ceil_mode";
       if (op == OpKind::AvgPool && window.count_include_pad) s += ", count_include_pad";
+      if (op == OpKind::MaxPoolIndices)
+        s += ", storage_order=" + std::to_string(window.storage_order);
       return s;
     }
     default:

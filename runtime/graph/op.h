@@ -64,8 +64,8 @@ bool is_source(OpKind op);
 ///     the caller (Python rules: negative counts from the end, out-of-range clamps; step > 0).
 ///   Triu/Tril: index = diagonal offset (0 = main diagonal, > 0 above, < 0 below).
 ///   GatherND: index = batch_dims.
-///   Conv/MaxPool/AvgPool: window (below); Conv reads groups, the pools kernel, ceil_mode and
-///     (AvgPool) count_include_pad.
+///   Conv/MaxPool/AvgPool/MaxPoolIndices: window (below); Conv reads groups, the pools kernel,
+///     ceil_mode, (AvgPool) count_include_pad and (MaxPoolIndices) storage_order.
 struct Attrs {
   int64_t index = 0;
   double scalar = 0.0;
@@ -84,6 +84,7 @@ struct Attrs {
     int64_t groups = 1;
     bool ceil_mode = false;
     bool count_include_pad = false;
+    int64_t storage_order = 0;  // max_pool_indices: 0 row-major, 1 column-major spatial dims
     bool operator==(const Window&) const = default;
   } window;
 

@@ -121,9 +121,12 @@ Expected<TensorMeta> pool_meta(OpKind op, std::span<const TensorMeta> ins, const
   if (dt == DType::kBool) return op_error(op, ins, "not defined for bool tensors");
   if (op == OpKind::AvgPool && !is_floating(dt))
     return op_error(op, ins, "avg_pool needs a floating-point input");
+  if (op == OpKind::MaxPoolIndices && at.window.storage_order != 0 && at.window.storage_order != 1)
+    return op_error(op, ins,
+                    "storage_order " + std::to_string(at.window.storage_order) + " must be 0 or 1");
   KILN_ASSIGN_OR_RETURN(Shape out,
                         window_shape(op, ins, at.window, at.window.kernel, ins[0].shape[1]));
-  return TensorMeta{dt, out};
+  return TensorMeta{op == OpKind::MaxPoolIndices ? DType::kI64 : dt, out};
 }
 
 Expected<TensorMeta> gather_nd_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& at) {
@@ -161,6 +164,7 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
     case OpKind::Conv:
       return conv_meta(op, ins, attrs);
     case OpKind::MaxPool:
+    case OpKind::MaxPoolIndices:
     case OpKind::AvgPool:
       return pool_meta(op, ins, attrs);
     case OpKind::GatherND:

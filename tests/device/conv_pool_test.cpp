@@ -144,6 +144,13 @@ TEST_F(DeviceConvPool, MaxAndAvgPool) {
     check(
         "max_pool" + label, Tol::exact(),
         [c](const Tensor& t) { return max_pool(t, c.k, c.s, c.p, c.d, c.ceil); }, x);
+    for (int64_t order : {0, 1})
+      check(
+          "max_pool_indices" + label + " storage_order " + std::to_string(order), Tol::exact(),
+          [c, order](const Tensor& t) {
+            return max_pool_indices(t, c.k, c.s, c.p, c.d, c.ceil, order);
+          },
+          x);
     for (bool include : {false, true})
       check(
           "avg_pool" + label + (include ? " count_include_pad" : ""), Tol{1e-5, 1e-6},
@@ -159,6 +166,13 @@ TEST_F(DeviceConvPool, MaxAndAvgPool) {
           return max_pool(t, {2, 3}, {1, 2}, {1, 1, 0, 1}, {}, true);
         },
         rnd(dt, {2, 2, 5, 7}, Dist::uniform(-50, 50)));
+    // Few distinct values: ties pick the first maximum in window order.
+    check(
+        std::string("max_pool_indices with ties ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& t) {
+          return max_pool_indices(t, {3, 2}, {1, 1}, {1, 0, 1, 1});
+        },
+        rnd(dt, {2, 3, 5, 6}, Dist::uniform(-2, 2)));
   }
   check(
       "max_pool(relu(conv)) then avg_pool * 3", Tol{1e-4, 1e-4},

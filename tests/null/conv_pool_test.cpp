@@ -168,6 +168,28 @@ TEST(OnnxOps, MaxPool) {
   expect_error([&] { max_pool(x, {2, 2}, {0, 1}); }, {"stride 0 must be >= 1"});
 }
 
+TEST(OnnxOps, MaxPoolIndices) {
+  Tensor x = iota({1, 1, 5, 5}, 1);
+  Tensor z = max_pool_indices(x, {5, 5}, {}, {2, 2, 2, 2});
+  EXPECT_EQ(z.dtype(), DType::kI64);
+  EXPECT_EQ(z.to_vector<int64_t>(),
+            (std::vector<int64_t>{12, 13, 14, 14, 14, 17, 18, 19, 19, 19, 22, 23, 24,
+                                  24, 24, 22, 23, 24, 24, 24, 22, 23, 24, 24, 24}));
+  // storage_order 1: spatial dims flattened column-major.
+  EXPECT_EQ(max_pool_indices(x, {2, 2}, {2, 2}, {}, {}, false, 1).to_vector<int64_t>(),
+            (std::vector<int64_t>{6, 16, 8, 18}));
+  // The first maximum in window order; indices count N and C too.
+  Tensor t = F({5, 5, 1, 2, 7, 0, 7, 7}, {2, 1, 4});
+  EXPECT_EQ(max_pool_indices(t, {2}, {2}).to_vector<int64_t>(), (std::vector<int64_t>{0, 3, 4, 6}));
+  EXPECT_EQ(max_pool_indices(F({1, NAN, NAN, 4}, {1, 1, 4}), {4}).to_vector<int64_t>(),
+            (std::vector<int64_t>{1}));
+  expect_error(
+      [&] {
+        max_pool_indices(x, {2, 2}, {}, {}, {}, false, 2);
+      },
+      {"storage_order 2 must be 0 or 1"});
+}
+
 TEST(OnnxOps, AvgPool) {
   Tensor x = iota({1, 1, 3, 3}, 1);
   expect_values(avg_pool(x, {2, 2}), DType::kF32, {1, 1, 2, 2}, {3, 4, 6, 7});

@@ -243,7 +243,7 @@ TEST(Ops, Registry) {
   OpKind k;
   ASSERT_TRUE(op_from_name("permute", &k));
   EXPECT_EQ(k, OpKind::Permute);
-  EXPECT_FALSE(op_from_name("conv", &k));
+  EXPECT_FALSE(op_from_name("conv_transpose", &k));
   EXPECT_TRUE(is_elementwise(OpKind::Cast));
   EXPECT_TRUE(is_reduce(OpKind::Mean));
   EXPECT_TRUE(is_movement(OpKind::Expand));
