@@ -4,6 +4,7 @@
 // also run on the interpreter. Built with AddressSanitizer + UBSan (tests/onnx/CMakeLists.txt).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -83,9 +84,15 @@ void expect_clear(const Status& s, const std::string& what) {
   EXPECT_FALSE(s.message().empty()) << what << ": an error without a message";
 }
 
+/// KILN_FUZZ_SCALE=k multiplies the number of corruptions (default 1) for longer local runs.
+int scale() {
+  const char* s = std::getenv("KILN_FUZZ_SCALE");
+  return s ? std::max(1, std::atoi(s)) : 1;
+}
+
 void fuzz_model(const std::string& valid, uint32_t seed, Counts& c) {
   int runs = 0;
-  for (const std::string& bytes : mutations(valid, seed, 400)) {
+  for (const std::string& bytes : mutations(valid, seed, 400 * scale())) {
     Expected<onnx::Model> m = onnx::Model::parse(as_bytes(bytes), Device::cpu(), "fuzz.onnx");
     if (!m.ok()) {
       expect_clear(m.status(), "import");
@@ -94,7 +101,7 @@ void fuzz_model(const std::string& valid, uint32_t seed, Counts& c) {
     }
     ++c.ok;
     std::vector<Tensor> inputs;
-    if (runs >= 60 || !make_inputs(*m, inputs)) continue;
+    if (runs >= 60 * scale() || !make_inputs(*m, inputs)) continue;
     ++runs;
     onnx::CompiledModel compiled(*m, {.name = "fuzz"});
     auto out = compiled.run(inputs);
@@ -145,7 +152,7 @@ TEST(OnnxFuzz, TruncatedAndCorruptedTensorProtos) {
   int ok = 0, errors = 0;
   uint32_t seed = 100;
   for (const auto* proto : {&t, &r}) {
-    for (const std::string& bytes : mutations(proto->SerializeAsString(), seed++, 500)) {
+    for (const std::string& bytes : mutations(proto->SerializeAsString(), seed++, 500 * scale())) {
       auto p = onnx::parse_tensor_proto(as_bytes(bytes));
       if (p.ok()) {
         ++ok;
@@ -172,7 +179,7 @@ TEST(OnnxFuzz, TruncatedAndCorruptedNpy) {
   uint32_t seed = 200;
   for (const std::string& v : valid) {
     ASSERT_FALSE(v.empty());
-    for (const std::string& bytes : mutations(v, seed++, 500)) {
+    for (const std::string& bytes : mutations(v, seed++, 500 * scale())) {
       auto t = parse_npy(as_bytes(bytes));
       if (t.ok()) {
         ++ok;
