@@ -264,6 +264,8 @@ int onnx_test_main(const OnnxTestOptions& options) {
       }
       std::string reason = r.reason;
       std::replace(reason.begin(), reason.end(), '\n', ' ');
+      for (const std::string& prefix : {(dir / "model.onnx").string() + ": ", dir.string() + "/"})
+        for (size_t at; (at = reason.find(prefix)) != std::string::npos;) reason.erase(at, prefix.size());
       if (r.outcome != Outcome::kPass)
         (in_list ? t.failures : t.other_failures).push_back(fmt::format("{}: {}", name, reason));
       if (!options.quiet || r.outcome != Outcome::kPass)

@@ -26,6 +26,9 @@ Expected<int64_t> default_opset(const ::onnx::ModelProto& m) {
   int64_t opset = -1;
   for (const auto& o : m.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (opset < 0 && m.opset_import_size() > 0)
+    return unimplemented("the model imports only domain '" + m.opset_import(0).domain() +
+                         "', which Kiln does not import");
   if (opset < 0) return invalid_argument("the model imports no opset of the default ONNX domain");
   return opset;
 }
