@@ -78,10 +78,25 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const SymInt outputs = sym_numel(n.sym);
   macros["KILN_OUTPUTS"] = e.size(outputs);
   macros["KILN_C_OUT"] = e.size(n.sym[1]);
+  SymInt work = outputs;
   if (mode == 0) {
+    // Output-channel and last-dim blocks per invocation, sized at the hints (speed only: the
+    // kernel bounds-checks both).
     const SymInt cg = g.node(n.inputs[1]).sym[1];
+    const SymInt og = sym_floordiv(n.sym[1], SymInt(w.groups));
+    const int64_t og_hint = n.meta.shape[1] / w.groups, o2_hint = n.meta.shape.back();
+    const int64_t co_block = og_hint >= 8 ? 8 : og_hint >= 4 ? 4 : og_hint >= 2 ? 2 : 1;
+    const int64_t w_block = std::clamp<int64_t>(o2_hint, 1, 4);
     macros["KILN_CG"] = e.size(cg);
-    macros["KILN_OG"] = e.size(sym_floordiv(n.sym[1], SymInt(w.groups)));
+    macros["KILN_OG"] = e.size(og);
+    macros["KILN_N"] = e.size(n.sym[0]);
+    macros["KILN_CO_BLOCK"] = std::to_string(co_block) + "u";
+    macros["KILN_W_BLOCK"] = std::to_string(w_block) + "u";
+    const SymInt o2 = k > 0 ? n.sym.back() : SymInt(1);
+    SymInt spatial = 1;
+    for (size_t i = 0; i + 1 < k; ++i) spatial = spatial * n.sym[2 + i];
+    work = n.sym[0] * SymInt(w.groups) * sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block)) *
+           spatial * sym_floordiv(o2 + SymInt(w_block - 1), SymInt(w_block));
   }
   for (size_t i = 0; i < 3; ++i) {
     const std::string d = std::to_string(i);
@@ -110,7 +125,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
   kern.local_size = std::min(kWindowLocalSize, opt.caps.max_workgroup_invocations);
-  kern.groups = {groups_for(outputs, kern.local_size), 1, 1};
+  kern.groups = {groups_for(work, kern.local_size), 1, 1};
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,
                                                  std::move(macros), kern));

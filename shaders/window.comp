@@ -32,6 +32,70 @@ int kiln_count(int base, int k, int dil, int lo, int hi) {
   return c;
 }
 
+#if KILN_MODE == 0
+// Conv: each invocation computes KILN_CO_BLOCK output channels of one group at KILN_W_BLOCK
+// consecutive positions of the last spatial dim, so one input load feeds KILN_CO_BLOCK FMAs and
+// one weight load KILN_W_BLOCK (storage-buffer loads are what costs on lavapipe).
+#define KILN_CO_BLOCKS ((KILN_OG + (KILN_CO_BLOCK - 1u)) / KILN_CO_BLOCK)
+#define KILN_W_BLOCKS ((KILN_O2 + (KILN_W_BLOCK - 1u)) / KILN_W_BLOCK)
+void main() {
+  const uint stride = gl_NumWorkGroups.x * KILN_LOCAL_SIZE;
+  const int i0 = int(KILN_I0), i1 = int(KILN_I1), i2 = int(KILN_I2);
+  const uint groups = KILN_C_OUT / KILN_OG;
+  const uint items = KILN_N * groups * KILN_CO_BLOCKS * KILN_O0 * KILN_O1 * KILN_W_BLOCKS;
+  for (uint it = gl_GlobalInvocationID.x; it < items; it += stride) {
+    uint t = it;
+    const uint wb = t % KILN_W_BLOCKS;
+    t /= KILN_W_BLOCKS;
+    const uint q1 = t % KILN_O1;
+    t /= KILN_O1;
+    const uint q0 = t % KILN_O0;
+    t /= KILN_O0;
+    const uint cb = t % KILN_CO_BLOCKS;
+    t /= KILN_CO_BLOCKS;
+    const uint g = t % groups;
+    const uint n = t / groups;
+    const uint co0 = g * KILN_OG + cb * KILN_CO_BLOCK;
+    const uint nco = min(KILN_CO_BLOCK, KILN_OG - cb * KILN_CO_BLOCK);
+    const uint q20 = wb * KILN_W_BLOCK;
+    const int b0 = int(q0 * KILN_S0) - KILN_P0;
+    const int b1 = int(q1 * KILN_S1) - KILN_P1;
+    const uint ci0 = g * KILN_CG;
+    float acc[KILN_CO_BLOCK][KILN_W_BLOCK];
+    for (uint j = 0u; j < KILN_CO_BLOCK; ++j)
+      for (uint q = 0u; q < KILN_W_BLOCK; ++q) acc[j][q] = 0.0;
+    for (uint ci = 0u; ci < KILN_CG; ++ci) {
+      for (int k0 = 0; k0 < KILN_K0; ++k0) {
+        const int p0 = b0 + k0 * KILN_D0;
+        if (p0 < 0 || p0 >= i0) continue;
+        for (int k1 = 0; k1 < KILN_K1; ++k1) {
+          const int p1 = b1 + k1 * KILN_D1;
+          if (p1 < 0 || p1 >= i1) continue;
+          for (int k2 = 0; k2 < KILN_K2; ++k2) {
+            float xv[KILN_W_BLOCK];
+            for (uint q = 0u; q < KILN_W_BLOCK; ++q) {
+              const int p2 = int((q20 + q) * KILN_S2) - KILN_P2 + k2 * KILN_D2;
+              xv[q] = (p2 >= 0 && p2 < i2) ? kiln_x(n, ci0 + ci, uint(p0), uint(p1), uint(p2))
+                                           : 0.0;
+            }
+            for (uint j = 0u; j < KILN_CO_BLOCK; ++j) {
+              const float wv = j < nco ? kiln_w(co0 + j, ci, uint(k0), uint(k1), uint(k2)) : 0.0;
+              for (uint q = 0u; q < KILN_W_BLOCK; ++q) acc[j][q] += xv[q] * wv;
+            }
+          }
+        }
+      }
+    }
+    for (uint j = 0u; j < nco; ++j) {
+      const uint co = co0 + j;
+      const float bias = kiln_bias(co);
+      const uint row = ((n * KILN_C_OUT + co) * KILN_O0 + q0) * KILN_O1 + q1;
+      for (uint q = 0u; q < KILN_W_BLOCK; ++q)
+        if (q20 + q < KILN_O2) kiln_store(row * KILN_O2 + q20 + q, acc[j][q] + bias);
+    }
+  }
+}
+#else
 void main() {
   const uint stride = gl_NumWorkGroups.x * KILN_LOCAL_SIZE;
   const int i0 = int(KILN_I0), i1 = int(KILN_I1), i2 = int(KILN_I2);
@@ -48,27 +112,6 @@ void main() {
     const int b0 = int(q0 * KILN_S0) - KILN_P0;
     const int b1 = int(q1 * KILN_S1) - KILN_P1;
     const int b2 = int(q2 * KILN_S2) - KILN_P2;
-#if KILN_MODE == 0
-    float acc = kiln_bias(c);
-    const uint c0 = (c / KILN_OG) * KILN_CG;
-    for (uint ci = 0u; ci < KILN_CG; ++ci) {
-      for (int k0 = 0; k0 < KILN_K0; ++k0) {
-        const int p0 = b0 + k0 * KILN_D0;
-        if (p0 < 0 || p0 >= i0) continue;
-        for (int k1 = 0; k1 < KILN_K1; ++k1) {
-          const int p1 = b1 + k1 * KILN_D1;
-          if (p1 < 0 || p1 >= i1) continue;
-          for (int k2 = 0; k2 < KILN_K2; ++k2) {
-            const int p2 = b2 + k2 * KILN_D2;
-            if (p2 < 0 || p2 >= i2) continue;
-            acc += kiln_x(n, c0 + ci, uint(p0), uint(p1), uint(p2)) *
-                   kiln_w(c, ci, uint(k0), uint(k1), uint(k2));
-          }
-        }
-      }
-    }
-    kiln_store(o, acc);
-#else
 #if KILN_MODE == 1 || KILN_MODE == 3
     ACC_T acc = KILN_LOWEST;
     uint arg = 0xffffffffu;  // max_pool_indices: the spatial offset of the maximum
@@ -118,6 +161,6 @@ void main() {
 #else
     kiln_store(o, acc);
 #endif
-#endif
   }
 }
+#endif

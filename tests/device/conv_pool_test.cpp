@@ -91,6 +91,9 @@ TEST_F(DeviceConvPool, Conv) {
       {{1, 6, 8, 8}, {6, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 6, true},
       {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 3}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}, {1, 1, 2}, 1, true},
       {{2, 2, 3, 3, 3}, {4, 1, 1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, {1, 1, 1}, 2, false},
+      // Output-channel blocks of 8 with a partial one, last-dim blocks of 4 with a partial one.
+      {{2, 20, 6, 11}, {12, 20, 2, 2}, {1, 2}, {1, 0, 0, 1}, {1, 1}, 1, true},
+      {{1, 6, 9}, {10, 3, 4}, {3}, {2, 1}, {2}, 2, true},
   };
   for (const ConvCase& c : cases) {
     Tensor x = rnd(DType::kF32, c.x), w = rnd(DType::kF32, c.w);
