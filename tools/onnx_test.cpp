@@ -209,6 +209,8 @@ std::vector<fs::path> find_cases(const std::vector<std::string>& roots) {
 struct Tally {
   int pass = 0, fail = 0, unsupported = 0;
   int in_list = 0, in_list_pass = 0;
+  int fallback_pass = 0, in_list_fallback_pass = 0;  // passed with a graph on the interpreter
+  std::set<std::string> fallback_ops;
   std::vector<std::string> failures;  // in-list cases that did not pass
   std::vector<std::string> other_failures;
 };
@@ -244,6 +246,15 @@ int onnx_test_main(const OnnxTestOptions& options) {
     }
     for (const auto& [dname, device] : devices) {
       CaseResult r;
+      // A graph with an op that has no Vulkan kernel runs on the interpreter (a warning): note it.
+      std::vector<std::string> fallbacks;
+      set_log_sink([&](LogTopic topic, std::string_view m) {
+        if (topic == LogTopic::kWarning && m.find("no device lowering") != std::string_view::npos) {
+          fallbacks.emplace_back(m);
+        } else {
+          fmt::print(stderr, "[kiln:{}] {}\n", log_topic_name(topic), m);
+        }
+      });
       try {
         r = run_case(dir, device);
       } catch (const Error& e) {
@@ -251,7 +262,17 @@ int onnx_test_main(const OnnxTestOptions& options) {
       } catch (const std::exception& e) {
         r = {Outcome::kFail, std::string("exception: ") + e.what()};
       }
+      set_log_sink({});
       Tally& t = tallies[dname];
+      if (r.outcome == Outcome::kPass && !fallbacks.empty()) {
+        ++t.fallback_pass;
+        if (in_list) ++t.in_list_fallback_pass;
+        for (const std::string& m : fallbacks) {
+          const size_t at = m.find("lowering (");
+          if (at != std::string::npos)
+            t.fallback_ops.insert(m.substr(at + 10, m.find(' ', at + 10) - at - 10));
+        }
+      }
       const char* tag = r.outcome == Outcome::kPass   ? "PASS "
                         : r.outcome == Outcome::kFail ? "FAIL "
                                                       : "UNSUP";
@@ -265,7 +286,8 @@ int onnx_test_main(const OnnxTestOptions& options) {
       std::string reason = r.reason;
       std::replace(reason.begin(), reason.end(), '\n', ' ');
       for (const std::string& prefix : {(dir / "model.onnx").string() + ": ", dir.string() + "/"})
-        for (size_t at; (at = reason.find(prefix)) != std::string::npos;) reason.erase(at, prefix.size());
+        for (size_t at; (at = reason.find(prefix)) != std::string::npos;)
+          reason.erase(at, prefix.size());
       if (r.outcome != Outcome::kPass)
         (in_list ? t.failures : t.other_failures).push_back(fmt::format("{}: {}", name, reason));
       if (!options.quiet || r.outcome != Outcome::kPass)
@@ -286,6 +308,16 @@ int onnx_test_main(const OnnxTestOptions& options) {
         t.in_list, rate);
     fmt::print("{}\n", line);
     report += "    " + line + "\n";
+    if (t.fallback_pass > 0) {
+      std::string ops;
+      for (const std::string& op : t.fallback_ops) ops += (ops.empty() ? "" : " ") + op;
+      const std::string note = fmt::format(
+          "  {} of the {} passing cases ({} in-list) ran a graph on the interpreter: no Vulkan "
+          "kernel for {}",
+          t.fallback_pass, t.pass, t.in_list_fallback_pass, ops);
+      fmt::print("{}\n", note);
+      report += "    " + note + "\n";
+    }
     if (options.min_in_list_pass > 0 && rate < 100.0 * options.min_in_list_pass) {
       fmt::print("onnx-test: {} in-list pass rate {:.1f}% is below the threshold {:.1f}%\n", dname,
                  rate, 100.0 * options.min_in_list_pass);

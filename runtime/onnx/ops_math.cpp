@@ -269,18 +269,6 @@ void register_math_ops(std::map<std::string, OpHandler>& t) {
            for (auto it = a.rbegin(); it != a.rend(); ++it) out = squeeze(out, *it);
            return out;
          });
-  auto arg = [](bool is_max) {
-    return [is_max](NodeCtx& c) {
-      Tensor x = c.in(0);
-      if (c.attr_i("select_last_index", 0) != 0)
-        c.unsupported("select_last_index = 1 is not supported");
-      const int64_t axis = axis_of(c, c.attr_i("axis", 0), x.dim());
-      const bool keep = c.attr_i("keepdims", 1) != 0;
-      c.set(0, is_max ? argmax(x, axis, keep) : argmin(x, axis, keep));
-    };
-  };
-  t["ArgMax"] = arg(true);
-  t["ArgMin"] = arg(false);
 
   t["Softmax"] = [](NodeCtx& c) { softmax_like(c, false); };
   t["LogSoftmax"] = [](NodeCtx& c) { softmax_like(c, true); };
@@ -305,6 +293,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_math_ops(t);
     register_nn_ops(t);
     register_shape_ops(t);
+    register_extra_ops(t);
     return t;
   }();
   return table;
