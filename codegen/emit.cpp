@@ -278,6 +278,95 @@ Index Emitter::decompose(const std::string& linear, const SymShape& shape,
   return index;
 }
 
+/// Splits the non-1 dims of a reshape's input and output into consecutive groups of equal
+/// size products ([b, s, 512] -> [b, s, 8, 64]: {b}{s}{512 | 8, 64}). Returns false when the
+/// sizes do not line up that way (symbolic products that cannot be compared).
+static bool reshape_groups(const SymShape& in, const SymShape& out,
+                           std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>>* g) {
+  size_t i = 0, o = 0;
+  auto skip_ones = [](const SymShape& s, size_t& k) {
+    while (k < s.size() && is_const(s[k], 1)) ++k;
+  };
+  skip_ones(in, i), skip_ones(out, o);
+  while (i < in.size() && o < out.size()) {
+    std::vector<size_t> gi = {i}, go = {o};
+    SymInt pi = in[i++], po = out[o++];
+    while (!(pi == po)) {
+      const bool both_const = pi.is_constant() && po.is_constant();
+      bool grow_in;
+      if (both_const)
+        grow_in = pi.constant_value() < po.constant_value();
+      else if (pi.is_constant() != po.is_constant())
+        grow_in = pi.is_constant();  // a constant never equals a product holding a symbol
+      else
+        return false;
+      size_t& k = grow_in ? i : o;
+      const SymShape& s = grow_in ? in : out;
+      skip_ones(s, k);
+      if (k >= s.size()) return false;
+      (grow_in ? gi : go).push_back(k);
+      (grow_in ? pi : po) = (grow_in ? pi : po) * s[k++];
+    }
+    g->emplace_back(std::move(gi), std::move(go));
+    skip_ones(in, i), skip_ones(out, o);
+  }
+  return i == in.size() && o == out.size();
+}
+
+bool Emitter::grouped_reshape_index(const SymShape& in_shape, const SymShape& out_shape,
+                                    const Index& index, Index& in) {
+  std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> groups;
+  if (!reshape_groups(in_shape, out_shape, &groups)) return false;
+  for (size_t j = 0; j < in_shape.size(); ++j)
+    if (is_const(in_shape[j], 1)) in[j] = {"0u", 0};
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& [ins, outs] = groups[gi];
+    const bool last_group = gi + 1 == groups.size();
+    if (ins.size() == 1 && outs.size() == 1) {
+      in[ins[0]] = index[outs[0]];
+      continue;
+    }
+    // The group's row-major linear index over its output dims.
+    std::string lin;
+    SymInt stride = 1;
+    int lane = 0;
+    for (size_t k = outs.size(); k-- > 0;) {
+      const IndexExpr& x = index[outs[k]];
+      std::string term = is_const(stride, 1) ? x.expr : x.expr + " * " + size(stride);
+      lin = lin.empty() ? term : term + " + " + lin;
+      stride = stride * out_shape[outs[k]];
+      if (x.lane != 0) lane = -1;
+    }
+    // A merge into one input dim keeps the innermost lane when the group's inner output dim is
+    // the output's last dim and a constant multiple of 4 (four lanes never cross a row).
+    const size_t inner = outs.back();
+    if (ins.size() == 1 && last_group && inner + 1 == out_shape.size() && index[inner].lane == 1 &&
+        out_shape[inner].is_constant() && out_shape[inner].constant_value() % 4 == 0) {
+      bool others_zero = true;
+      for (size_t k = 0; k + 1 < outs.size(); ++k) others_zero &= index[outs[k]].lane == 0;
+      if (others_zero) lane = 1;
+    }
+    std::string var = fresh("l");
+    add_statement("const uint " + var + " = " + lin + ";");
+    if (ins.size() == 1) {
+      in[ins[0]] = {var, lane};
+      continue;
+    }
+    // A split: decompose the group's linear index over its input dims.
+    SymInt inner_size = 1;
+    for (size_t k = ins.size(); k-- > 0;) {
+      std::string e = var;
+      if (!is_const(inner_size, 1)) e = "(" + e + " / " + size(inner_size) + ")";
+      if (k != 0) e = "(" + e + " % " + size(in_shape[ins[k]]) + ")";
+      std::string v = fresh("r");
+      add_statement("const uint " + v + " = " + e + ";");
+      in[ins[k]] = {v, lane == 0 ? 0 : -1};
+      inner_size = inner_size * in_shape[ins[k]];
+    }
+  }
+  return true;
+}
+
 Index Emitter::view_input_index(const Node& n, const Index& index) {
   const SymShape& in_shape = graph_.node(n.inputs[0]).sym;
   const SymShape& out_shape = n.sym;
@@ -307,6 +396,7 @@ Index Emitter::view_input_index(const Node& n, const Index& index) {
     }
     return in;
   }
+  if (grouped_reshape_index(in_shape, out_shape, index, in)) return in;
   // General: through the row-major linear index.
   SymShape cout = sym_contiguous_strides(out_shape);
   std::string lin;

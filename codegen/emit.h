@@ -115,6 +115,9 @@ class Emitter {
   std::string op_expr(const Node& n, const std::vector<std::string>& args,
                       const std::vector<DType>& arg_types);
   Index view_input_index(const Node& n, const Index& index);
+  /// Reshape index through groups of dims with equal size products; false if there are none.
+  bool grouped_reshape_index(const SymShape& in_shape, const SymShape& out_shape,
+                             const Index& index, Index& in);
   std::string fresh(const std::string& prefix);
   void note_dtype(DType d);
 

@@ -1,5 +1,7 @@
 #include "codegen/fusion.h"
 
+#include <algorithm>
+
 namespace kiln {
 
 const char* fusion_rule_name(FusionRule rule) {
@@ -22,6 +24,10 @@ const char* fusion_rule_name(FusionRule rule) {
       return "inline_literal";
     case FusionRule::kMatmulEpilogue:
       return "matmul_epilogue";
+    case FusionRule::kEpilogueRoot:
+      return "epilogue_root";
+    case FusionRule::kAttention:
+      return "attention";
   }
   return "?";
 }
@@ -65,7 +71,93 @@ NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const N
   return -1;
 }
 
-FusionDecision decide_fusion(const Graph& graph, bool fuse) {
+namespace {
+
+constexpr int64_t kMaxAttentionHeadDim = 128;
+
+bool is_f32(const Graph& g, NodeId id) {
+  return g.node(id).meta.dtype == DType::kF32;
+}
+
+/// A head dim the attention kernel keeps in registers: a constant multiple of 8 up to 128.
+bool attention_head_dim(const SymInt& d) {
+  return d.is_constant() && d.constant_value() > 0 && d.constant_value() % 8 == 0 &&
+         d.constant_value() <= kMaxAttentionHeadDim;
+}
+
+/// The node reading `id` when `id` has exactly one use, else -1.
+NodeId sole_consumer(const Graph& g, NodeId id, const std::vector<int>& uses) {
+  if (uses[id] != 1) return -1;
+  for (size_t n = static_cast<size_t>(id) + 1; n < g.size(); ++n)
+    for (NodeId in : g.node(static_cast<NodeId>(n)).inputs)
+      if (in == id) return static_cast<NodeId>(n);
+  return -1;
+}
+
+/// permute(.., -2 <-> -3) then a reshape merging the last two dims: [.., H, S, D] -> [.., S, H*D].
+bool merges_heads(const Node& p, const Node& r) {
+  const size_t rank = p.sym.size();
+  if (p.op != OpKind::Permute || rank < 3 || r.op != OpKind::Reshape) return false;
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t want = i == rank - 3 ? rank - 2 : i == rank - 2 ? rank - 3 : i;
+    if (p.attrs.dims[i] != static_cast<int64_t>(want)) return false;
+  }
+  SymShape merged(p.sym.begin(), p.sym.end() - 2);
+  merged.push_back(p.sym[rank - 2] * p.sym[rank - 1]);
+  return r.sym == merged;
+}
+
+}  // namespace
+
+std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecision& d,
+                                             const Node& pv, const std::vector<int>& uses) {
+  if (pv.op != OpKind::MatMul || !is_f32(g, pv.id)) return std::nullopt;
+  const Node& sm = g.node(pv.inputs[0]);
+  const size_t rank = sm.sym.size();
+  if (sm.op != OpKind::Softmax || uses[sm.id] != 1 || pv.inputs[1] == sm.id || pv.attrs.trans_a ||
+      rank < 2 || !is_f32(g, sm.id) || !is_f32(g, pv.inputs[1]))
+    return std::nullopt;
+  const int64_t axis =
+      sm.attrs.axis < 0 ? sm.attrs.axis + static_cast<int64_t>(rank) : sm.attrs.axis;
+  if (axis != static_cast<int64_t>(rank) - 1) return std::nullopt;
+  // Q·Kᵀ through elementwise nodes of the scores' shape, each used once and not stored.
+  NodeId qk = -1;
+  std::vector<NodeId> stack = {sm.inputs[0]};
+  while (!stack.empty() && qk < 0) {
+    const Node& n = g.node(stack.back());
+    stack.pop_back();
+    if (!(n.sym == sm.sym) || !is_f32(g, n.id)) continue;
+    if (n.op == OpKind::MatMul) {
+      if (uses[n.id] == 1 && d.rule[n.id] == FusionRule::kOwnKernel) qk = n.id;
+      continue;
+    }
+    if (d.materialize[n.id] || !is_elementwise(n.op)) continue;
+    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+  }
+  if (qk < 0) return std::nullopt;
+  const Node& s = g.node(qk);
+  const Node &q = g.node(s.inputs[0]), &k = g.node(s.inputs[1]), &v = g.node(pv.inputs[1]);
+  if (!is_f32(g, q.id) || !is_f32(g, k.id) || q.sym.size() < 2 || k.sym.size() < 2 ||
+      v.sym.size() < 2)
+    return std::nullopt;
+  const SymInt& head = s.attrs.trans_a ? q.sym[q.sym.size() - 2] : q.sym.back();
+  const SymInt& dv = pv.attrs.trans_b ? v.sym[v.sym.size() - 2] : v.sym.back();
+  if (!attention_head_dim(head) || !attention_head_dim(dv)) return std::nullopt;
+  if (!std::equal(pv.sym.begin(), pv.sym.end() - 2, sm.sym.begin(), sm.sym.end() - 2))
+    return std::nullopt;
+  AttentionMatch m;
+  m.scores = qk;
+  m.softmax = sm.id;
+  m.output = pv.id;
+  const NodeId p = sole_consumer(g, pv.id, uses);
+  if (p >= 0 && !d.materialize[p]) {
+    const NodeId r = sole_consumer(g, p, uses);
+    if (r >= 0 && merges_heads(g.node(p), g.node(r))) m.permute = p, m.reshape = r;
+  }
+  return m;
+}
+
+FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
   const size_t n = graph.size();
   FusionDecision d;
   d.materialize.assign(n, false);
@@ -109,9 +201,47 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse) {
     d.rule[node.id] = rule;
   }
   d.epilogue_of.assign(n, -1);
+  d.attention_of.assign(n, -1);
   if (!fuse) return d;
+  if (attention) {
+    for (const Node& node : graph.nodes()) {
+      if (node.op != OpKind::MatMul || !d.materialize[node.id]) continue;
+      const std::optional<AttentionMatch> m = rule_attention(graph, d, node, uses);
+      if (!m) continue;
+      for (NodeId id : {m->scores, m->softmax, m->output}) {
+        d.rule[id] = FusionRule::kAttention;
+        d.materialize[id] = false;
+      }
+      const NodeId root = m->reshape >= 0 ? m->reshape : m->output;
+      d.materialize[root] = true;
+      d.rule[root] = FusionRule::kAttention;
+      d.attention_of[root] = m->output;
+    }
+  }
+  // A matmul's elementwise chain (same shape, one use each) that ends in a node folded into a
+  // view, matmul, norm or reduction is stored by the matmul kernel (kEpilogueRoot).
+  for (const Node& mm : graph.nodes()) {
+    if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel) continue;
+    NodeId cur = mm.id;
+    bool reads_operand = false, stored_chain_end = false;
+    for (NodeId c = sole_consumer(graph, cur, uses); c >= 0; c = sole_consumer(graph, cur, uses)) {
+      const Node& cn = graph.node(c);
+      if (!is_elementwise(cn.op) || !(cn.sym == mm.sym) || cn.meta.dtype != mm.meta.dtype) break;
+      // A stored node of the chain is already a kMatmulEpilogue root.
+      if (d.materialize[c]) {
+        stored_chain_end = true;
+        break;
+      }
+      for (NodeId in : cn.inputs) reads_operand |= in == mm.inputs[0] || in == mm.inputs[1];
+      cur = c;
+    }
+    if (cur == mm.id || stored_chain_end || reads_operand) continue;
+    d.materialize[cur] = true;
+    d.rule[cur] = FusionRule::kEpilogueRoot;
+  }
   for (const Node& node : graph.nodes()) {
-    if (!d.materialize[node.id] || node.op == OpKind::Input || node.op == OpKind::Constant)
+    if (!d.materialize[node.id] || node.op == OpKind::Input || node.op == OpKind::Constant ||
+        d.attention_of[node.id] >= 0)
       continue;
     const NodeId mm = rule_matmul_epilogue(graph, d, node, uses);
     if (mm < 0) continue;

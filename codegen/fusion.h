@@ -4,6 +4,7 @@
 /// Every decision is one of the named legality rules below, each a separately tested predicate.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,13 +25,31 @@ enum class FusionRule {
   kMatmulEpilogue,   // a matmul whose only consumer chain is elementwise, of the matmul's shape,
                      // up to a stored root: computed by the matmul kernel, which applies the
                      // chain (bias, activation, residual, scaling) before its store
+  kEpilogueRoot,     // the end of such a chain whose consumer is a view, a matmul, a norm or a
+                     // reduction: stored by the matmul kernel, so that the consumer reads a
+                     // stored tensor (a linear's bias before a head split, or its activation
+                     // before the next linear) instead of recomputing it per load
+  kAttention,        // softmax(chain(Q·Kᵀ))·V, the chain elementwise on the scores (scale,
+                     // mask): one flash-style kernel with an online softmax; the scores and
+                     // the probabilities are never stored
 };
 const char* fusion_rule_name(FusionRule rule);
 
 struct FusionDecision {
-  std::vector<bool> materialize;    // per node; sources (input/constant) are always buffers
-  std::vector<FusionRule> rule;     // why, per compute node
-  std::vector<NodeId> epilogue_of;  // per stored root: the kMatmulEpilogue matmul it applies to
+  std::vector<bool> materialize;     // per node; sources (input/constant) are always buffers
+  std::vector<FusionRule> rule;      // why, per compute node
+  std::vector<NodeId> epilogue_of;   // per stored root: the kMatmulEpilogue matmul it applies to
+  std::vector<NodeId> attention_of;  // per stored root: the P·V matmul of the kAttention kernel
+                                     // that writes it (the matmul itself, or the heads-merging
+                                     // view permute(.., -2 <-> -3) + reshape of it)
+};
+
+/// The nodes of one kAttention pattern.
+struct AttentionMatch {
+  NodeId scores = -1;                 // Q·Kᵀ (a matmul)
+  NodeId softmax = -1;                // softmax over the last axis of chain(scores)
+  NodeId output = -1;                 // softmax·V (a matmul)
+  NodeId permute = -1, reshape = -1;  // the heads-merging view stored instead, if any
 };
 
 /// Rule predicates (exposed for unit tests).
@@ -43,7 +62,13 @@ bool rule_own_kernel(const Node& n);
 NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const Node& root,
                             const std::vector<int>& uses);
 
-FusionDecision decide_fusion(const Graph& graph, bool fuse);
+/// The attention pattern ending in matmul `pv` (softmax(chain(Q·Kᵀ))·V, f32, the head dims
+/// constant multiples of 8 up to 128, every intermediate used once and not stored), or nullopt.
+std::optional<AttentionMatch> rule_attention(const Graph& graph, const FusionDecision& d,
+                                             const Node& pv, const std::vector<int>& uses);
+
+/// `attention`: whether the target runs the flash-attention kernel (subgroup shuffles).
+FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention = false);
 /// "%3 mul: inline_pointwise" lines.
 std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& d);
 

@@ -257,6 +257,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "matmul_tiled";
     case KernelVariant::kMatmulRowBlock:
       return "matmul_rowblock";
+    case KernelVariant::kAttention:
+      return "attention";
     case KernelVariant::kWindow:
       return "window";
   }
@@ -271,14 +273,16 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     if (!symbolic && n.meta.numel() > kMaxKernelElements)
       return unimplemented("node %" + std::to_string(n.id) + " (" + n.meta.str() +
                            "): tensors over 2^32 elements need 64-bit indexing");
-  FusionDecision fusion = decide_fusion(graph, options.fuse);
+  FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps));
   KernelPlan plan;
   plan.fusion_log = fusion_decision_to_string(graph, fusion);
   for (const Node& n : graph.nodes()) {
     if (!fusion.materialize[n.id] || n.op == OpKind::Input || n.op == OpKind::Constant) continue;
     plan.materialized.push_back(n.id);
     Expected<Kernel> k = unimplemented("");
-    if (is_reduce(n.op)) {
+    if (fusion.attention_of[n.id] >= 0) {
+      k = attention_kernel(graph, fusion, n.id, options);
+    } else if (is_reduce(n.op)) {
       k = reduce_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {
       k = norm_kernel(graph, fusion, n.id, options);

@@ -35,6 +35,10 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                              const CodegenOptions& opt);
 
+/// The stored node whose buffer holds `id`: itself, or the source of a chain of unstored
+/// reshapes (a reshape never changes the row-major layout: embedding's [b*s, d] -> [b, s, d]).
+NodeId storage_of(const Graph& g, const FusionDecision& f, NodeId id);
+
 /// MatMul fast path (codegen/lower_matmul_rowblock.cpp): f32, A and B stored, B without batch
 /// dims, K a constant multiple of 4 (and N too for A·B), a device with subgroup shuffles.
 bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& n,
@@ -52,6 +56,15 @@ std::string matmul_output_value(Emitter& e, const Graph& g, NodeId matmul, NodeI
 /// An epilogue kernel computes the matmul too: adds it to the fused nodes and names the kernel
 /// for both ops ("matmul_add").
 void mark_epilogue(Kernel& k, const Node& matmul, const Node& root);
+
+/// The flash-attention kernel writing `root` (fusion.attention_of[root];
+/// codegen/lower_attention.cpp).
+Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                  const CodegenOptions& opt);
+/// Whether the target runs it: subgroup shuffles over at least 8 lanes.
+inline bool attention_supported(const TargetCaps& caps) {
+  return caps.subgroup_shuffle && caps.subgroup_size >= 8 && caps.max_workgroup_invocations >= 64;
+}
 
 /// MatMul: tiled, shared-memory staged, batched (codegen/lower_matmul.cpp). `root` is the
 /// matmul; `epilogue_root` (or -1) the stored node of its kMatmulEpilogue chain, which the

@@ -125,12 +125,14 @@ std::string matmul_output_value(Emitter& e, const Graph& g, NodeId matmul, NodeI
 /// such an epilogue goes through the tiled kernel.
 static bool epilogue_reads_operands(const Graph& g, const FusionDecision& fusion, NodeId root,
                                     const Node& matmul) {
+  const NodeId a = storage_of(g, fusion, matmul.inputs[0]),
+               b = storage_of(g, fusion, matmul.inputs[1]);
   std::vector<NodeId> stack = {root};
   while (!stack.empty()) {
     const Node& n = g.node(stack.back());
     stack.pop_back();
     if (n.id == matmul.id) continue;
-    if (n.id == matmul.inputs[0] || n.id == matmul.inputs[1]) return true;
+    if (n.id == matmul.inputs[0] || n.id == matmul.inputs[1] || n.id == a || n.id == b) return true;
     if (n.id != root && fusion.materialize[n.id]) continue;
     stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
   }

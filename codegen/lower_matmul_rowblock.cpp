@@ -19,6 +19,7 @@ struct RowBlockShape {
 };
 
 bool stored(const Graph& g, const FusionDecision& f, NodeId id) {
+  id = storage_of(g, f, id);
   const Node& n = g.node(id);
   return n.op == OpKind::Input || n.op == OpKind::Constant || f.materialize[id];
 }
@@ -125,6 +126,11 @@ bool use_texel_operands(const Node& a, const Node& b, const TargetCaps& caps) {
 
 }  // namespace
 
+NodeId storage_of(const Graph& g, const FusionDecision& f, NodeId id) {
+  while (g.node(id).op == OpKind::Reshape && !f.materialize[id]) id = g.node(id).inputs[0];
+  return id;
+}
+
 bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& n,
                       const TargetCaps& caps) {
   if (!caps.subgroup_shuffle || caps.subgroup_size < 8 || caps.max_workgroup_invocations < 64)
@@ -134,7 +140,8 @@ bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& 
     return false;
   if (a.sym.size() < 2 || b.sym.size() != 2 || n.attrs.trans_a) return false;
   if (!stored(g, fusion, a.id) || !stored(g, fusion, b.id)) return false;
-  if (a.id == b.id) return false;  // one buffer cannot be two differently typed bindings
+  // One buffer cannot be two differently typed bindings.
+  if (storage_of(g, fusion, a.id) == storage_of(g, fusion, b.id)) return false;
   const SymInt& k = a.sym.back();
   if (!k.is_constant() || k.constant_value() <= 0 || k.constant_value() % 4 != 0) return false;
   if (!n.attrs.trans_b) {
@@ -165,7 +172,8 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   // Operands as rgba32f texel buffers where the device has them (an imageLoad costs a fraction
   // of a storage-buffer load on lavapipe), else as vec4 storage buffers.
   const bool texel = use_texel_operands(a, b, opt.caps);
-  const int a_binding = e.binding(a.id), b_binding = e.binding(b.id);
+  const int a_binding = e.binding(storage_of(g, fusion, a.id)),
+            b_binding = e.binding(storage_of(g, fusion, b.id));
   std::string operand_decls;
   if (texel) {
     for (int bb : {a_binding, b_binding})

@@ -38,13 +38,12 @@ void kiln_element(uint g){
   const uint i0 =(g / 24u);
   const uint i1 =((g / 6u)% 4u);
   const uint i2 =(g % 6u);
-  const uint l0 = i1 * 6u + i2;
-  const uint r1_0 =(l0 / 6u);
-  const uint r1_1 =((l0 / 3u)% 2u);
-  const uint r1_2 =(l0 % 3u);
-  const float x2 = b1 . data[r1_1 * 12u + r1_2 * 4u + r1_0];
-  const float v3 = kiln_tanh(x2);
-  b0 . data[g]= v3;
+  const uint l0 = i2;
+  const uint r1 =(l0 % 3u);
+  const uint r2 =(l0 / 3u);
+  const float x3 = b1 . data[r2 * 12u + r1 * 4u + i1];
+  const float v4 = kiln_tanh(x3);
+  b0 . data[g]= v4;
 }
 void main(){
   const uint stride = gl_NumWorkGroups . x * 128u;

@@ -1,0 +1,228 @@
+// The fusion rules around contractions, one at a time, without a device: kEpilogueRoot (a
+// linear's bias or activation stored by the matmul kernel when a view or another matmul reads
+// it), the row-block kernel reading a reshape of a stored tensor, and kAttention's legality
+// (what matches, what must not) with the kernel counts and GLSL of the planned graphs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/fusion.h"
+#include "codegen/lower.h"
+#include "codegen/spirv.h"
+#include "null/graph_builders.h"
+
+namespace kiln {
+namespace {
+
+using test::add;
+using test::generic_options;
+
+CodegenOptions shuffle_options() {
+  CodegenOptions o = generic_options();
+  o.caps.subgroup_shuffle = true;
+  return o;
+}
+
+KernelPlan plan_and_compile(const Graph& g, const CodegenOptions& opt = shuffle_options()) {
+  auto plan = plan_kernels(g, opt);
+  EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+  if (!plan.ok()) return {};
+  Status st = compile_kernels(*plan, opt);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  return std::move(plan).value();
+}
+
+Attrs trans_b() {
+  Attrs a;
+  a.trans_b = true;
+  return a;
+}
+Attrs scalar(double v) {
+  Attrs a;
+  a.scalar = v;
+  a.dtype = DType::kF32;
+  return a;
+}
+Attrs axis(int64_t ax) {
+  Attrs a;
+  a.axis = ax;
+  return a;
+}
+Attrs dims(std::vector<int64_t> d) {
+  Attrs a;
+  a.dims = std::move(d);
+  return a;
+}
+
+// x·Wᵀ + b, then a head split (reshape + permute) read by a second matmul: the add is the
+// first matmul's stored epilogue, so the second matmul reads a stored tensor through views.
+TEST(FusionRules, EpilogueRootBeforeAView) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {6, 32}});
+  NodeId w = g.add_input({DType::kF32, {32, 32}});
+  NodeId b = g.add_input({DType::kF32, {32}});
+  NodeId mm = add(g, OpKind::MatMul, {x, w}, trans_b());
+  NodeId biased = add(g, OpKind::Add, {mm, b});
+  NodeId split = add(g, OpKind::Reshape, {biased}, dims({6, 4, 8}));
+  NodeId heads = add(g, OpKind::Permute, {split}, dims({1, 0, 2}));
+  NodeId other = g.add_input({DType::kF32, {4, 6, 8}});
+  NodeId y = add(g, OpKind::MatMul, {heads, other}, trans_b());
+  g.set_outputs({y});
+  const FusionDecision d = decide_fusion(g, true);
+  EXPECT_EQ(d.rule[biased], FusionRule::kEpilogueRoot);
+  EXPECT_TRUE(d.materialize[biased]);
+  EXPECT_EQ(d.epilogue_of[biased], mm);
+  EXPECT_EQ(d.rule[mm], FusionRule::kMatmulEpilogue);
+  KernelPlan plan = plan_and_compile(g);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(plan.kernels[0].name, "k0_matmul_add");
+  EXPECT_EQ(plan.kernels[0].variant, KernelVariant::kMatmulRowBlock);
+  // Without fusion every op is its own kernel (views still fold).
+  EXPECT_EQ(decide_fusion(g, false).rule[biased], FusionRule::kUnfused);
+}
+
+// linear -> relu -> linear: relu is the first kernel's epilogue, and the second linear reads
+// a stored operand, so both run as row-block kernels.
+TEST(FusionRules, ActivationBetweenLinearsIsStoredByTheFirst) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {9, 16}});
+  NodeId w1 = g.add_input({DType::kF32, {24, 16}});
+  NodeId w2 = g.add_input({DType::kF32, {8, 24}});
+  NodeId h = add(g, OpKind::MatMul, {x, w1}, trans_b());
+  NodeId r = add(g, OpKind::Relu, {h});
+  NodeId y = add(g, OpKind::MatMul, {r, w2}, trans_b());
+  g.set_outputs({y});
+  KernelPlan plan = plan_and_compile(g);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(plan.kernels[0].name, "k0_matmul_relu");
+  EXPECT_EQ(plan.kernels[0].variant, KernelVariant::kMatmulRowBlock);
+  EXPECT_EQ(plan.kernels[1].variant, KernelVariant::kMatmulRowBlock);
+  // A chain that reads the matmul's own operand (x + x·W) is not moved into its store.
+  Graph g2;
+  NodeId a = g2.add_input({DType::kF32, {9, 16}});
+  NodeId w = g2.add_input({DType::kF32, {16, 16}});
+  NodeId p = add(g2, OpKind::MatMul, {a, w}, trans_b());
+  NodeId res = add(g2, OpKind::Add, {p, a});
+  NodeId z = add(g2, OpKind::MatMul, {res, w}, trans_b());
+  g2.set_outputs({z});
+  EXPECT_EQ(decide_fusion(g2, true).rule[res], FusionRule::kInlinePointwise);
+}
+
+// An embedding's output is a reshape of the gathered rows: the row-block kernel reads the
+// stored rows through it.
+TEST(FusionRules, RowBlockReadsAReshapeOfAStoredTensor) {
+  Graph g;
+  NodeId table = g.add_input({DType::kF32, {50, 16}});
+  NodeId ids = g.add_input({DType::kI64, {12}});
+  Attrs ax0;
+  ax0.axis = 0;
+  NodeId rows = add(g, OpKind::IndexSelect, {table, ids}, ax0);
+  NodeId w = g.add_input({DType::kF32, {8, 16}});
+  NodeId x = add(g, OpKind::Reshape, {rows}, dims({3, 4, 16}));
+  NodeId y1 = add(g, OpKind::MatMul, {x, w}, trans_b());
+  NodeId y2 = add(g, OpKind::Relu, {x});
+  g.set_outputs({y1, y2});
+  KernelPlan plan = plan_and_compile(g);
+  bool found = false;
+  for (const Kernel& k : plan.kernels) {
+    if (k.root != y1) continue;
+    found = true;
+    EXPECT_EQ(k.variant, KernelVariant::kMatmulRowBlock);
+    EXPECT_EQ(k.bindings[1], rows);  // A is the gathered rows' buffer
+  }
+  EXPECT_TRUE(found);
+}
+
+/// softmax(q·kᵀ * 0.125 + mask)·v over [2, 4, S, dh]; returns the graph's node ids.
+struct AttentionGraph {
+  Graph g;
+  NodeId q, k, v, mask, scores, scaled, masked, sm, out;
+};
+void build_attention(AttentionGraph& a, int64_t dh, OpKind norm = OpKind::Softmax,
+                     int64_t norm_axis = -1) {
+  Graph& g = a.g;
+  a.q = g.add_input({DType::kF32, {2, 4, 10, dh}});
+  a.k = g.add_input({DType::kF32, {2, 4, 10, dh}});
+  a.v = g.add_input({DType::kF32, {2, 4, 10, dh}});
+  a.mask = g.add_input({DType::kF32, {10, 10}});
+  a.scores = add(g, OpKind::MatMul, {a.q, a.k}, trans_b());
+  NodeId c = add(g, OpKind::Full, {}, scalar(0.125));
+  a.scaled = add(g, OpKind::Mul, {a.scores, c});
+  a.masked = add(g, OpKind::Add, {a.scaled, a.mask});
+  a.sm = add(g, norm, {a.masked}, axis(norm_axis));
+  a.out = add(g, OpKind::MatMul, {a.sm, a.v});
+}
+
+TEST(FusionRules, AttentionMatchesTheDecomposedForm) {
+  AttentionGraph a;
+  build_attention(a, 16);
+  // Merge the heads: [2, 4, 10, 16] -> [2, 10, 4, 16] -> [2, 10, 64].
+  NodeId p = add(a.g, OpKind::Permute, {a.out}, dims({0, 2, 1, 3}));
+  NodeId r = add(a.g, OpKind::Reshape, {p}, dims({2, 10, 64}));
+  NodeId y = add(a.g, OpKind::Relu, {r});
+  a.g.set_outputs({y});
+  const FusionDecision d = decide_fusion(a.g, true, true);
+  for (NodeId id : {a.scores, a.sm, a.out}) {
+    EXPECT_EQ(d.rule[id], FusionRule::kAttention) << id;
+    EXPECT_FALSE(d.materialize[id]) << id;
+  }
+  EXPECT_TRUE(d.materialize[r]);  // stored in the merged layout
+  EXPECT_EQ(d.attention_of[r], a.out);
+  KernelPlan plan = plan_and_compile(a.g);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(plan.kernels[0].name, "k0_attention");
+  EXPECT_EQ(plan.kernels[0].variant, KernelVariant::kAttention);
+  EXPECT_NE(plan.kernels[0].glsl.find("subgroupShuffle"), std::string::npos);
+  // A target without subgroup shuffles keeps the decomposed kernels.
+  const FusionDecision plain = decide_fusion(a.g, true, false);
+  EXPECT_EQ(plain.rule[a.sm], FusionRule::kOwnKernel);
+  KernelPlan fallback = plan_and_compile(a.g, generic_options());
+  EXPECT_GE(fallback.kernels.size(), 4u);
+}
+
+TEST(FusionRules, AttentionLegality) {
+  {  // a head dim that is not a multiple of 8
+    AttentionGraph a;
+    build_attention(a, 12);
+    a.g.set_outputs({a.out});
+    EXPECT_EQ(decide_fusion(a.g, true, true).rule[a.sm], FusionRule::kOwnKernel);
+  }
+  {  // log_softmax is not attention
+    AttentionGraph a;
+    build_attention(a, 8, OpKind::LogSoftmax);
+    a.g.set_outputs({a.out});
+    EXPECT_NE(decide_fusion(a.g, true, true).rule[a.out], FusionRule::kAttention);
+  }
+  {  // softmax over another axis
+    AttentionGraph a;
+    build_attention(a, 8, OpKind::Softmax, 2);
+    a.g.set_outputs({a.out});
+    EXPECT_NE(decide_fusion(a.g, true, true).rule[a.out], FusionRule::kAttention);
+  }
+  {  // the probabilities are also an output: they must be stored
+    AttentionGraph a;
+    build_attention(a, 8);
+    a.g.set_outputs({a.out, a.sm});
+    EXPECT_NE(decide_fusion(a.g, true, true).rule[a.out], FusionRule::kAttention);
+  }
+  {  // the scores are read twice
+    AttentionGraph a;
+    build_attention(a, 8);
+    NodeId other = add(a.g, OpKind::Relu, {a.scores});
+    a.g.set_outputs({a.out, other});
+    EXPECT_NE(decide_fusion(a.g, true, true).rule[a.out], FusionRule::kAttention);
+  }
+  {  // matched: plain output, no heads merge
+    AttentionGraph a;
+    build_attention(a, 8);
+    a.g.set_outputs({a.out});
+    const FusionDecision d = decide_fusion(a.g, true, true);
+    EXPECT_EQ(d.rule[a.out], FusionRule::kAttention);
+    EXPECT_EQ(d.attention_of[a.out], a.out);
+    EXPECT_EQ(plan_and_compile(a.g).kernels.size(), 1u);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
