@@ -1,7 +1,9 @@
-// Conv, MaxPool and AvgPool as one kernel each (shaders/window.comp): one invocation per output
-// element loops over its window. The input's (and the weight's and bias's) elementwise
-// producers fold into the loads; spatial sizes are GLSL expressions (push constants when
-// symbolic), the window itself (kernel, strides, pads, dilations) is constant.
+// Conv, MaxPool, MaxPoolIndices and AvgPool as one kernel each (shaders/window.comp): a pool
+// invocation loops over one output element's window, a conv invocation over the windows of a
+// block of output channels x positions along the last spatial dim. The input's (and the
+// weight's and bias's) elementwise producers fold into the loads; spatial sizes are GLSL
+// expressions (push constants when symbolic), the window itself (kernel, strides, pads,
+// dilations) is constant.
 #include <algorithm>
 #include <array>
 
