@@ -18,6 +18,7 @@ namespace kiln {
 struct TargetCaps {
   uint32_t subgroup_size = 0;
   bool subgroup_shuffle = false;  // GL_KHR_shader_subgroup_shuffle in compute shaders
+  bool subgroup_vote = false;     // GL_KHR_shader_subgroup_vote (subgroupAll) in compute shaders
   bool texel_rgba32f = false;     // rgba32f storage texel buffers (imageBuffer loads)
   uint64_t max_texel_elements = 0;
   uint32_t max_workgroup_invocations = 128;

@@ -84,6 +84,8 @@ std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, cons
   b += "    const float corr = dead ? 1.0 : exp(m - mn);\n";
   for (uint32_t t = 0; t < kKeyBlock; ++t)
     b += "    const float p" + num(t) + " = dead ? 0.0 : exp(s" + num(t) + " - mn);\n";
+  // Uniform across the subgroup, so the shuffles below still see every lane.
+  b += "    if (subgroupAll(dead)) continue;\n";
   b += "    l = l * corr + ((p0 + p1) + (p2 + p3));\n    m = mn;\n";
   for (uint32_t d = 0; d < dv; ++d) b += "    a" + num(d) + " *= corr;\n";
   for (uint32_t t = 0; t < kKeyBlock; ++t) {

@@ -63,7 +63,8 @@ Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, 
                                   const CodegenOptions& opt);
 /// Whether the target runs it: subgroup shuffles over at least 8 lanes.
 inline bool attention_supported(const TargetCaps& caps) {
-  return caps.subgroup_shuffle && caps.subgroup_size >= 8 && caps.max_workgroup_invocations >= 64;
+  return caps.subgroup_shuffle && caps.subgroup_vote && caps.subgroup_size >= 8 &&
+         caps.max_workgroup_invocations >= 64;
 }
 
 /// MatMul: tiled, shared-memory staged, batched (codegen/lower_matmul.cpp). `root` is the

@@ -6,7 +6,8 @@
 // Rows of K and V are shared across a subgroup: lane l loads elements l, l + 8, ... of a row and
 // every lane takes element d with subgroupShuffle(.., d % 8), which costs a fraction of a load
 // on lavapipe (docs/perf.md). Every lane of a workgroup has the same batch index and key, so the
-// shuffles never read an inactive lane.
+// shuffles never read an inactive lane. A key block whose scores are -inf for every row of the
+// subgroup (the future half of a causal mask) skips the V half of the work (subgroupAll).
 //
 // Codegen supplies kiln_extensions.glsl and kiln_kernel.glsl (bindings, the loads kiln_q,
 // kiln_k, kiln_v with their fused producers, kiln_score with the fused chain, kiln_store, and
@@ -15,6 +16,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
 

@@ -66,9 +66,11 @@ void print_device(const DeviceInfo& d, bool is_default) {
                         yes_no(d.shader_int8), yes_no(d.shader_int16), yes_no(d.shader_int64)));
   print_row("storage access", fmt::format("16-bit {:<4} 8-bit {}", yes_no(d.storage_buffer_16bit),
                                           yes_no(d.storage_buffer_8bit)));
-  print_row("subgroup ops", fmt::format("basic {:<4} arithmetic {:<4} shuffle {:<4} ballot {}",
-                                        yes_no(d.subgroup_basic), yes_no(d.subgroup_arithmetic),
-                                        yes_no(d.subgroup_shuffle), yes_no(d.subgroup_ballot)));
+  print_row(
+      "subgroup ops",
+      fmt::format("basic {:<4} arithmetic {:<4} shuffle {:<4} ballot {:<4} vote {}",
+                  yes_no(d.subgroup_basic), yes_no(d.subgroup_arithmetic),
+                  yes_no(d.subgroup_shuffle), yes_no(d.subgroup_ballot), yes_no(d.subgroup_vote)));
 }
 
 }  // namespace

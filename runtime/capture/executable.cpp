@@ -25,6 +25,7 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   TargetCaps c;
   c.subgroup_size = info.subgroup_size;
   c.subgroup_shuffle = info.subgroup_shuffle;
+  c.subgroup_vote = info.subgroup_vote;
   c.texel_rgba32f = info.texel_rgba32f;
   c.max_texel_elements = info.max_texel_buffer_elements;
   c.max_workgroup_invocations = info.max_workgroup_invocations;

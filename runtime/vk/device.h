@@ -57,6 +57,7 @@ struct DeviceInfo {
   bool subgroup_arithmetic = false;
   bool subgroup_shuffle = false;
   bool subgroup_ballot = false;
+  bool subgroup_vote = false;
 };
 
 /// A sub-allocated range of a device memory block. Freed (returned to its block) when the last

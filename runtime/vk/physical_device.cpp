@@ -229,6 +229,7 @@ Expected<PhysicalDevice> query_physical_device(VkPhysicalDevice handle, uint32_t
   info.subgroup_arithmetic = ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   info.subgroup_shuffle = ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   info.subgroup_ballot = ops & VK_SUBGROUP_FEATURE_BALLOT_BIT;
+  info.subgroup_vote = ops & VK_SUBGROUP_FEATURE_VOTE_BIT;
 
   VkPhysicalDeviceVulkan12Features f12{};
   f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;

@@ -20,7 +20,7 @@ using test::generic_options;
 
 CodegenOptions shuffle_options() {
   CodegenOptions o = generic_options();
-  o.caps.subgroup_shuffle = true;
+  o.caps.subgroup_shuffle = o.caps.subgroup_vote = true;
   return o;
 }
 
