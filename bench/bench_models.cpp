@@ -3,6 +3,8 @@
 //   BM_Gemm/1024/mode   f32 1024^3 matmul, GFLOP/s counter. mode 0: A·B and 1: A·Bᵀ (the
 //                       row-block kernel on devices with subgroup shuffles), 2: Aᵀ·B (the tiled
 //                       shared-memory kernel, which serves operands with fused prologues)
+//   BM_Attention/S/fused  causal attention over q, k, v f32[4, 8, S, 64]: the flash-style
+//                       kernel (fused:1) against scores + softmax + product kernels (fused:0)
 //   BM_Encoder/fused    the small encoder (d 64, 4 heads, FFN 128, 2 layers, vocab 100, B 4,
 //                       S 64) compiled with fusion
 //   BM_Encoder/unfused  the same graph, one kernel per op
@@ -46,6 +48,36 @@ BENCHMARK(BM_Gemm)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+/// Causal multi-head attention at the seed's head shape: q, k, v f32[4, 8, S, 64], the mask
+/// built in the graph. Fused, it is one flash-style kernel (FusionRule::kAttention); unfused,
+/// the scores, mask, softmax and product are separate kernels.
+void BM_Attention(benchmark::State& state) {
+  const int64_t s = state.range(0);
+  const bool fuse = state.range(1) != 0;
+  auto head = [s](uint32_t seed) {
+    return kiln::reshape(random_matrix(4 * 8 * s, 64, seed), {4, 8, s, 64});
+  };
+  Tensor q = head(3), k = head(4), v = head(5);
+  auto f = kiln::compile(
+      [](const Tensor& x, const Tensor& y, const Tensor& z) {
+        Tensor mask = kiln::nn::causal_mask(x.size(2), x.device());
+        return kiln::matmul(kiln::softmax(kiln::matmul(x, y, false, true) * 0.125 + mask, -1), z);
+      },
+      {.name = "attention", .fuse = fuse});
+  f(q, k, v);
+  for (auto _ : state) benchmark::DoNotOptimize(f(q, k, v));
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      4.0 * 4 * 8 * s * s * 64 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["kernels"] = static_cast<double>(f.entries().at(0).kernels.size());
+}
+BENCHMARK(BM_Attention)
+    ->ArgNames({"S", "fused"})
+    ->Args({256, 1})
+    ->Args({256, 0})
+    ->Args({1024, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 /// The seed's model at a small size: vocab 100, d 64, 2 layers, 4 heads, FFN 128.
 kiln::nn::TextEncoder small_encoder() {
   kiln::nn::WeightGenerator gen(7);
@@ -84,6 +116,8 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.print_ratio("small encoder: unfused / fused", "BM_EncoderUnfused/real_time",
                        "BM_EncoderFused/real_time");
+  reporter.print_ratio("attention S=256: unfused / fused", "BM_Attention/S:256/fused:0/real_time",
+                       "BM_Attention/S:256/fused:1/real_time");
   benchmark::Shutdown();
   return 0;
 }

@@ -47,10 +47,14 @@ TEST_F(DeviceEncoder, CompiledMatchesTheInterpreterAtSeveralLengths) {
     const EntryInfo e = f.entries().back();  // entries() returns a copy
     EXPECT_TRUE(e.on_device);
     EXPECT_EQ(e.graph_count, 1);
-    // Per layer: q, k, v projections, scores, softmax, context, output projection,
-    // residual + norm, two feed-forward matmuls, residual + norm = 11; plus the embedding and
-    // the final projection. Biases, masks, scaling, head splits and ReLU fold into loads.
-    EXPECT_LE(e.kernels.size(), 12u * kSmall.layers + 3) << e.graph;
+    // Per layer: q, k, v projections (bias in the store), one attention kernel (scores, scale,
+    // causal mask, softmax, context; heads merged in its store), the output projection with
+    // bias and residual, norm, two feed-forward matmuls (bias + ReLU, bias + residual), norm
+    // = 9; plus the mask, the embedding and the final projection. Head splits fold into loads.
+    EXPECT_LE(e.kernels.size(), 9u * kSmall.layers + 3) << e.graph;
+    int attention = 0;
+    for (const std::string& k : e.kernels) attention += k.find("attention") != std::string::npos;
+    EXPECT_EQ(attention, kSmall.layers) << e.graph;
     std::printf("S=%lld: %zu kernels, max abs error %.3g (max |ref| %.3g)\n",
                 static_cast<long long>(s), e.kernels.size(), max_err, max_ref);
   }
