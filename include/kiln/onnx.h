@@ -102,6 +102,7 @@ class Model {
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
 
  private:
+  friend class CompiledModel;
   explicit Model(std::shared_ptr<ModelImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<ModelImpl> impl_;
 };
@@ -119,6 +120,8 @@ class CompiledModel {
 
   const Model& model() const { return model_; }
   CompileStats stats() const;
+  /// kiln's explain report; each break reason of the latest trace is prefixed with the ONNX
+  /// node that caused it ("TopK node '/TopK' (opset 17): topk has no device lowering at ...").
   ExplainReport explain() const;
 
  private:

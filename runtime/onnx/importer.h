@@ -79,6 +79,10 @@ class NodeCtx {
   Tensor constant(DType dtype, const Shape& shape, const std::vector<double>& values);
   Tensor constant_i64(const std::vector<int64_t>& values, const Shape& shape);
 
+  /// Records that this node is about to break the graph (an op without device lowering, a
+  /// host read), if `t` is traced: named in CompiledModel::explain() and KILN_LOGS=graph_breaks.
+  void note_break(const Tensor& t, const std::string& why);
+
   [[noreturn]] void fail(const std::string& message) const;
   [[noreturn]] void unsupported(const std::string& message) const;
   std::string where() const;  // "Reshape node 'n3' (opset 17)"
@@ -119,6 +123,8 @@ class ModelImpl {
   std::vector<ValueInfo> inputs, outputs;
   std::unordered_map<std::string, Val> initializers;
   std::vector<int> order;  // node indices in topological order
+
+  std::vector<std::string> break_nodes;  // of the latest trace, in order
 
   Tensor constant(DType dtype, const Shape& shape, const std::vector<double>& values);
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);

@@ -233,6 +233,9 @@ std::vector<Tensor> ModelImpl::run(const std::vector<Tensor>& args) {
   if (args.size() != inputs.size())
     throw Error(invalid_argument(name + ": " + std::to_string(args.size()) +
                                  " inputs given, the model has " + std::to_string(inputs.size())));
+  bool tracing = false;
+  for (const Tensor& t : args) tracing = tracing || (t.defined() && t.is_traced());
+  if (tracing) break_nodes.clear();
   std::unordered_map<std::string, Val> env = initializers;
   for (size_t i = 0; i < args.size(); ++i) {
     const ValueInfo& info = inputs[i];

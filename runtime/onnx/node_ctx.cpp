@@ -1,4 +1,5 @@
 // NodeCtx (what an op handler sees of its node) and CompiledModel.
+#include "kiln/logging.h"
 #include "onnx/importer.h"
 
 namespace kiln::onnx {
@@ -10,6 +11,12 @@ int64_t NodeCtx::opset() const {
 std::string NodeCtx::where() const {
   return node_.op_type() + " node '" + (node_.name().empty() ? node_.output(0) : node_.name()) +
          "' (opset " + std::to_string(model_.opset) + ")";
+}
+
+void NodeCtx::note_break(const Tensor& t, const std::string& why) {
+  if (!t.is_traced()) return;
+  model_.break_nodes.push_back(where());
+  log(LogTopic::kGraphBreaks, "'" + model_.name + "': " + where() + " breaks the graph: " + why);
 }
 
 void NodeCtx::fail(const std::string& message) const {
@@ -43,6 +50,7 @@ std::vector<SymSize> NodeCtx::ints(size_t i) {
   if (!is_integral(t.dtype()) && t.dtype() != DType::kBool)
     fail("input " + std::to_string(i) + " must be an integer tensor, not " + dtype_name(t.dtype()));
   // A computed tensor: reading it is a host read (a graph break, guarded by the value).
+  note_break(t, "input " + std::to_string(i) + " is read on the host");
   std::vector<SymSize> out;
   for (int64_t d : int_elements(t)) out.emplace_back(d);
   return out;
@@ -61,6 +69,7 @@ std::vector<double> NodeCtx::doubles(size_t i) {
     for (const SymSize& s : *v.shape) out.push_back(static_cast<double>(s.value()));
     return out;
   }
+  note_break(v.t, "input " + std::to_string(i) + " is read on the host");
   return v.t.to_doubles();
 }
 
@@ -230,7 +239,13 @@ CompileStats CompiledModel::stats() const {
   return detail::stats(*core_);
 }
 ExplainReport CompiledModel::explain() const {
-  return detail::explain(*core_);
+  ExplainReport r = detail::explain(*core_);
+  // Name the ONNX node behind each break of the latest trace.
+  const std::vector<std::string>& nodes = model_.impl_->break_nodes;
+  if (nodes.size() == r.break_reasons.size())
+    for (size_t i = 0; i < nodes.size(); ++i)
+      r.break_reasons[i] = nodes[i] + ": " + r.break_reasons[i];
+  return r;
 }
 
 }  // namespace kiln::onnx

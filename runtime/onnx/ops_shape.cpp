@@ -397,7 +397,11 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
     Tensor x = c.in(0);
     c.set(0, c.attr_i("upper", 1) != 0 ? triu(x, k) : tril(x, k));
   };
-  t["NonZero"] = [](NodeCtx& c) { c.set(0, permute(nonzero(c.in(0)), {1, 0})); };
+  t["NonZero"] = [](NodeCtx& c) {
+    Tensor x = c.in(0);
+    c.note_break(x, "nonzero has no device lowering");
+    c.set(0, permute(nonzero(x), {1, 0}));
+  };
   t["TopK"] = [](NodeCtx& c) {
     Tensor x = c.in(0);
     const int64_t rank = x.dim();
@@ -407,6 +411,7 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[static_cast<size_t>(axis)], perm.back());
     const bool moved = axis != rank - 1;
+    c.note_break(x, "topk has no device lowering");
     auto [values, indices] = topk(moved ? permute(x, perm) : x, k, c.attr_i("largest", 1) != 0);
     c.set(0, moved ? permute(values, perm) : values);
     c.set(1, moved ? permute(indices, perm) : indices);

@@ -69,8 +69,10 @@ for model, inputs, outputs in (("mlp", ["x"], ["y"]), ("encoder", ["ids"], ["log
     check(stats.get("graph_breaks") == "0", "%s: %s graph breaks" % (model, stats.get("graph_breaks")))
 
 text, stats, n = run("select", ["x"], ["top_values", "top_indices", "positive"], ["--explain"])
-check("nonzero has no device lowering" in text, "select: --explain does not report the NonZero break")
-check("topk has no device lowering" in text, "select: --explain does not report the TopK break")
+check(re.search(r"NonZero node '[^']+' \(opset \d+\): nonzero has no device lowering", text),
+      "select: --explain does not report the NonZero break with its node")
+check(re.search(r"TopK node '[^']+' \(opset \d+\): topk has no device lowering", text),
+      "select: --explain does not report the TopK break with its node")
 check(re.search(r"2 graph break\(s\)", text) is not None, "select: expected 2 breaks per trace")
 
 print("%d failure(s)" % len(failures))
