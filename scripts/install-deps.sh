@@ -8,7 +8,7 @@ PACKAGES=(
   glslang-dev glslang-tools spirv-tools
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
+  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy
 )
 
 missing=()
