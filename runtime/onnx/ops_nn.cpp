@@ -1,6 +1,5 @@
 // Neural-network ops: normalisations, convolution, pooling; and Constant decoding.
 #include <algorithm>
-#include <limits>
 
 #include "onnx/importer.h"
 
@@ -120,75 +119,6 @@ void conv_op(NodeCtx& c) {
                 c.attr_i("group", 1)));
 }
 
-/// MaxPool's Indices output: the flat input index of each window's first maximum (spatial dims
-/// row- or column-major by storage_order). Each kernel offset's strided view of the
-/// -inf-padded input is stacked on a new last axis; argmax picks the offset, which becomes
-/// input coordinates.
-Tensor max_pool_indices(NodeCtx& c, const Tensor& x, const Window& w, const Shape& out_shape,
-                        bool column_major) {
-  const Shape in = x.shape();
-  const size_t k = in.size() - 2;
-  Tensor padded = x;
-  for (size_t d = 0; d < k; ++d) {
-    const int64_t axis = static_cast<int64_t>(d) + 2;
-    const int64_t begin = w.pads[d];
-    const int64_t reach =
-        (out_shape[d + 2] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1;
-    const int64_t end = std::max<int64_t>(0, reach - in[d + 2] - begin);
-    std::vector<Tensor> parts;
-    auto block = [&](int64_t len) {
-      Shape s = padded.shape();
-      s[static_cast<size_t>(axis)] = len;
-      return full(s, -std::numeric_limits<double>::infinity(), x.dtype(), c.device());
-    };
-    if (begin > 0) parts.push_back(block(begin));
-    parts.push_back(padded);
-    if (end > 0) parts.push_back(block(end));
-    if (parts.size() > 1) padded = concat(parts, axis);
-  }
-  int64_t offsets = 1;
-  for (int64_t kd : w.kernel) offsets *= kd;
-  std::vector<Tensor> views;
-  std::vector<std::vector<int64_t>> table(k);  // per dim: the kernel position of each offset
-  for (int64_t o = 0; o < offsets; ++o) {
-    Tensor v = padded;
-    for (size_t d = k, rest = static_cast<size_t>(o); d-- > 0;) {
-      const int64_t kd = static_cast<int64_t>(rest) % w.kernel[d];
-      rest /= static_cast<size_t>(w.kernel[d]);
-      table[d].push_back(kd);
-      const int64_t start = kd * w.dilations[d];
-      v = slice(v, static_cast<int64_t>(d) + 2, start,
-                start + (out_shape[d + 2] - 1) * w.strides[d] + 1, w.strides[d]);
-    }
-    views.push_back(unsqueeze(v, -1));
-  }
-  Tensor best = argmax(concat(views, -1), -1);  // [N, C, O...]
-  Tensor best_flat = reshape(best, {-1});
-  auto along = [&](int64_t dim, int64_t n) {  // 0..n-1 broadcast along `dim`
-    Shape s(in.size(), 1);
-    s[static_cast<size_t>(dim)] = n;
-    return reshape(arange(0, static_cast<double>(n), 1, DType::kI64, c.device()), s);
-  };
-  // (n * C + c) * prod(D) + the spatial offset, row-major (storage_order 0) or column-major.
-  int64_t spatial_size = 1;
-  for (size_t d = 0; d < k; ++d) spatial_size *= in[d + 2];
-  Tensor flat = mul(
-      add(mul(along(0, in[0]), scalar(static_cast<double>(in[1]), DType::kI64)), along(1, in[1])),
-      scalar(static_cast<double>(spatial_size), DType::kI64));
-  for (size_t d = 0; d < k; ++d) {
-    Tensor kd = reshape(index_select(c.constant_i64(table[d], {offsets}), 0, best_flat), out_shape);
-    Tensor o = along(static_cast<int64_t>(d) + 2, out_shape[d + 2]);
-    Tensor h = add(sub(mul(o, scalar(static_cast<double>(w.strides[d]), DType::kI64)),
-                       scalar(static_cast<double>(w.pads[d]), DType::kI64)),
-                   mul(kd, scalar(static_cast<double>(w.dilations[d]), DType::kI64)));
-    int64_t stride = 1;
-    for (size_t e = 0; e < k; ++e)
-      if (column_major ? e < d : e > d) stride *= in[e + 2];
-    flat = add(flat, mul(h, scalar(static_cast<double>(stride), DType::kI64)));
-  }
-  return flat;
-}
-
 void pool_op(NodeCtx& c, bool is_max) {
   Tensor x = c.in(0);
   Window w = window_of(c, x, c.attr_ints("kernel_shape"));
@@ -198,7 +128,8 @@ void pool_op(NodeCtx& c, bool is_max) {
                                c.attr_i("count_include_pad", 0) != 0);
   c.set(0, y);
   if (is_max && c.wants(1))
-    c.set(1, max_pool_indices(c, x, w, y.shape(), c.attr_i("storage_order", 0) != 0));
+    c.set(1, max_pool_indices(x, w.kernel, w.strides, w.pads, w.dilations, ceil_mode,
+                              c.attr_i("storage_order", 0)));
 }
 
 std::vector<int64_t> spatial_axes(const Tensor& x) {
