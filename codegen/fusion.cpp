@@ -121,20 +121,24 @@ std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecisio
       sm.attrs.axis < 0 ? sm.attrs.axis + static_cast<int64_t>(rank) : sm.attrs.axis;
   if (axis != static_cast<int64_t>(rank) - 1) return std::nullopt;
   // Q·Kᵀ through elementwise nodes of the scores' shape, each used once and not stored.
+  // A chain holding a second contraction (Q·Kᵀ + Q·Rᵀ) is not matched: the kernel computes
+  // exactly one product per score.
   NodeId qk = -1;
+  int contractions = 0;
   std::vector<NodeId> stack = {sm.inputs[0]};
-  while (!stack.empty() && qk < 0) {
+  while (!stack.empty()) {
     const Node& n = g.node(stack.back());
     stack.pop_back();
     if (!(n.sym == sm.sym) || !is_f32(g, n.id)) continue;
     if (n.op == OpKind::MatMul) {
+      ++contractions;
       if (uses[n.id] == 1 && d.rule[n.id] == FusionRule::kOwnKernel) qk = n.id;
       continue;
     }
     if (d.materialize[n.id] || !is_elementwise(n.op)) continue;
     stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
   }
-  if (qk < 0) return std::nullopt;
+  if (qk < 0 || contractions != 1) return std::nullopt;
   const Node& s = g.node(qk);
   const Node &q = g.node(s.inputs[0]), &k = g.node(s.inputs[1]), &v = g.node(pv.inputs[1]);
   if (!is_f32(g, q.id) || !is_f32(g, k.id) || q.sym.size() < 2 || k.sym.size() < 2 ||

@@ -213,6 +213,18 @@ TEST(FusionRules, AttentionLegality) {
     a.g.set_outputs({a.out, other});
     EXPECT_NE(decide_fusion(a.g, true, true).rule[a.out], FusionRule::kAttention);
   }
+  {  // two products in the score chain (q·kᵀ + q·rᵀ): not one attention kernel
+    AttentionGraph a;
+    build_attention(a, 8);
+    NodeId r = a.g.add_input({DType::kF32, {2, 4, 10, 8}});
+    NodeId qr = add(a.g, OpKind::MatMul, {a.q, r}, trans_b());
+    NodeId both = add(a.g, OpKind::Add, {a.scores, qr});
+    NodeId sm2 = add(a.g, OpKind::Softmax, {both}, axis(-1));
+    NodeId out2 = add(a.g, OpKind::MatMul, {sm2, a.v});
+    a.g.set_outputs({out2});
+    EXPECT_NE(decide_fusion(a.g, true, true).rule[out2], FusionRule::kAttention);
+    EXPECT_FALSE(plan_and_compile(a.g).kernels.empty());
+  }
   {  // matched: plain output, no heads merge
     AttentionGraph a;
     build_attention(a, 8);
