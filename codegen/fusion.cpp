@@ -85,13 +85,19 @@ bool attention_head_dim(const SymInt& d) {
          d.constant_value() <= kMaxAttentionHeadDim;
 }
 
+/// Per node, the first node that reads it (-1 if none): one pass, so that the rules below ask
+/// for a node's single consumer in constant time.
+std::vector<NodeId> first_consumers(const Graph& g) {
+  std::vector<NodeId> first(g.size(), -1);
+  for (const Node& n : g.nodes())
+    for (NodeId in : n.inputs)
+      if (first[in] < 0) first[in] = n.id;
+  return first;
+}
+
 /// The node reading `id` when `id` has exactly one use, else -1.
-NodeId sole_consumer(const Graph& g, NodeId id, const std::vector<int>& uses) {
-  if (uses[id] != 1) return -1;
-  for (size_t n = static_cast<size_t>(id) + 1; n < g.size(); ++n)
-    for (NodeId in : g.node(static_cast<NodeId>(n)).inputs)
-      if (in == id) return static_cast<NodeId>(n);
-  return -1;
+NodeId sole_consumer(NodeId id, const std::vector<int>& uses, const std::vector<NodeId>& first) {
+  return uses[id] == 1 ? first[id] : -1;
 }
 
 /// permute(.., -2 <-> -3) then a reshape merging the last two dims: [.., H, S, D] -> [.., S, H*D].
@@ -110,7 +116,8 @@ bool merges_heads(const Node& p, const Node& r) {
 }  // namespace
 
 std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecision& d,
-                                             const Node& pv, const std::vector<int>& uses) {
+                                             const Node& pv, const std::vector<int>& uses,
+                                             const std::vector<NodeId>& first) {
   if (pv.op != OpKind::MatMul || !is_f32(g, pv.id)) return std::nullopt;
   const Node& sm = g.node(pv.inputs[0]);
   const size_t rank = sm.sym.size();
@@ -153,9 +160,9 @@ std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecisio
   m.scores = qk;
   m.softmax = sm.id;
   m.output = pv.id;
-  const NodeId p = sole_consumer(g, pv.id, uses);
+  const NodeId p = sole_consumer(pv.id, uses, first);
   if (p >= 0 && !d.materialize[p]) {
-    const NodeId r = sole_consumer(g, p, uses);
+    const NodeId r = sole_consumer(p, uses, first);
     if (r >= 0 && merges_heads(g.node(p), g.node(r))) m.permute = p, m.reshape = r;
   }
   return m;
@@ -207,10 +214,11 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
   d.epilogue_of.assign(n, -1);
   d.attention_of.assign(n, -1);
   if (!fuse) return d;
+  const std::vector<NodeId> first = first_consumers(graph);
   if (attention) {
     for (const Node& node : graph.nodes()) {
       if (node.op != OpKind::MatMul || !d.materialize[node.id]) continue;
-      const std::optional<AttentionMatch> m = rule_attention(graph, d, node, uses);
+      const std::optional<AttentionMatch> m = rule_attention(graph, d, node, uses, first);
       if (!m) continue;
       for (NodeId id : {m->scores, m->softmax, m->output}) {
         d.rule[id] = FusionRule::kAttention;
@@ -228,7 +236,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
     if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel) continue;
     NodeId cur = mm.id;
     bool reads_operand = false, stored_chain_end = false;
-    for (NodeId c = sole_consumer(graph, cur, uses); c >= 0; c = sole_consumer(graph, cur, uses)) {
+    for (NodeId c = sole_consumer(cur, uses, first); c >= 0; c = sole_consumer(c, uses, first)) {
       const Node& cn = graph.node(c);
       if (!is_elementwise(cn.op) || !(cn.sym == mm.sym) || cn.meta.dtype != mm.meta.dtype) break;
       // A stored node of the chain is already a kMatmulEpilogue root.

@@ -64,8 +64,10 @@ NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const N
 
 /// The attention pattern ending in matmul `pv` (softmax(chain(Q·Kᵀ))·V, f32, the head dims
 /// constant multiples of 8 up to 128, every intermediate used once and not stored), or nullopt.
+/// `first`: per node, the first node reading it (a single-use node's only consumer).
 std::optional<AttentionMatch> rule_attention(const Graph& graph, const FusionDecision& d,
-                                             const Node& pv, const std::vector<int>& uses);
+                                             const Node& pv, const std::vector<int>& uses,
+                                             const std::vector<NodeId>& first);
 
 /// `attention`: whether the target runs the flash-attention kernel (subgroup shuffles).
 FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention = false);
