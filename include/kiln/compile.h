@@ -216,8 +216,14 @@ struct RuntimeCounters {
   uint64_t shader_compiles = 0;
   uint64_t validation_errors = 0;
   uint64_t device_bytes_allocated = 0;
+  uint64_t device_bytes_peak = 0;           // since the device was created or reset_device_peak()
+  uint64_t buffer_allocations = 0;          // device and staging sub-allocations
+  uint64_t memory_allocations = 0;          // vkAllocateMemory calls
+  uint64_t command_buffers_recorded = 0;    // command buffers begun (eager runs and recordings)
 };
 RuntimeCounters runtime_counters();
+/// Restarts RuntimeCounters::device_bytes_peak at the bytes allocated now.
+void reset_device_peak();
 /// Validation-layer error messages seen so far on the default device.
 std::vector<std::string> validation_messages();
 

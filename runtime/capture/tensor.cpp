@@ -226,7 +226,16 @@ RuntimeCounters runtime_counters() {
   c.pipeline_cache_hits = s.pipeline_cache_hits;
   c.validation_errors = s.validation_errors;
   c.device_bytes_allocated = s.bytes_allocated;
+  c.device_bytes_peak = s.peak_bytes;
+  c.buffer_allocations = s.buffer_allocations;
+  c.memory_allocations = s.memory_allocations;
+  c.command_buffers_recorded = s.command_buffers_recorded;
   return c;
+}
+
+void reset_device_peak() {
+  auto dev = vk::VulkanDevice::default_device();
+  if (dev.ok()) (*dev)->reset_peak();
 }
 
 std::vector<std::string> validation_messages() {

@@ -106,7 +106,7 @@ Expected<Allocation> Allocator::allocate(VkDeviceSize bytes) {
   for (auto& block : blocks_) {
     if (take_range(*block, size, &allocation.offset)) {
       allocation.block = block.get();
-      bytes_allocated_ += size;
+      note_allocation(size);
       return allocation;
     }
   }
@@ -114,7 +114,7 @@ Expected<Allocation> Allocator::allocate(VkDeviceSize bytes) {
   const bool taken = take_range(*block, size, &allocation.offset);
   if (!taken) return internal_error("a new memory block could not hold its first allocation");
   allocation.block = block;
-  bytes_allocated_ += size;
+  note_allocation(size);
   return allocation;
 }
 
@@ -132,6 +132,22 @@ void Allocator::free(const Allocation& allocation) {
   if (retained + block.size <= config_.retain_bytes) return;  // keep it for the next request
   destroy_block(block);
   std::erase_if(blocks_, [&](const std::unique_ptr<MemoryBlock>& b) { return b.get() == &block; });
+}
+
+void Allocator::note_allocation(VkDeviceSize size) {
+  bytes_allocated_ += size;
+  peak_bytes_ = std::max(peak_bytes_, bytes_allocated_);
+  ++allocations_;
+}
+
+AllocatorCounters Allocator::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {allocations_, memory_allocations_, peak_bytes_};
+}
+
+void Allocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(mu_);
+  peak_bytes_ = bytes_allocated_;
 }
 
 uint64_t Allocator::bytes_allocated() const {
@@ -204,6 +220,7 @@ Status Allocator::try_create_block(VkDeviceSize size, MemoryBlock& block) {
   alloc.allocationSize = requirements.size;
   alloc.memoryTypeIndex = memory_type_;
   KILN_VK_RETURN_IF_ERROR(vkAllocateMemory(core_->device, &alloc, nullptr, &block.memory));
+  ++memory_allocations_;
   KILN_VK_RETURN_IF_ERROR(vkBindBufferMemory(core_->device, block.buffer, block.memory, 0));
   if (host_visible_) {  // mapped once, for the block's lifetime
     void* mapped = nullptr;

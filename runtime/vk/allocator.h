@@ -34,6 +34,13 @@ struct AllocatorConfig {
   VkDeviceSize retain_bytes = 0;
 };
 
+/// Lifetime counters of one allocator.
+struct AllocatorCounters {
+  uint64_t allocations = 0;         // ranges handed out (allocate() calls that succeeded)
+  uint64_t memory_allocations = 0;  // vkAllocateMemory calls (new blocks)
+  uint64_t peak_bytes = 0;          // most bytes allocated at once since creation or reset_peak()
+};
+
 struct MemoryBlock {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -71,6 +78,9 @@ class Allocator {
   uint64_t blocks_allocated() const;
   /// Empty blocks kept for reuse, in bytes.
   uint64_t bytes_retained() const;
+  AllocatorCounters counters() const;
+  /// Restarts the peak at the bytes allocated now.
+  void reset_peak();
 
  private:
   Allocator(std::shared_ptr<DeviceCore> core, const AllocatorConfig& config)
@@ -79,6 +89,7 @@ class Allocator {
   Expected<MemoryBlock*> create_block(VkDeviceSize size);
   Status try_create_block(VkDeviceSize size, MemoryBlock& block);
   void destroy_block(MemoryBlock& block);
+  void note_allocation(VkDeviceSize size);  // with mu_ held
 
   std::shared_ptr<DeviceCore> core_;
   AllocatorConfig config_;
@@ -89,6 +100,9 @@ class Allocator {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<MemoryBlock>> blocks_;
   uint64_t bytes_allocated_ = 0;
+  uint64_t peak_bytes_ = 0;
+  uint64_t allocations_ = 0;
+  uint64_t memory_allocations_ = 0;
 };
 
 }  // namespace kiln::vk

@@ -122,6 +122,10 @@ struct DeviceStats {
   uint64_t bytes_allocated = 0;   // live sub-allocations
   uint64_t blocks_allocated = 0;  // VkDeviceMemory blocks holding allocations
   uint64_t bytes_retained = 0;    // empty blocks kept for reuse
+  uint64_t buffer_allocations = 0;  // allocate() calls, device and staging (sub-allocations)
+  uint64_t memory_allocations = 0;  // vkAllocateMemory calls (new blocks)
+  uint64_t peak_bytes = 0;          // most device-buffer bytes live at once (see reset_peak)
+  uint64_t command_buffers_recorded = 0;  // vkBeginCommandBuffer for dispatches or a recording
   uint64_t validation_errors = 0;
 };
 
@@ -168,6 +172,8 @@ class VulkanDevice {
                      std::vector<DispatchTiming>* timings = nullptr) = 0;
 
   virtual DeviceStats stats() const = 0;
+  /// Restarts DeviceStats::peak_bytes at the bytes allocated now.
+  virtual void reset_peak() = 0;
   /// Validation-layer messages of severity error seen so far (text), for tests.
   virtual std::vector<std::string> validation_messages() const = 0;
 };

@@ -204,11 +204,22 @@ VulkanDeviceImpl::~VulkanDeviceImpl() {
   allocator_.reset();
 }
 
+void VulkanDeviceImpl::reset_peak() { allocator_->reset_peak(); }
+
 DeviceStats VulkanDeviceImpl::stats() const {
   DeviceStats stats = stats_;
   stats.bytes_allocated = allocator_->bytes_allocated();
   stats.blocks_allocated = allocator_->blocks_allocated();
   stats.bytes_retained = allocator_->bytes_retained();
+  const AllocatorCounters device = allocator_->counters();
+  stats.buffer_allocations = device.allocations;
+  stats.memory_allocations = device.memory_allocations;
+  stats.peak_bytes = device.peak_bytes;
+  if (staging_) {
+    const AllocatorCounters staging = staging_->counters();
+    stats.buffer_allocations += staging.allocations;
+    stats.memory_allocations += staging.memory_allocations;
+  }
   stats.validation_errors = core_->instance->validation_errors();
   return stats;
 }
@@ -241,6 +252,7 @@ Status VulkanDeviceImpl::begin_commands() {
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   KILN_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(command_buffer_, &begin));
+  ++stats_.command_buffers_recorded;
   return Status::ok_status();
 }
 

@@ -74,6 +74,7 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Expected<const Pipeline*> pipeline(const PipelineDesc& desc) override;
   Status run(std::span<const Dispatch> dispatches, std::vector<DispatchTiming>* timings) override;
   DeviceStats stats() const override;
+  void reset_peak() override;
   std::vector<std::string> validation_messages() const override;
 
  private:
