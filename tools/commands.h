@@ -52,4 +52,15 @@ struct OnnxTestOptions {
 };
 int onnx_test_main(const OnnxTestOptions& options);
 
+/// `kiln bench`: the benchmark suite (tools/bench*.cpp, docs/perf.md).
+struct BenchOptions {
+  bool quick = false;             // small sizes, few repetitions (CI)
+  bool json = false;              // one JSON document on stdout instead of tables
+  std::vector<std::string> only;  // benchmark names; empty: all
+  int repeat = 0;                 // timed repetitions per variant; 0: each benchmark's default
+  std::string child;              // hidden: run as the child of the start benchmark
+  std::string child_config = "full";
+};
+int bench_main(const BenchOptions& options);
+
 }  // namespace kiln::tools

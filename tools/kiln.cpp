@@ -74,7 +74,25 @@ int main(int argc, char** argv) {
   onnx_test_cmd->add_option("--report", onnx_test.report, "Write a Markdown summary here");
   onnx_test_cmd->add_flag("-q,--quiet", onnx_test.quiet, "Print only cases that did not pass");
 
+  kiln::tools::BenchOptions bench;
+  auto* bench_cmd = app.add_subcommand(
+      "bench",
+      "The benchmark suite: fused vs unfused chain, copy bandwidth, GEMM, per-call overhead, "
+      "cold vs warm start, peak memory; measured values, ratios and goals (docs/perf.md)");
+  bench_cmd->add_flag("--quick", bench.quick, "Small sizes and few repetitions (CI)");
+  bench_cmd->add_flag("--json", bench.json, "Print one JSON document instead of tables");
+  bench_cmd
+      ->add_option("--only", bench.only,
+                   "Comma-separated subset of chain,copy,gemm,overhead,start,memory")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"chain", "copy", "gemm", "overhead", "start", "memory"}));
+  bench_cmd->add_option("--repeat", bench.repeat, "Timed repetitions per variant")
+      ->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--child", bench.child)->group("");
+  bench_cmd->add_option("--child-config", bench.child_config)->group("");
+
   CLI11_PARSE(app, argc, argv);
+  if (app.got_subcommand("bench")) return kiln::tools::bench_main(bench);
   if (app.got_subcommand("run")) return kiln::tools::run_main(run);
   if (app.got_subcommand("onnx-test")) return kiln::tools::onnx_test_main(onnx_test);
   if (app.got_subcommand("devices")) return kiln_devices_main();
