@@ -7,11 +7,16 @@
 //                            guard program + the static guards
 //   BM_CachedCall            a whole cached call of a 1-element CPU function (guards, lookup,
 //                            interpreter replay)
+//   BM_CachedCallDevice      a whole cached call of `a + b` on f32[64] Vulkan tensors (guards,
+//                            lookup, replay, submission, fence), with the buffer allocations
+//                            and command-buffer recordings each call makes (`kiln bench`'s
+//                            overhead benchmark)
 //   BM_RetraceCall           a call whose guards fail every time (new shape): trace + compile
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
+#include "bench/workloads.h"
 #include "capture/guards.h"
 #include "kiln/kiln.h"
 
@@ -79,11 +84,33 @@ void BM_CachedCall(benchmark::State& state) {
 }
 BENCHMARK(BM_CachedCall);
 
+void BM_CachedCallDevice(benchmark::State& state) {
+  if (!kiln::vulkan_available()) {
+    state.SkipWithError("no Vulkan device");
+    return;
+  }
+  Tensor a = kiln::bench::random_tensor({64}, 1), b = kiln::bench::random_tensor({64}, 2);
+  auto f = kiln::compile(kiln::bench::tiny_add, {.name = "cached_device"});
+  f(a, b);
+  f(a, b);
+  const kiln::RuntimeCounters before = kiln::runtime_counters();
+  for (auto _ : state) benchmark::DoNotOptimize(f(a, b));
+  const kiln::RuntimeCounters after = kiln::runtime_counters();
+  const double calls = static_cast<double>(state.iterations());
+  auto per_call = [&](uint64_t kiln::RuntimeCounters::*field) {
+    return static_cast<double>(after.*field - before.*field) / calls;
+  };
+  state.counters["buffer_allocs"] = per_call(&kiln::RuntimeCounters::buffer_allocations);
+  state.counters["memory_allocs"] = per_call(&kiln::RuntimeCounters::memory_allocations);
+  state.counters["recordings"] = per_call(&kiln::RuntimeCounters::command_buffers_recorded);
+  state.counters["submissions"] = per_call(&kiln::RuntimeCounters::submissions);
+}
+BENCHMARK(BM_CachedCallDevice)->UseRealTime();
+
 void BM_RetraceCall(benchmark::State& state) {
-  auto f = kiln::compile([](const Tensor& a, const Tensor& b) { return a + b; },
-                         {.name = "retrace",
-                          .recompile_limit = 1 << 30,
-                          .dynamic = kiln::Dynamic::kFalse});
+  auto f = kiln::compile(
+      [](const Tensor& a, const Tensor& b) { return a + b; },
+      {.name = "retrace", .recompile_limit = 1 << 30, .dynamic = kiln::Dynamic::kFalse});
   kiln::Dim n = 1;
   for (auto _ : state) {
     Tensor a = ones({n}), b = ones({n});

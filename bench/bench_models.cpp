@@ -16,6 +16,7 @@
 #include <string>
 
 #include "bench/bench_util.h"
+#include "bench/workloads.h"
 #include "kiln/kiln.h"
 
 namespace {
@@ -23,23 +24,22 @@ namespace {
 using kiln::Tensor;
 
 Tensor random_matrix(int64_t r, int64_t c, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(static_cast<size_t>(r * c));
-  for (float& x : v) x = d(rng);
-  return Tensor::from_vector(v, {r, c}, kiln::Device::vulkan());
+  return kiln::bench::random_tensor({r, c}, seed);
 }
 
 void BM_Gemm(benchmark::State& state) {
   const int64_t n = state.range(0), mode = state.range(1);
   Tensor a = random_matrix(n, n, 1), b = random_matrix(n, n, 2);
   auto f = kiln::compile(
-      [mode](const Tensor& x, const Tensor& y) { return kiln::matmul(x, y, mode == 2, mode == 1); },
+      [mode](const Tensor& x, const Tensor& y) {
+        return kiln::bench::gemm(x, y, static_cast<int>(mode));
+      },
       {.name = "gemm"});
   f(a, b);  // trace, compile, and the driver's first-dispatch compile
   for (auto _ : state) benchmark::DoNotOptimize(f(a, b));
   state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+      benchmark::Counter(kiln::bench::gemm_flops(n) * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Gemm)
     ->Args({1024, 0})
