@@ -116,6 +116,7 @@ struct KernelPlan {
   std::vector<Kernel> kernels;       // in execution order
   std::vector<NodeId> materialized;  // compute nodes written to memory (kernel roots)
   std::string fusion_log;            // one line per decision, for KILN_LOGS=fusion
+  std::string graph_key;             // keys the graph's record in the persistent cache
 };
 
 }  // namespace kiln

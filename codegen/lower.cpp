@@ -276,6 +276,7 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
   FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps));
   KernelPlan plan;
   plan.fusion_log = fusion_decision_to_string(graph, fusion);
+  plan.graph_key = graph_cache_key(graph, options);
   for (const Node& n : graph.nodes()) {
     if (!fusion.materialize[n.id] || n.op == OpKind::Input || n.op == OpKind::Constant) continue;
     plan.materialized.push_back(n.id);
@@ -306,15 +307,6 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     plan.kernels.push_back(std::move(k).value());
   }
   return plan;
-}
-
-Status compile_kernels(KernelPlan& plan, const CodegenOptions& options) {
-  for (Kernel& k : plan.kernels) {
-    KILN_ASSIGN_OR_RETURN(k.spirv, compile_glsl(k.glsl, k.name));
-    k.cache_key = stable_hash(k.glsl + "|ls=" + std::to_string(k.local_size) +
-                              "|shaderc:vulkan1.2:spv1.3:O|" + options.caps.device_key);
-  }
-  return {};
 }
 
 }  // namespace kiln

@@ -12,7 +12,12 @@ namespace kiln {
 /// Unsupported dtype/feature combinations return unimplemented (the caller falls back).
 Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& options);
 
-/// Compiles every kernel's GLSL to validated SPIR-V and sets its cache key.
+/// Compiles every kernel's GLSL to validated SPIR-V and sets its cache key; SPIR-V comes from
+/// the persistent cache when it holds it (codegen/compile_cache.cpp, docs/cache.md).
 Status compile_kernels(KernelPlan& plan, const CodegenOptions& options);
+
+/// Key of the persisted record of `graph` compiled with `options` (graph text without source
+/// locations, fusion and vec4 switches, device identity).
+std::string graph_cache_key(const Graph& graph, const CodegenOptions& options);
 
 }  // namespace kiln

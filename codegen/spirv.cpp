@@ -7,15 +7,26 @@
 #include <spirv-tools/optimizer.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+
+#include "cache/disk_cache.h"
+#include "kiln/logging.h"
 
 namespace kiln {
 
 extern const std::pair<std::string_view, std::string_view> kEmbeddedShaders[];
 extern const int kEmbeddedShaderCount;
+
+#define KILN_STR2(x) #x
+#define KILN_STR(x) KILN_STR2(x)
+#define GLSLANG_VERSION_STRING_FOR_KILN \
+  KILN_STR(GLSLANG_VERSION_MAJOR)       \
+  "." KILN_STR(GLSLANG_VERSION_MINOR) "." KILN_STR(GLSLANG_VERSION_PATCH)
 
 namespace {
 
@@ -68,6 +79,49 @@ class Includer : public glslang::TShader::Includer {
 constexpr auto kMessages =
     static_cast<EShMessages>(EShMsgDefault | EShMsgSpvRules | EShMsgVulkanRules);
 
+/// The compiler half of a persistent SPIR-V file's identity (the device half is the caller's).
+constexpr const char* kCompilerIdentity =
+    "|glslang " GLSLANG_VERSION_STRING_FOR_KILN " vulkan1.2 spv1.3 spirv-opt-performance";
+
+/// A persisted module from the disk cache, if there is a valid one (a non-SPIR-V payload is
+/// rejected like a corrupt file).
+std::optional<std::vector<uint32_t>> load_persisted(const PersistentKey& persist,
+                                                    const std::string& name) {
+  std::optional<std::string> bytes = cache::DiskCache::global().load(
+      cache::EntryKind::kSpirv, persist.key, persist.identity + kCompilerIdentity, name);
+  if (!bytes) return std::nullopt;
+  std::vector<uint32_t> words(bytes->size() / 4);
+  if (!words.empty()) std::memcpy(words.data(), bytes->data(), words.size() * 4);
+  if (bytes->size() % 4 != 0 || words.size() < 5 || words[0] != 0x07230203u) {
+    log(LogTopic::kCache, "spirv " + name + ": rejected (payload is not SPIR-V) - rebuilding");
+    return std::nullopt;
+  }
+  return words;
+}
+
+/// What a preprocessed source depends on besides the embedded shaders: template, macros and
+/// virtual include files, spelled out (stored in the cache file and compared on a hit).
+std::string preprocess_inputs(const std::string& template_name,
+                              const std::map<std::string, std::string>& macros,
+                              const std::map<std::string, std::string>& virtual_files) {
+  std::string s = "template " + template_name + "\n";
+  for (const auto& [k, v] : macros) s += "macro " + k + "=" + v + "\n";
+  for (const auto& [k, v] : virtual_files)
+    s += "file " + k + " " + std::to_string(v.size()) + "\n" + v + "\n";
+  return s + "\x01\n";
+}
+
+/// The identity of preprocessed sources: the preprocessor and every embedded shader.
+const std::string& preprocess_identity() {
+  static const std::string id = [] {
+    std::string all;
+    for (int i = 0; i < kEmbeddedShaderCount; ++i)
+      all.append(kEmbeddedShaders[i].first).append(1, '\0').append(kEmbeddedShaders[i].second);
+    return "glslang " GLSLANG_VERSION_STRING_FOR_KILN " preprocessor; shaders " + stable_hash(all);
+  }();
+  return id;
+}
+
 void configure(glslang::TShader& shader) {
   shader.setEnvInput(glslang::EShSourceGlsl, EShLangCompute, glslang::EShClientVulkan, 100);
   shader.setEnvClient(glslang::EShClientVulkan, glslang::EShTargetVulkan_1_2);
@@ -85,6 +139,16 @@ Expected<std::string> embedded_shader(const std::string& name) {
 Expected<std::string> preprocess_glsl(const std::string& template_name,
                                       const std::map<std::string, std::string>& macros,
                                       const std::map<std::string, std::string>& virtual_files) {
+  // Preprocessing needs glslang's built-in symbol tables (tens of ms to set up per process): the
+  // persistent cache keeps its output so that a warm process never starts glslang.
+  const std::string inputs = preprocess_inputs(template_name, macros, virtual_files);
+  const std::string key = stable_hash(inputs);
+  cache::DiskCache& disk = cache::DiskCache::global();
+  if (std::optional<std::string> hit =
+          disk.load(cache::EntryKind::kGlsl, key, preprocess_identity(), template_name)) {
+    if (hit->starts_with(inputs)) return hit->substr(inputs.size());
+    log(LogTopic::kCache, "glsl " + template_name + ": rejected (inputs differ) - rebuilding");
+  }
   ensure_glslang();
   KILN_ASSIGN_OR_RETURN(std::string source, embedded_shader(template_name));
   std::string preamble;
@@ -100,10 +164,12 @@ Expected<std::string> preprocess_glsl(const std::string& template_name,
   if (!shader.preprocess(GetDefaultResources(), 450, ENoProfile, false, false, kMessages, &out,
                          includer))
     return internal_error("preprocessing " + template_name + " failed:\n" + shader.getInfoLog());
+  disk.store(cache::EntryKind::kGlsl, key, preprocess_identity(), template_name, inputs + out);
   return out;
 }
 
-Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const std::string& name) {
+Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const std::string& name,
+                                             const PersistentKey& persist) {
   std::string key = stable_hash(source);
   {
     Memo& m = memo();
@@ -111,6 +177,16 @@ Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const st
     if (auto it = m.modules.find(key); it != m.modules.end()) {
       ++m.stats.memo_hits;
       return it->second;
+    }
+  }
+  const bool persistent = !persist.key.empty() && !persist.identity.empty();
+  if (persistent) {
+    if (std::optional<std::vector<uint32_t>> words = load_persisted(persist, name)) {
+      Memo& m = memo();
+      std::lock_guard<std::mutex> lock(m.mu);
+      ++m.stats.disk_hits;
+      m.modules.emplace(key, *words);
+      return std::move(*words);
     }
   }
   ensure_glslang();
@@ -137,6 +213,10 @@ Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const st
   std::vector<uint32_t> optimized;
   if (optimizer.Run(spirv.data(), spirv.size(), &optimized)) spirv = std::move(optimized);
   KILN_RETURN_IF_ERROR(validate_spirv(spirv).with_context("kernel " + name));
+  if (persistent)
+    cache::DiskCache::global().store(
+        cache::EntryKind::kSpirv, persist.key, persist.identity + kCompilerIdentity, name,
+        std::string_view(reinterpret_cast<const char*>(spirv.data()), spirv.size() * 4));
   Memo& m = memo();
   std::lock_guard<std::mutex> lock(m.mu);
   ++m.stats.compiles;

@@ -22,9 +22,19 @@ Expected<std::string> preprocess_glsl(const std::string& template_name,
                                       const std::map<std::string, std::string>& macros,
                                       const std::map<std::string, std::string>& virtual_files);
 
+/// Where a compiled module may also be kept across processes (runtime/cache, docs/cache.md):
+/// `key` names the file (Kernel::cache_key), `identity` the device + driver it was compiled for
+/// (TargetCaps::device_key). An empty key or identity keeps the module in this process only.
+struct PersistentKey {
+  std::string key;
+  std::string identity;
+};
+
 /// Compiles a self-contained compute shader for Vulkan 1.2 and runs spirv-val on the result.
-/// Errors carry shaderc's or the validator's diagnostics.
-Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const std::string& name);
+/// Errors carry shaderc's or the validator's diagnostics. With a persistent key, a valid file
+/// in the disk cache replaces the compile, and a compiled module is written there.
+Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const std::string& name,
+                                             const PersistentKey& persist = {});
 
 /// Runs the SPIR-V validator (target Vulkan 1.2).
 Status validate_spirv(const std::vector<uint32_t>& spirv);
@@ -37,6 +47,7 @@ std::string stable_hash(const std::string& data);
 struct ShaderCompileStats {
   uint64_t compiles = 0;   // GLSL -> SPIR-V compilations
   uint64_t memo_hits = 0;  // modules served from the in-process memo
+  uint64_t disk_hits = 0;  // modules read from the persistent cache (no compile)
 };
 ShaderCompileStats shader_compile_stats();
 

@@ -176,6 +176,9 @@ class VulkanDevice {
   virtual void reset_peak() = 0;
   /// Validation-layer messages of severity error seen so far (text), for tests.
   virtual std::vector<std::string> validation_messages() const = 0;
+  /// Writes the VkPipelineCache to the persistent cache if pipelines were created since it was
+  /// read or last written (also done when the device is destroyed; docs/cache.md).
+  virtual void save_pipeline_cache() {}
 };
 
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.

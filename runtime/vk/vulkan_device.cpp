@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cache/disk_cache.h"
 #include "vk/vk_check.h"
 
 namespace kiln::vk {
@@ -79,6 +80,7 @@ std::string env_or_empty(const char* name) {
 // --- VulkanDevice statics ---------------------------------------------------------------------
 
 Expected<std::vector<DeviceInfo>> VulkanDevice::enumerate() {
+  const cache::DriverCacheScope driver_cache;  // Mesa's shader cache dir (docs/cache.md)
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance, Instance::create(ValidationMode::kOff));
   KILN_ASSIGN_OR_RETURN(std::vector<PhysicalDevice> devices, query_all(*instance));
   return infos_of(devices);
@@ -96,6 +98,7 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions
   } else if (validation_env_level() > 0) {
     mode = ValidationMode::kFromEnv;
   }
+  const cache::DriverCacheScope driver_cache;  // Mesa's shader cache dir (docs/cache.md)
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance, Instance::create(mode));
   KILN_ASSIGN_OR_RETURN(std::vector<PhysicalDevice> devices, query_all(*instance));
   const std::vector<DeviceInfo> infos = infos_of(devices);
@@ -147,9 +150,7 @@ Status VulkanDeviceImpl::init() {
   fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   KILN_VK_RETURN_IF_ERROR(vkCreateFence(device(), &fence, nullptr, &fence_));
 
-  VkPipelineCacheCreateInfo cache{};
-  cache.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
-  KILN_VK_RETURN_IF_ERROR(vkCreatePipelineCache(device(), &cache, nullptr, &pipeline_cache_));
+  KILN_RETURN_IF_ERROR(create_pipeline_cache());  // seeded from the persistent cache
 
   // Sub-allocations may be bound as storage buffers or as texel buffers.
   const VkDeviceSize alignment = std::max<VkDeviceSize>(
@@ -193,6 +194,7 @@ VulkanDeviceImpl::~VulkanDeviceImpl() {
     vkDestroyDescriptorPool(device(), descriptor_pool_, nullptr);
   }
   if (pipeline_cache_ != VK_NULL_HANDLE) {
+    save_pipeline_cache();
     vkDestroyPipelineCache(device(), pipeline_cache_, nullptr);
   }
   if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device(), fence_, nullptr);

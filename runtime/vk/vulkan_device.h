@@ -76,6 +76,7 @@ class VulkanDeviceImpl final : public VulkanDevice {
   DeviceStats stats() const override;
   void reset_peak() override;
   std::vector<std::string> validation_messages() const override;
+  void save_pipeline_cache() override;  // pipeline_cache.cpp
 
  private:
   explicit VulkanDeviceImpl(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {}
@@ -88,6 +89,10 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status begin_commands();
   /// Ends the command buffer, submits it and waits for it to finish.
   Status submit_and_wait();
+  // pipeline_cache.cpp: pipeline_cache_ seeded from the persistent cache
+  Status create_pipeline_cache();
+  std::string pipeline_cache_key() const;
+  std::string pipeline_cache_identity() const;
 
   // pipeline.cpp
   Status check_pipeline_desc(const PipelineDesc& desc) const;
@@ -107,6 +112,9 @@ class VulkanDeviceImpl final : public VulkanDevice {
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  bool pipeline_cache_loaded_ = false;  // pipeline_cache_ matches the file on disk
+  uint64_t pipelines_at_save_ = 0;      // pipelines_created when it last did
+  uint64_t pipeline_cache_hash_ = 0;    // checksum of the data on disk
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   uint32_t pool_sets_ = 0;
   uint32_t pool_descriptors_ = 0;

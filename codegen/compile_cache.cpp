@@ -1,0 +1,95 @@
+// compile_kernels: GLSL -> SPIR-V for a kernel plan through the persistent cache, and the
+// persisted record of each compiled graph (its kernel keys), logged under KILN_LOGS=cache.
+#include <optional>
+#include <string>
+
+#include "cache/disk_cache.h"
+#include "codegen/lower.h"
+#include "codegen/spirv.h"
+#include "kiln/logging.h"
+
+namespace kiln {
+namespace {
+
+/// The record of a compiled graph: one "name key" line per kernel, in execution order.
+std::string entry_payload(const KernelPlan& plan) {
+  std::string s = "kernels " + std::to_string(plan.kernels.size()) + "\n";
+  for (const Kernel& k : plan.kernels) s += k.name + " " + k.cache_key + "\n";
+  return s;
+}
+
+/// The first kernel whose key differs between two records, for the log.
+std::string first_difference(const std::string& stored, const std::string& now) {
+  size_t a = 0, b = 0;
+  while (a < stored.size() && b < now.size()) {
+    const size_t ea = stored.find('\n', a), eb = now.find('\n', b);
+    std::string la = stored.substr(a, ea - a), lb = now.substr(b, eb - b);
+    if (la != lb) return "stored '" + la + "', now '" + lb + "'";
+    if (ea == std::string::npos || eb == std::string::npos) break;
+    a = ea + 1;
+    b = eb + 1;
+  }
+  return "kernel count differs";
+}
+
+}  // namespace
+
+std::string graph_cache_key(const Graph& graph, const CodegenOptions& options) {
+  std::string text = graph.to_string();
+  // Source locations ("  # file:line") do not change kernels.
+  std::string stripped;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    if (size_t c = line.find("  # "); c != std::string_view::npos) line = line.substr(0, c);
+    stripped.append(line).push_back('\n');
+    pos = end + 1;
+  }
+  return stable_hash(stripped + "|fuse=" + std::to_string(options.fuse) +
+                     "|vec4=" + std::to_string(options.vectorize) + "|" + options.caps.device_key);
+}
+
+Status compile_kernels(KernelPlan& plan, const CodegenOptions& options) {
+  for (Kernel& k : plan.kernels)
+    k.cache_key = stable_hash(k.glsl + "|ls=" + std::to_string(k.local_size) +
+                              "|shaderc:vulkan1.2:spv1.3:O|" + options.caps.device_key);
+  const std::string& identity = options.caps.device_key;
+  cache::DiskCache& disk = cache::DiskCache::global();
+  const bool persist = !identity.empty() && !plan.graph_key.empty() && disk.enabled();
+  const std::string payload = entry_payload(plan);
+  const std::string label =
+      "graph " + plan.graph_key + " (" + std::to_string(plan.kernels.size()) + " kernels)";
+  bool entry_valid = false;
+  if (persist) {
+    std::optional<std::string> stored =
+        disk.load(cache::EntryKind::kEntry, plan.graph_key, identity, label);
+    if (stored && *stored != payload)
+      log(LogTopic::kCache,
+          "entry " + label + ": stale (" + first_difference(*stored, payload) + ") - rewriting");
+    entry_valid = stored && *stored == payload;
+  }
+  const ShaderCompileStats before = shader_compile_stats();
+  for (Kernel& k : plan.kernels) {
+    PersistentKey key;
+    if (persist) key = {k.cache_key, identity};
+    KILN_ASSIGN_OR_RETURN(k.spirv, compile_glsl(k.glsl, k.name, key));
+  }
+  if (!persist) return {};
+  const ShaderCompileStats after = shader_compile_stats();
+  const uint64_t compiled = after.compiles - before.compiles;
+  if (entry_valid && log_enabled(LogTopic::kCache))
+    log(LogTopic::kCache,
+        "entry " + label + ": " +
+            (compiled == 0
+                 ? "hit, no kernel compiled (" +
+                       std::to_string(after.disk_hits - before.disk_hits) + " from disk, " +
+                       std::to_string(after.memo_hits - before.memo_hits) + " from memory)"
+                 : "partial hit, " + std::to_string(compiled) +
+                       " kernel(s) recompiled (SPIR-V file missing or rejected)"));
+  if (!entry_valid) disk.store(cache::EntryKind::kEntry, plan.graph_key, identity, label, payload);
+  return {};
+}
+
+}  // namespace kiln
