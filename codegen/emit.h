@@ -55,17 +55,19 @@ class Emitter {
                   int last_lane);
 
   /// A size as a GLSL uint expression: a literal ("64u") when constant, else an expression over
-  /// push-constant slots (allocated on first use; see Kernel::push_constants).
+  /// size slots (allocated on first use; see Kernel::size_slots).
   std::string size(const SymInt& v);
-  /// A new push-constant slot holding `e` (never shared with another size); returns its index.
+  /// A new size slot holding `e` (never shared with another size); returns its index.
   int add_slot(const SymExpr& e) {
     push_.push_back(e);
     reserved_.resize(push_.size(), false);
     reserved_.back() = true;
     return static_cast<int>(push_.size()) - 1;
   }
-  /// The push-constant slots used so far, in slot order.
-  const std::vector<SymExpr>& push_constants() const { return push_; }
+  /// The size slots used so far, in slot order.
+  const std::vector<SymExpr>& size_slots() const { return push_; }
+  /// The sizes buffer's binding as declared by declarations() (-1 before, or without slots).
+  int sizes_binding() const { return sizes_binding_; }
 
   /// Binding number of a stored node's buffer (assigned on first use; binding 0 is reserved
   /// for the kernel's output by calling bind_output first).
@@ -135,6 +137,7 @@ class Emitter {
   int counter_ = 0;
   std::vector<SymExpr> push_;
   NodeId root_ = -1;
+  mutable int sizes_binding_ = -1;
   std::vector<bool> reserved_;  // push slots from add_slot: never shared by slot()
   NodeId override_node_ = -1;
   std::string override_expr_;

@@ -56,12 +56,15 @@ const char* kernel_variant_name(KernelVariant v);
 /// elements (checked when planning static graphs and per call for symbolic ones).
 inline constexpr int64_t kMaxKernelElements = 0xFFFFFFFFll;
 
-/// Push constants: at most this many uint slots (128 bytes, Vulkan's guaranteed minimum).
-inline constexpr size_t kMaxPushConstantSlots = 32;
+/// Size slots: at most this many uint slots per kernel.
+inline constexpr size_t kMaxSizeSlots = 32;
 
 /// Sizes reach kernels two ways. Constant sizes are GLSL literals. Symbolic sizes are GLSL
-/// expressions over push-constant slots: slot i is a `uint` at byte offset 4 i holding
-/// `push_constants[i]` evaluated at the call's symbol values. A slot is either a bare symbol
+/// expressions over size slots: slot i is a `uint` at byte offset 4 i of the kernel's sizes
+/// buffer (a read-only storage buffer at binding `sizes_binding()`, after the tensors) holding
+/// `size_slots[i]` evaluated at the call's symbol values. A buffer rather than push constants
+/// lets one recorded command buffer serve every size of a shape class (the runtime rewrites
+/// the slots before each replay). A slot is either a bare symbol
 /// (sizes that are polynomials with non-negative coefficients are computed in the kernel from
 /// those, exact in uint arithmetic) or a whole size expression the kernel cannot compute in uint
 /// arithmetic (one with subtraction, floordiv, mod, min or max), evaluated on the host.
@@ -77,11 +80,11 @@ struct Kernel {
   /// Workgroup counts over the symbols, uncapped: evaluate with kernel_groups(), which caps
   /// them at the device limits (every kernel covers its work with grid-stride loops).
   std::array<SymInt, 3> groups{SymInt(1), SymInt(1), SymInt(1)};
-  std::vector<SymExpr> push_constants;  // slot i's value; empty for static graphs
-  std::string cache_key;  // hash of source, options and target; keys the pipeline cache
+  std::vector<SymExpr> size_slots;  // slot i's value; empty when every size is a literal
+  std::string cache_key;            // hash of source, options and target; keys the pipeline cache
 
   /// Row-block matmuls can run as several dispatches over row ranges, each binding a window of
-  /// A (binding a_binding) and C (binding 0), when those exceed maxStorageBufferRange. Slot
+  /// A (binding a_binding) and C (binding 0), when those exceed maxStorageBufferRange. Size slot
   /// rows_slot holds the rows of one dispatch, slot row0_slot its first row (0 when not split).
   struct RowSplit {
     int rows_slot = -1, row0_slot = -1;
@@ -94,7 +97,13 @@ struct Kernel {
   /// Bindings read as rgba32f storage texel buffers (imageBuffer) rather than storage buffers.
   std::vector<uint32_t> texel_bindings;
 
-  uint32_t push_constant_bytes() const { return static_cast<uint32_t>(4 * push_constants.size()); }
+  /// The sizes buffer's binding (meaningful when size_slots is non-empty).
+  uint32_t sizes_binding() const { return static_cast<uint32_t>(bindings.size()); }
+  /// Tensor bindings plus the sizes buffer.
+  uint32_t num_bindings() const {
+    return static_cast<uint32_t>(bindings.size() + (size_slots.empty() ? 0 : 1));
+  }
+  uint32_t sizes_bytes() const { return static_cast<uint32_t>(4 * size_slots.size()); }
 };
 
 /// The kernel's workgroup counts at symbol values `values` (one per symbol id; may be empty for

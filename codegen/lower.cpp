@@ -28,11 +28,15 @@ std::array<uint32_t, 3> kernel_groups(const Kernel& k, std::span<const int64_t> 
   return out;
 }
 
-Status check_push_constants(const Emitter& e, const std::string& name) {
-  if (e.push_constants().size() > kMaxPushConstantSlots)
-    return unimplemented(name + ": " + std::to_string(e.push_constants().size()) +
-                         " symbolic sizes exceed the " + std::to_string(kMaxPushConstantSlots) +
-                         " push-constant slots (128 bytes)");
+Status check_size_slots(const Emitter& e, const Kernel& k) {
+  if (e.size_slots().size() > kMaxSizeSlots)
+    return unimplemented(k.name + ": " + std::to_string(e.size_slots().size()) +
+                         " symbolic sizes exceed the " + std::to_string(kMaxSizeSlots) +
+                         " size slots");
+  if (!e.size_slots().empty() && e.sizes_binding() != static_cast<int>(k.bindings.size()))
+    return internal_error(k.name + ": the sizes buffer was declared at binding " +
+                          std::to_string(e.sizes_binding()) + ", not after the " +
+                          std::to_string(k.bindings.size()) + " tensor bindings");
   return {};
 }
 
@@ -72,8 +76,8 @@ Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant 
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
                                     std::map<std::string, std::string> macros, Kernel& k) {
-  KILN_RETURN_IF_ERROR(check_push_constants(e, k.name));
-  k.push_constants = e.push_constants();
+  KILN_RETURN_IF_ERROR(check_size_slots(e, k));
+  k.size_slots = e.size_slots();
   return preprocess_glsl(template_name, macros,
                          {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", body}});
 }

@@ -25,8 +25,8 @@ Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& c
 Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant variant,
                               const TargetCaps& caps);
 /// Preprocesses `template_name` with the macros, the generated extensions and kernel body, and
-/// records the emitter's push-constant slots in `k` (unimplemented beyond
-/// kMaxPushConstantSlots). Call after every Emitter::size() of the kernel.
+/// records the emitter's size slots in `k` (unimplemented beyond
+/// kMaxSizeSlots). Call after every Emitter::size() of the kernel.
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
                                     std::map<std::string, std::string> macros, Kernel& k);

@@ -195,7 +195,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   } else {
     e.store_output_vec4();
   }
-  // M and the first row come from their own push-constant slots (even when M is static), so the
+  // M and the first row come from their own size slots (even when M is static), so the
   // executable can split a kernel whose A or C exceeds maxStorageBufferRange into row ranges.
   const int rows_slot = e.add_slot(m.expr()), row0_slot = e.add_slot(SymExpr::constant(0));
   const std::string m_glsl = "kiln_pc.p" + std::to_string(rows_slot),

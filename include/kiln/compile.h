@@ -73,6 +73,11 @@ struct EntryInfo {
   std::vector<size_t> ops_per_graph;
   double compile_ms = 0;
   std::vector<std::string> symbols;  // "s0 = input 0 dim 1 (traced at 128)"
+  // Device memory and command-buffer replay (docs/runtime.md), summed over the segments.
+  uint64_t arena_bytes = 0;         // the planned arena of intermediates and outputs
+  uint64_t largest_live_bytes = 0;  // the most bytes live during one kernel: the arena's floor
+  uint64_t recordings = 0;          // command buffers recorded (one per layout)
+  uint64_t replays = 0;             // calls that submitted a recording
 };
 
 /// kiln::explain's answer: the graphs, breaks and guards of a function, and (for a compiled
@@ -216,10 +221,10 @@ struct RuntimeCounters {
   uint64_t shader_compiles = 0;
   uint64_t validation_errors = 0;
   uint64_t device_bytes_allocated = 0;
-  uint64_t device_bytes_peak = 0;           // since the device was created or reset_device_peak()
-  uint64_t buffer_allocations = 0;          // device and staging sub-allocations
-  uint64_t memory_allocations = 0;          // vkAllocateMemory calls
-  uint64_t command_buffers_recorded = 0;    // command buffers begun (eager runs and recordings)
+  uint64_t device_bytes_peak = 0;         // since the device was created or reset_device_peak()
+  uint64_t buffer_allocations = 0;        // device and staging sub-allocations
+  uint64_t memory_allocations = 0;        // vkAllocateMemory calls
+  uint64_t command_buffers_recorded = 0;  // command buffers begun (eager runs and recordings)
 };
 RuntimeCounters runtime_counters();
 /// Restarts RuntimeCounters::device_bytes_peak at the bytes allocated now.

@@ -324,6 +324,11 @@ std::vector<EntryInfo> entries(const CompiledCore& core) {
       info.on_device |= s.exe->on_device();
       if (const KernelPlan* plan = s.exe->plan())
         for (const Kernel& k : plan->kernels) info.kernels.push_back(k.name);
+      const ReplayReport replay = s.exe->replay_report();
+      info.arena_bytes += replay.arena_bytes;
+      info.largest_live_bytes = std::max(info.largest_live_bytes, replay.largest_live_bytes);
+      info.recordings += replay.recordings;
+      info.replays += replay.replays;
     }
     out.push_back(std::move(info));
   }
@@ -367,6 +372,13 @@ std::string ExplainReport::to_string() const {
   if (!entries.empty() && !entries.back().symbols.empty()) {
     s += "size symbols of the latest entry:\n";
     for (const std::string& sym : entries.back().symbols) s += "  " + sym + "\n";
+  }
+  if (!entries.empty() && entries.back().on_device) {
+    const EntryInfo& e = entries.back();
+    s += "device memory of the latest entry: arena " + std::to_string(e.arena_bytes) +
+         " bytes, largest live set " + std::to_string(e.largest_live_bytes) + " bytes; " +
+         std::to_string(e.recordings) + " recording(s), " + std::to_string(e.replays) +
+         " replay(s)\n";
   }
   s += "guards of the latest entry:\n" + guards;
   return s;

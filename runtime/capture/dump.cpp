@@ -71,7 +71,7 @@ void dump_compile(const std::string& fn_name, uint64_t index, const Executable& 
                             {"access", i == 0 ? "write" : "read"}});
       }
       j["bindings"] = bindings;
-      j["push_constants"] = nlohmann::json::array();
+      j["size_slots"] = k.size_slots.size();
       j["spec_constants"] = nlohmann::json::array();
       ok &= write_text(dir / (k.name + ".json"), j.dump(2) + "\n");
     }

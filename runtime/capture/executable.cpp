@@ -82,45 +82,6 @@ std::vector<SymInt> nonempty_sizes(const Graph& g) {
   return out;
 }
 
-/// A row-block matmul whose A or C exceeds maxStorageBufferRange becomes several dispatches over
-/// row ranges, each binding windows of A and C (Kernel::RowSplit). Others pass through.
-Status split_rows(const Kernel& k, std::span<const int64_t> values, const vk::DeviceInfo& info,
-                  vk::Dispatch d, std::vector<vk::Dispatch>& out) {
-  const Kernel::RowSplit& rs = *k.row_split;
-  uint32_t rows = 0;
-  std::memcpy(&rows, d.push_constants.data() + 4 * rs.rows_slot, 4);
-  const uint64_t c_row = static_cast<uint64_t>(rs.c_row_elements.evaluate(values)) * 4;
-  const uint64_t a_row = rs.a_row_bytes, max_range = info.max_storage_buffer_range;
-  if (rows * c_row <= max_range && rows * a_row <= max_range) {
-    out.push_back(std::move(d));
-    return {};
-  }
-  // Rows per part: both windows fit, and both start at aligned offsets.
-  const uint64_t align = std::max<uint64_t>(
-      {info.min_storage_buffer_offset_alignment, info.min_texel_buffer_offset_alignment, 4});
-  auto step_for = [align](uint64_t row_bytes) { return align / std::gcd(align, row_bytes); };
-  uint64_t step = std::lcm(std::lcm(step_for(c_row), step_for(a_row)),
-                           static_cast<uint64_t>(rs.rows_per_group));
-  uint64_t part = std::min(max_range / std::max<uint64_t>(c_row, 1), max_range / a_row);
-  part -= part % step;
-  if (part == 0)
-    return unimplemented(k.name + ": one row of its operands exceeds maxStorageBufferRange");
-  for (uint64_t row0 = 0; row0 < rows; row0 += part) {
-    const uint64_t n = std::min<uint64_t>(part, rows - row0);
-    vk::Dispatch p = d;
-    p.windows.assign(p.bindings.size(), vk::BufferWindow{});
-    p.windows[0] = {row0 * c_row, n * c_row};
-    p.windows[rs.a_binding] = {row0 * a_row, n * a_row};
-    const auto n32 = static_cast<uint32_t>(n), row0_32 = static_cast<uint32_t>(row0);
-    std::memcpy(p.push_constants.data() + 4 * rs.rows_slot, &n32, 4);
-    std::memcpy(p.push_constants.data() + 4 * rs.row0_slot, &row0_32, 4);
-    p.groups[1] = static_cast<uint32_t>(std::min<uint64_t>(
-        (n + rs.rows_per_group - 1) / rs.rows_per_group, info.max_workgroup_count[1]));
-    out.push_back(std::move(p));
-  }
-  return {};
-}
-
 }  // namespace
 
 Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device device,
@@ -154,23 +115,22 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
     } else {
       if (log_enabled(LogTopic::kFusion))
         log(LogTopic::kFusion, "'" + options.name + "':\n" + plan->fusion_log);
-      const std::array<uint32_t, 3> max_count = exe->vk_device_->info().max_workgroup_count;
       for (const Kernel& k : plan->kernels) {
         if (log_enabled(LogTopic::kOutputCode))
           log(LogTopic::kOutputCode, "'" + options.name + "' " + k.name + ":\n" + k.glsl);
         vk::PipelineDesc desc;
         desc.spirv = k.spirv;
-        desc.num_bindings = static_cast<uint32_t>(k.bindings.size());
-        desc.push_constant_bytes = k.push_constant_bytes();
+        desc.num_bindings = k.num_bindings();
         desc.texel_bindings = k.texel_bindings;
         desc.label = k.name;
         desc.cache_key = k.cache_key;
         KILN_ASSIGN_OR_RETURN(const vk::Pipeline* p, exe->vk_device_->pipeline(desc));
         exe->pipelines_.push_back(p);
-        if (exe->num_symbols_ == 0) exe->static_groups_.push_back(kernel_groups(k, {}, max_count));
       }
       exe->plan_ = std::move(plan).value();
       exe->nonempty_ = nonempty_sizes(exe->graph_);
+      exe->replayer_ = std::make_unique<Replayer>(exe->graph_, *exe->plan_, exe->pipelines_,
+                                                  exe->vk_device_, device, options.name);
     }
   }
   exe->compile_ms_ =
@@ -302,94 +262,11 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
       }
     }
   }
-  auto shape_of = [&](NodeId id) -> const Shape& {
-    return symbolic ? shapes[static_cast<size_t>(id)] : graph_.node(id).meta.shape;
-  };
+  return replayer_->run(inputs, constants, values, symbolic ? &shapes : nullptr);
+}
 
-  std::vector<vk::BufferRef> buffers(graph_.size());
-  std::vector<Tensor> keep_alive;  // uploads of host-side constants live until the run ends
-  auto bind_tensor = [&](NodeId node, const Tensor& t) -> Status {
-    TensorImpl* impl = t.impl();
-    if (impl->device.is_cpu() || impl->literal) {
-      try {
-        keep_alive.push_back(from_host(to_host(t), device_));
-      } catch (const Error& e) {
-        return e.status();
-      }
-      impl = keep_alive.back().impl();
-    }
-    buffers[node] = impl->buffer;
-    return {};
-  };
-  for (NodeId id : graph_.inputs())
-    KILN_RETURN_IF_ERROR(bind_tensor(id, inputs[graph_.node(id).attrs.index]));
-  for (NodeId id : graph_.constants())
-    KILN_RETURN_IF_ERROR(bind_tensor(id, constants.at(graph_.node(id).attrs.index)));
-
-  const std::array<uint32_t, 3> max_count = vk_device_->info().max_workgroup_count;
-  std::vector<vk::Dispatch> dispatches;
-  for (size_t i = 0; i < plan_->kernels.size(); ++i) {
-    const Kernel& k = plan_->kernels[i];
-    const Node& root = graph_.node(k.root);
-    const Shape& shape = shape_of(k.root);
-    KILN_ASSIGN_OR_RETURN(buffers[k.root], vk_device_->allocate(static_cast<size_t>(numel(shape)) *
-                                                                dtype_size(root.meta.dtype)));
-    vk::Dispatch d;
-    d.pipeline = pipelines_[i];
-    for (NodeId b : k.bindings) d.bindings.push_back(buffers[b]);
-    if (!symbolic) {
-      d.groups = static_groups_[i];
-    } else {
-      d.groups = numel(shape) == 0 ? std::array<uint32_t, 3>{0, 0, 0}
-                                   : kernel_groups(k, values, max_count);
-    }
-    d.push_constants.resize(k.push_constant_bytes());
-    for (size_t p = 0; p < k.push_constants.size(); ++p) {
-      const int64_t v = k.push_constants[p].evaluate(values);
-      if (v < 0 || v > kMaxKernelElements)
-        return unimplemented(k.name + ": size " + k.push_constants[p].str() + " = " +
-                             std::to_string(v) + " does not fit the kernel's uint32 math");
-      const auto u = static_cast<uint32_t>(v);
-      std::memcpy(d.push_constants.data() + 4 * p, &u, 4);
-    }
-    if (k.row_split && d.groups[0] != 0) {
-      KILN_RETURN_IF_ERROR(split_rows(k, values, vk_device_->info(), std::move(d), dispatches));
-    } else {
-      dispatches.push_back(std::move(d));
-    }
-  }
-  if (log_enabled(LogTopic::kPerf)) {
-    std::vector<vk::DispatchTiming> timings;
-    auto t0 = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(vk_device_->run(dispatches, &timings));
-    double wall =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::string msg = "run: " + std::to_string(dispatches.size()) + " dispatch(es), " +
-                      std::to_string(wall) + " ms wall";
-    // One line per dispatch: a row-split kernel appears once per part, under its label.
-    for (const vk::DispatchTiming& t : timings)
-      msg += "\n  " + t.label + ": " + std::to_string(t.gpu_ms) + " ms";
-    log(LogTopic::kPerf, msg);
-  } else {
-    KILN_RETURN_IF_ERROR(vk_device_->run(dispatches));
-  }
-
-  std::vector<Tensor> outputs;
-  for (NodeId out : graph_.outputs()) {
-    const Node& n = graph_.node(out);
-    if (n.op == OpKind::Input) {
-      outputs.push_back(inputs[n.attrs.index]);
-    } else if (n.op == OpKind::Constant) {
-      outputs.push_back(constants.at(n.attrs.index));
-    } else {
-      auto impl = std::make_shared<TensorImpl>();
-      impl->meta = TensorMeta{n.meta.dtype, shape_of(out)};
-      impl->device = device_;
-      impl->buffer = buffers[out];
-      outputs.push_back(Tensor(std::move(impl)));
-    }
-  }
-  return outputs;
+ReplayReport Executable::replay_report() const {
+  return replayer_ ? replayer_->report() : ReplayReport{};
 }
 
 }  // namespace kiln

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "capture/replay.h"
 #include "codegen/kernel.h"
 #include "graph/graph.h"
 #include "kiln/compile.h"
@@ -32,7 +33,7 @@ class Executable {
   /// inputs[i] feeds Input index i, constants[j] Constant index j. Returns the graph outputs.
   /// `symbol_values`: for a symbolic graph, one value per symbol id (at least num_symbols());
   /// empty: each symbol is read from an input dim that is exactly that symbol. One compiled
-  /// plan serves every binding: sizes reach the kernels as push constants.
+  /// plan serves every binding: sizes reach the kernels through a sizes buffer (replay.h).
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                     const std::vector<Tensor>& constants,
                                     std::span<const int64_t> symbol_values = {});
@@ -45,6 +46,8 @@ class Executable {
   const KernelPlan* plan() const { return plan_ ? &*plan_ : nullptr; }
   bool on_device() const { return plan_.has_value(); }
   double compile_ms() const { return compile_ms_; }
+  /// Memory and recordings of the device path (zeros on the interpreter).
+  ReplayReport replay_report() const;
 
  private:
   /// The symbol values of a call: `given`, or read from the inputs; checked against the inputs.
@@ -62,14 +65,14 @@ class Executable {
   std::vector<int> used_symbols_;  // the symbols some shape mentions, sorted
   std::vector<SymInt> nonempty_;   // sizes the device kernels read through (run on the interpreter
                                    // when one is 0)
-  std::vector<std::array<uint32_t, 3>> static_groups_;  // per kernel, for static graphs
-  std::mutex instance_mu_;                              // guards the two below
-  std::vector<int64_t> instance_values_;                // the binding `instance_` was made for
-  std::shared_ptr<const Graph> instance_;               // interpreter: the last instantiation
+  std::mutex instance_mu_;         // guards the two below
+  std::vector<int64_t> instance_values_;   // the binding `instance_` was made for
+  std::shared_ptr<const Graph> instance_;  // interpreter: the last instantiation
   Device device_ = Device::cpu();
   std::optional<KernelPlan> plan_;
   std::vector<const vk::Pipeline*> pipelines_;
   std::shared_ptr<vk::VulkanDevice> vk_device_;
+  std::unique_ptr<Replayer> replayer_;  // after plan_ and pipelines_: it refers to them
   double compile_ms_ = 0;
 };
 

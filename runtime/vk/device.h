@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/status.h"
@@ -68,6 +69,9 @@ class Buffer {
   virtual size_t size() const = 0;
   /// Host pointer when the memory is host-visible (unified memory), else nullptr.
   virtual void* mapped() const = 0;
+  /// Where the bytes live now (memory object and offset): equal for two references to the
+  /// same memory, and changed when make_private moves a slice.
+  virtual std::pair<uint64_t, uint64_t> location() const = 0;
 };
 using BufferRef = std::shared_ptr<Buffer>;
 
@@ -106,6 +110,24 @@ struct Dispatch {
   std::vector<BufferWindow> windows;
   std::vector<uint8_t> push_constants;
   std::array<uint32_t, 3> groups{1, 1, 1};
+  /// Recordings only (VulkanDevice::record): >= 0 reads the workgroup counts (three uint32)
+  /// at this byte offset of the recording's indirect buffer when the dispatch runs, so a replay
+  /// can change them; `groups` is then ignored.
+  int64_t indirect_offset = -1;
+};
+
+/// A command buffer recorded once by VulkanDevice::record and submitted by replay(), with its
+/// descriptor sets; it keeps every buffer it binds alive.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  virtual size_t dispatch_count() const = 0;
+};
+
+/// Where an allocation lives.
+enum class MemoryUse {
+  kDevice,        // device-local (host-visible too on unified memory)
+  kHostWritable,  // host-visible and coherent: data the host rewrites before each submission
 };
 
 /// Per-dispatch GPU time from timestamp queries (when the queue supports them).
@@ -119,12 +141,13 @@ struct DeviceStats {
   uint64_t pipeline_cache_hits = 0;
   uint64_t dispatches = 0;
   uint64_t submissions = 0;
-  uint64_t bytes_allocated = 0;   // live sub-allocations
-  uint64_t blocks_allocated = 0;  // VkDeviceMemory blocks holding allocations
-  uint64_t bytes_retained = 0;    // empty blocks kept for reuse
-  uint64_t buffer_allocations = 0;  // allocate() calls, device and staging (sub-allocations)
-  uint64_t memory_allocations = 0;  // vkAllocateMemory calls (new blocks)
-  uint64_t peak_bytes = 0;          // most device-buffer bytes live at once (see reset_peak)
+  uint64_t replays = 0;                   // submissions of recordings (also counted in submissions)
+  uint64_t bytes_allocated = 0;           // live sub-allocations
+  uint64_t blocks_allocated = 0;          // VkDeviceMemory blocks holding allocations
+  uint64_t bytes_retained = 0;            // empty blocks kept for reuse
+  uint64_t buffer_allocations = 0;        // allocate() calls, device and staging (sub-allocations)
+  uint64_t memory_allocations = 0;        // vkAllocateMemory calls (new blocks)
+  uint64_t peak_bytes = 0;                // most device-buffer bytes live at once (see reset_peak)
   uint64_t command_buffers_recorded = 0;  // vkBeginCommandBuffer for dispatches or a recording
   uint64_t validation_errors = 0;
 };
@@ -155,8 +178,17 @@ class VulkanDevice {
   virtual ~VulkanDevice() = default;
   virtual const DeviceInfo& info() const = 0;
 
-  /// Sub-allocates `bytes` (a zero-size request returns a valid 4-byte buffer).
-  virtual Expected<BufferRef> allocate(size_t bytes) = 0;
+  /// Sub-allocates `bytes` (a zero-size request returns a valid 4-byte buffer). kHostWritable
+  /// buffers have mapped() memory and may also serve as indirect-dispatch arguments.
+  virtual Expected<BufferRef> allocate(size_t bytes, MemoryUse use = MemoryUse::kDevice) = 0;
+  /// `bytes` bytes of `parent` from `offset` (a multiple of the allocation alignment, 256
+  /// suffices) as a buffer of its own: it shares the parent's memory and keeps it alive.
+  virtual Expected<BufferRef> slice(const BufferRef& parent, size_t offset, size_t bytes) = 0;
+  /// Moves a slice into memory of its own, contents included; every holder of `buffer` sees the
+  /// move (it is the same object). A buffer that is not a slice is left alone.
+  virtual Status make_private(const BufferRef& buffer) = 0;
+  /// Copies `bytes` bytes between two buffers of this device (after earlier work finished).
+  virtual Status copy(const BufferRef& src, const BufferRef& dst, size_t bytes) = 0;
   /// Host -> device. `bytes` <= buffer size. Maps directly on unified memory, else stages.
   virtual Status upload(const BufferRef& dst, const void* src, size_t bytes) = 0;
   /// Device -> host.
@@ -170,6 +202,16 @@ class VulkanDevice {
   /// and timestamps are supported, fills one entry per dispatch.
   virtual Status run(std::span<const Dispatch> dispatches,
                      std::vector<DispatchTiming>* timings = nullptr) = 0;
+
+  /// Records `dispatches` as run() would (barriers between them) into a command buffer of their
+  /// own, for replay(). `indirect` holds the workgroup counts of dispatches with an
+  /// indirect_offset (null when none has one). With `timestamps`, replay() can report timings.
+  virtual Expected<std::shared_ptr<Recording>> record(std::span<const Dispatch> dispatches,
+                                                      const BufferRef& indirect,
+                                                      bool timestamps) = 0;
+  /// Submits a recording and waits for it. Host writes to kHostWritable buffers made before the
+  /// call are visible to it. `timings` as in run() (empty unless recorded with timestamps).
+  virtual Status replay(Recording& recording, std::vector<DispatchTiming>* timings = nullptr) = 0;
 
   virtual DeviceStats stats() const = 0;
   /// Restarts DeviceStats::peak_bytes at the bytes allocated now.

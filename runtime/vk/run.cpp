@@ -119,6 +119,136 @@ Status VulkanDeviceImpl::prepare_query_pool(uint32_t queries) {
   return Status::ok_status();
 }
 
+Status VulkanDeviceImpl::write_descriptor_sets(std::span<const Dispatch> dispatches,
+                                               const std::vector<size_t>& active,
+                                               VkDescriptorPool pool,
+                                               std::vector<VkDescriptorSet>& sets,
+                                               std::vector<VkBufferView>& views) {
+  sets.assign(active.size(), VK_NULL_HANDLE);
+  std::vector<VkDescriptorSetLayout> layouts;
+  size_t descriptors = 0;
+  for (size_t i : active) {
+    if (dispatches[i].pipeline->num_bindings > 0) {
+      layouts.push_back(dispatches[i].pipeline->set_layout);
+      descriptors += dispatches[i].pipeline->num_bindings;
+    }
+  }
+  if (layouts.empty()) return Status::ok_status();
+  std::vector<VkDescriptorSet> allocated(layouts.size());
+  VkDescriptorSetAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  alloc.descriptorPool = pool;
+  alloc.descriptorSetCount = static_cast<uint32_t>(layouts.size());
+  alloc.pSetLayouts = layouts.data();
+  KILN_VK_RETURN_IF_ERROR(vkAllocateDescriptorSets(device(), &alloc, allocated.data()));
+
+  std::vector<VkDescriptorBufferInfo> buffer_infos;
+  buffer_infos.reserve(descriptors);  // stable addresses for the writes below
+  views.reserve(views.size() + descriptors);
+  std::vector<VkWriteDescriptorSet> writes;
+  size_t next_set = 0;
+  for (size_t k = 0; k < active.size(); ++k) {
+    const Dispatch& d = dispatches[active[k]];
+    if (d.pipeline->num_bindings == 0) continue;
+    sets[k] = allocated[next_set++];
+    for (uint32_t b = 0; b < d.pipeline->num_bindings; ++b) {
+      const auto* buffer = static_cast<const DeviceBuffer*>(d.bindings[b].get());
+      const BufferWindow w = b < d.windows.size() ? d.windows[b] : BufferWindow{};
+      const VkDeviceSize offset = buffer->offset() + w.offset;
+      const VkDeviceSize range = w.range != 0 ? w.range : buffer->range() - w.offset;
+      VkWriteDescriptorSet write{};
+      write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      write.dstSet = sets[k];
+      write.dstBinding = b;
+      write.descriptorCount = 1;
+      if (d.pipeline->texel[b]) {
+        VkBufferViewCreateInfo view{};
+        view.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
+        view.buffer = buffer->vk_buffer();
+        view.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+        view.offset = offset;
+        view.range = range;
+        VkBufferView handle = VK_NULL_HANDLE;
+        KILN_VK_RETURN_IF_ERROR(vkCreateBufferView(device(), &view, nullptr, &handle));
+        views.push_back(handle);
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+        write.pTexelBufferView = &views.back();
+      } else {
+        buffer_infos.push_back({buffer->vk_buffer(), offset, range});
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        write.pBufferInfo = &buffer_infos.back();
+      }
+      writes.push_back(write);
+    }
+  }
+  vkUpdateDescriptorSets(device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  return Status::ok_status();
+}
+
+void VulkanDeviceImpl::record_commands(VkCommandBuffer cmd, std::span<const Dispatch> dispatches,
+                                       const std::vector<size_t>& active,
+                                       const std::vector<VkDescriptorSet>& sets,
+                                       VkQueryPool queries, const DeviceBuffer* indirect) const {
+  if (queries != VK_NULL_HANDLE)
+    vkCmdResetQueryPool(cmd, queries, 0, static_cast<uint32_t>(2 * active.size()));
+  for (size_t k = 0; k < active.size(); ++k) {
+    const Dispatch& d = dispatches[active[k]];
+    if (k > 0) {  // the next dispatch may read (or overwrite) what the previous one wrote
+      cmd_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    }
+    const auto query = static_cast<uint32_t>(2 * k);
+    if (queries != VK_NULL_HANDLE)
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
+    if (sets[k] != VK_NULL_HANDLE) {
+      vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1,
+                              &sets[k], 0, nullptr);
+    }
+    if (!d.push_constants.empty()) {
+      vkCmdPushConstants(cmd, d.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                         static_cast<uint32_t>(d.push_constants.size()), d.push_constants.data());
+    }
+    if (d.indirect_offset >= 0 && indirect != nullptr) {
+      vkCmdDispatchIndirect(cmd, indirect->vk_buffer(),
+                            indirect->offset() + static_cast<VkDeviceSize>(d.indirect_offset));
+    } else {
+      vkCmdDispatch(cmd, d.groups[0], d.groups[1], d.groups[2]);
+    }
+    if (queries != VK_NULL_HANDLE)
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries, query + 1);
+  }
+  // Results are read next by the host (mapped memory) or by a staging copy.
+  cmd_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+}
+
+Status VulkanDeviceImpl::read_timings(VkQueryPool pool, std::span<const Dispatch> dispatches,
+                                      const std::vector<size_t>& active,
+                                      std::vector<DispatchTiming>& timings) const {
+  const auto queries = static_cast<uint32_t>(2 * active.size());
+  std::vector<uint64_t> ticks(queries);
+  if (queries > 0) {
+    KILN_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(
+        device(), pool, 0, queries, ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  }
+  const uint32_t bits = core_->physical.timestamp_valid_bits;
+  const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  const double ns_per_tick = core_->physical.info.timestamp_period_ns;
+  timings.assign(dispatches.size(), DispatchTiming{});
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    if (dispatches[i].pipeline != nullptr) timings[i].label = dispatches[i].pipeline->label;
+  }
+  for (size_t k = 0; k < active.size(); ++k) {
+    const uint64_t elapsed = (ticks[2 * k + 1] - ticks[2 * k]) & mask;  // survives wrap-around
+    timings[active[k]].gpu_ms = static_cast<double>(elapsed) * ns_per_tick * 1e-6;
+  }
+  return Status::ok_status();
+}
+
 Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
                              std::vector<DispatchTiming>* timings) {
   if (timings != nullptr) timings->clear();
@@ -130,13 +260,15 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
       for (VkBufferView v : views) vkDestroyBufferView(device, v, nullptr);
     }
   } view_holder{device(), {}};
-  std::vector<VkBufferView>& views = view_holder.views;
 
   // Dispatches with an empty grid record nothing and are not counted.
   std::vector<size_t> active;
   uint32_t sets = 0;
   uint32_t descriptors = 0;
   for (size_t i = 0; i < dispatches.size(); ++i) {
+    if (dispatches[i].indirect_offset >= 0)
+      return invalid_argument(dispatch_name(dispatches[i], i) +
+                              ": indirect dispatches exist only in recordings");
     if (has_zero_groups(dispatches[i])) continue;
     KILN_RETURN_IF_ERROR(check_dispatch(dispatches[i], i));
     active.push_back(i);
@@ -156,121 +288,18 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
   }
 
   // One descriptor set per dispatch that has bindings, all allocated and written up front.
-  std::vector<VkDescriptorSet> descriptor_sets(active.size(), VK_NULL_HANDLE);
-  if (sets > 0) {
-    KILN_RETURN_IF_ERROR(prepare_descriptor_pool(sets, descriptors));
-    std::vector<VkDescriptorSetLayout> layouts;
-    for (size_t i : active) {
-      if (dispatches[i].pipeline->num_bindings > 0) {
-        layouts.push_back(dispatches[i].pipeline->set_layout);
-      }
-    }
-    std::vector<VkDescriptorSet> allocated(layouts.size());
-    VkDescriptorSetAllocateInfo alloc{};
-    alloc.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-    alloc.descriptorPool = descriptor_pool_;
-    alloc.descriptorSetCount = static_cast<uint32_t>(layouts.size());
-    alloc.pSetLayouts = layouts.data();
-    KILN_VK_RETURN_IF_ERROR(vkAllocateDescriptorSets(device(), &alloc, allocated.data()));
-
-    std::vector<VkDescriptorBufferInfo> buffer_infos;
-    buffer_infos.reserve(descriptors);  // stable addresses for the writes below
-    views.reserve(descriptors);
-    std::vector<VkWriteDescriptorSet> writes;
-    size_t next_set = 0;
-    for (size_t k = 0; k < active.size(); ++k) {
-      const Dispatch& d = dispatches[active[k]];
-      if (d.pipeline->num_bindings == 0) continue;
-      descriptor_sets[k] = allocated[next_set++];
-      for (uint32_t b = 0; b < d.pipeline->num_bindings; ++b) {
-        const auto* buffer = static_cast<const DeviceBuffer*>(d.bindings[b].get());
-        const BufferWindow w = b < d.windows.size() ? d.windows[b] : BufferWindow{};
-        const VkDeviceSize offset = buffer->offset() + w.offset;
-        const VkDeviceSize range = w.range != 0 ? w.range : buffer->range() - w.offset;
-        VkWriteDescriptorSet write{};
-        write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        write.dstSet = descriptor_sets[k];
-        write.dstBinding = b;
-        write.descriptorCount = 1;
-        if (d.pipeline->texel[b]) {
-          VkBufferViewCreateInfo view{};
-          view.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
-          view.buffer = buffer->vk_buffer();
-          view.format = VK_FORMAT_R32G32B32A32_SFLOAT;
-          view.offset = offset;
-          view.range = range;
-          VkBufferView handle = VK_NULL_HANDLE;
-          KILN_VK_RETURN_IF_ERROR(vkCreateBufferView(device(), &view, nullptr, &handle));
-          views.push_back(handle);
-          write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
-          write.pTexelBufferView = &views.back();
-        } else {
-          buffer_infos.push_back({buffer->vk_buffer(), offset, range});
-          write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-          write.pBufferInfo = &buffer_infos.back();
-        }
-        writes.push_back(write);
-      }
-    }
-    vkUpdateDescriptorSets(device(), static_cast<uint32_t>(writes.size()), writes.data(), 0,
-                           nullptr);
-  }
-
-  const auto queries = static_cast<uint32_t>(2 * active.size());
-  if (timed) KILN_RETURN_IF_ERROR(prepare_query_pool(queries));
+  std::vector<VkDescriptorSet> descriptor_sets;
+  if (sets > 0) KILN_RETURN_IF_ERROR(prepare_descriptor_pool(sets, descriptors));
+  KILN_RETURN_IF_ERROR(write_descriptor_sets(dispatches, active, descriptor_pool_, descriptor_sets,
+                                             view_holder.views));
+  if (timed) KILN_RETURN_IF_ERROR(prepare_query_pool(static_cast<uint32_t>(2 * active.size())));
 
   KILN_RETURN_IF_ERROR(begin_commands());
-  VkCommandBuffer cmd = command_buffer_;
-  if (timed) vkCmdResetQueryPool(cmd, query_pool_, 0, queries);
-  for (size_t k = 0; k < active.size(); ++k) {
-    const Dispatch& d = dispatches[active[k]];
-    if (k > 0) {  // the next dispatch may read (or overwrite) what the previous one wrote
-      cmd_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    }
-    const auto query = static_cast<uint32_t>(2 * k);
-    if (timed) {
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, query_pool_, query);
-    }
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
-    if (descriptor_sets[k] != VK_NULL_HANDLE) {
-      vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1,
-                              &descriptor_sets[k], 0, nullptr);
-    }
-    if (!d.push_constants.empty()) {
-      vkCmdPushConstants(cmd, d.pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                         static_cast<uint32_t>(d.push_constants.size()), d.push_constants.data());
-    }
-    vkCmdDispatch(cmd, d.groups[0], d.groups[1], d.groups[2]);
-    if (timed) {
-      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, query_pool_, query + 1);
-    }
-  }
-  // Results are read next by the host (mapped memory) or by a staging copy.
-  cmd_memory_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  record_commands(command_buffer_, dispatches, active, descriptor_sets,
+                  timed ? query_pool_ : VK_NULL_HANDLE, nullptr);
   KILN_RETURN_IF_ERROR(submit_and_wait());
   stats_.dispatches += active.size();
-
-  if (timed) {
-    std::vector<uint64_t> ticks(queries);
-    KILN_VK_RETURN_IF_ERROR(vkGetQueryPoolResults(
-        device(), query_pool_, 0, queries, ticks.size() * sizeof(uint64_t), ticks.data(),
-        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    const uint32_t bits = core_->physical.timestamp_valid_bits;
-    const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-    const double ns_per_tick = core_->physical.info.timestamp_period_ns;
-    timings->resize(dispatches.size());
-    for (size_t i = 0; i < dispatches.size(); ++i) {
-      if (dispatches[i].pipeline != nullptr) (*timings)[i].label = dispatches[i].pipeline->label;
-    }
-    for (size_t k = 0; k < active.size(); ++k) {
-      const uint64_t elapsed = (ticks[2 * k + 1] - ticks[2 * k]) & mask;  // survives wrap-around
-      (*timings)[active[k]].gpu_ms = static_cast<double>(elapsed) * ns_per_tick * 1e-6;
-    }
-  }
+  if (timed) KILN_RETURN_IF_ERROR(read_timings(query_pool_, dispatches, active, *timings));
   return Status::ok_status();
 }
 

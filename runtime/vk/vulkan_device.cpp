@@ -12,7 +12,8 @@ namespace {
 
 constexpr VkBufferUsageFlags kBufferUsage =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT |
-    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+    VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
 
 Expected<std::vector<PhysicalDevice>> query_all(const Instance& instance) {
   KILN_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> handles, instance.physical_devices());
@@ -180,6 +181,18 @@ Status VulkanDeviceImpl::init() {
     staging.alignment = 16;
     staging.map = true;
     KILN_ASSIGN_OR_RETURN(staging_, Allocator::create(core_, staging));
+    AllocatorConfig params;  // sizes and workgroup counts of recordings, rewritten per replay
+    params.name = "host-writable";
+    params.usage = kBufferUsage;
+    params.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    params.preferred = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    params.block_size = 1ull << 20;
+    params.retain_bytes = 1ull << 20;
+    params.alignment = alignment;
+    params.map = true;
+    KILN_ASSIGN_OR_RETURN(params_, Allocator::create(core_, params));
+  } else {
+    params_ = allocator_;
   }
   return Status::ok_status();
 }
@@ -203,10 +216,13 @@ VulkanDeviceImpl::~VulkanDeviceImpl() {
   }
   // Blocks still used by live Buffers stay: those buffers keep the allocator and core alive.
   staging_.reset();
+  params_.reset();
   allocator_.reset();
 }
 
-void VulkanDeviceImpl::reset_peak() { allocator_->reset_peak(); }
+void VulkanDeviceImpl::reset_peak() {
+  allocator_->reset_peak();
+}
 
 DeviceStats VulkanDeviceImpl::stats() const {
   DeviceStats stats = stats_;
@@ -221,6 +237,9 @@ DeviceStats VulkanDeviceImpl::stats() const {
     const AllocatorCounters staging = staging_->counters();
     stats.buffer_allocations += staging.allocations;
     stats.memory_allocations += staging.memory_allocations;
+    const AllocatorCounters params = params_->counters();
+    stats.buffer_allocations += params.allocations;
+    stats.memory_allocations += params.memory_allocations;
   }
   stats.validation_errors = core_->instance->validation_errors();
   return stats;
@@ -232,16 +251,11 @@ std::vector<std::string> VulkanDeviceImpl::validation_messages() const {
 
 // --- memory and transfers ---------------------------------------------------------------------
 
-Expected<BufferRef> VulkanDeviceImpl::allocate(size_t bytes) {
-  const size_t size = bytes == 0 ? 4 : bytes;  // a zero-size request still binds as a range
-  KILN_ASSIGN_OR_RETURN(const Allocation allocation, allocator_->allocate(size));
-  return BufferRef(std::make_shared<DeviceBuffer>(allocator_, allocation, size));
-}
-
 Expected<const DeviceBuffer*> VulkanDeviceImpl::own_buffer(const BufferRef& buffer,
                                                            const char* what) const {
   const auto* device_buffer = dynamic_cast<const DeviceBuffer*>(buffer.get());
-  if (device_buffer == nullptr || device_buffer->allocator() != allocator_.get()) {
+  if (device_buffer == nullptr || (device_buffer->allocator() != allocator_.get() &&
+                                   device_buffer->allocator() != params_.get())) {
     return invalid_argument(std::string(what) + " is " +
                             (buffer == nullptr ? "null" : "not a buffer of this device"));
   }
@@ -260,10 +274,14 @@ Status VulkanDeviceImpl::begin_commands() {
 
 Status VulkanDeviceImpl::submit_and_wait() {
   KILN_VK_RETURN_IF_ERROR(vkEndCommandBuffer(command_buffer_));
+  return submit_and_wait(command_buffer_);
+}
+
+Status VulkanDeviceImpl::submit_and_wait(VkCommandBuffer cmd) {
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &command_buffer_;
+  submit.pCommandBuffers = &cmd;
   KILN_VK_RETURN_IF_ERROR(vkQueueSubmit(queue_, 1, &submit, fence_));
   ++stats_.submissions;
   KILN_VK_RETURN_IF_ERROR(vkWaitForFences(device(), 1, &fence_, VK_TRUE, UINT64_MAX));

@@ -40,7 +40,15 @@ class DeviceBuffer final : public Buffer {
  public:
   DeviceBuffer(std::shared_ptr<Allocator> allocator, const Allocation& allocation, size_t size)
       : allocator_(std::move(allocator)), allocation_(allocation), size_(size) {}
-  ~DeviceBuffer() override { allocator_->free(allocation_); }
+  /// A slice of `of` at `offset`; `parent` is `of` itself, kept alive by the slice.
+  DeviceBuffer(BufferRef parent, const DeviceBuffer& of, VkDeviceSize offset, size_t size)
+      : allocator_(of.allocator_),
+        allocation_{of.allocation_.block, of.allocation_.offset + offset, (size + 3) / 4 * 4},
+        size_(size),
+        parent_(std::move(parent)) {}
+  ~DeviceBuffer() override {
+    if (parent_ == nullptr) allocator_->free(allocation_);
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
@@ -49,16 +57,32 @@ class DeviceBuffer final : public Buffer {
     uint8_t* base = allocation_.block->mapped;
     return base == nullptr ? nullptr : base + allocation_.offset;
   }
+  std::pair<uint64_t, uint64_t> location() const override {
+    return {reinterpret_cast<uint64_t>(allocation_.block), allocation_.offset};
+  }
   const Allocator* allocator() const { return allocator_.get(); }
   VkBuffer vk_buffer() const { return allocation_.block->buffer; }
   VkDeviceSize offset() const { return allocation_.offset; }
   /// The descriptor range: the size rounded up to 4 bytes (never 0, and within the reservation).
   VkDeviceSize range() const { return (static_cast<VkDeviceSize>(size_) + 3) / 4 * 4; }
+  bool is_slice() const { return parent_ != nullptr; }
+  /// A slice takes over `allocation` (of its allocator, already holding its contents).
+  void adopt(const Allocation& allocation) {
+    allocation_ = allocation;
+    parent_.reset();
+  }
+  /// Gives up the allocation (the caller hands it to another owner).
+  Allocation release() {
+    const Allocation a = allocation_;
+    allocation_.block = nullptr;
+    return a;
+  }
 
  private:
   std::shared_ptr<Allocator> allocator_;
   Allocation allocation_;
   size_t size_;
+  BufferRef parent_;  // set for a slice
 };
 
 class VulkanDeviceImpl final : public VulkanDevice {
@@ -68,7 +92,13 @@ class VulkanDeviceImpl final : public VulkanDevice {
   ~VulkanDeviceImpl() override;
 
   const DeviceInfo& info() const override { return core_->physical.info; }
-  Expected<BufferRef> allocate(size_t bytes) override;
+  Expected<BufferRef> allocate(size_t bytes, MemoryUse use) override;
+  Expected<BufferRef> slice(const BufferRef& parent, size_t offset, size_t bytes) override;
+  Status make_private(const BufferRef& buffer) override;
+  Status copy(const BufferRef& src, const BufferRef& dst, size_t bytes) override;
+  Expected<std::shared_ptr<Recording>> record(std::span<const Dispatch> dispatches,
+                                              const BufferRef& indirect, bool timestamps) override;
+  Status replay(Recording& recording, std::vector<DispatchTiming>* timings) override;
   Status upload(const BufferRef& dst, const void* src, size_t bytes) override;
   Status download(const BufferRef& src, void* dst, size_t bytes) override;
   Expected<const Pipeline*> pipeline(const PipelineDesc& desc) override;
@@ -89,6 +119,9 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status begin_commands();
   /// Ends the command buffer, submits it and waits for it to finish.
   Status submit_and_wait();
+  /// Submits an ended command buffer and waits for it.
+  Status submit_and_wait(VkCommandBuffer cmd);
+
   // pipeline_cache.cpp: pipeline_cache_ seeded from the persistent cache
   Status create_pipeline_cache();
   std::string pipeline_cache_key() const;
@@ -103,10 +136,25 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status check_dispatch(const Dispatch& dispatch, size_t index) const;
   Status prepare_descriptor_pool(uint32_t sets, uint32_t descriptors);
   Status prepare_query_pool(uint32_t queries);
+  /// Writes one descriptor set per dispatch with bindings (sets[k] for dispatches[active[k]]);
+  /// texel bindings get buffer views appended to `views`, which the caller destroys.
+  Status write_descriptor_sets(std::span<const Dispatch> dispatches,
+                               const std::vector<size_t>& active, VkDescriptorPool pool,
+                               std::vector<VkDescriptorSet>& sets,
+                               std::vector<VkBufferView>& views);
+  /// Records the dispatches' commands (and timestamps into `queries` when non-null).
+  void record_commands(VkCommandBuffer cmd, std::span<const Dispatch> dispatches,
+                       const std::vector<size_t>& active, const std::vector<VkDescriptorSet>& sets,
+                       VkQueryPool queries, const DeviceBuffer* indirect) const;
+  /// Per-dispatch GPU times from the 2 timestamps per active dispatch in `pool`.
+  Status read_timings(VkQueryPool pool, std::span<const Dispatch> dispatches,
+                      const std::vector<size_t>& active,
+                      std::vector<DispatchTiming>& timings) const;
 
   std::shared_ptr<DeviceCore> core_;
   std::shared_ptr<Allocator> allocator_;  // buffers
   std::shared_ptr<Allocator> staging_;    // host-visible staging; null on unified memory
+  std::shared_ptr<Allocator> params_;     // MemoryUse::kHostWritable; allocator_ on unified memory
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;

@@ -175,8 +175,9 @@ TEST_F(DynamicCodegen, ElementwiseChainWithBroadcasting) {
   ASSERT_TRUE(exe);
   ASSERT_TRUE(exe->on_device());
   for (const Kernel& k : exe->plan()->kernels) {
-    EXPECT_FALSE(k.push_constants.empty()) << k.name;
-    EXPECT_NE(k.glsl.find("push_constant"), std::string::npos) << k.name;
+    EXPECT_FALSE(k.size_slots.empty()) << k.name;
+    EXPECT_NE(k.glsl.find("readonly buffer KilnSizes"), std::string::npos) << k.name;
+    EXPECT_EQ(k.num_bindings(), k.bindings.size() + 1) << k.name;
   }
 }
 
@@ -424,7 +425,7 @@ TEST_F(DynamicCodegen, MoreThan32SymbolsFallBackToTheInterpreter) {
   ASSERT_TRUE(exe);
   EXPECT_FALSE(exe->on_device());
   bool warned = false;
-  for (const std::string& w : warnings()) warned |= w.find("push-constant") != std::string::npos;
+  for (const std::string& w : warnings()) warned |= w.find("size slots") != std::string::npos;
   EXPECT_TRUE(warned);
 }
 
@@ -441,9 +442,10 @@ TEST(StaticCodegen, StaticGraphsEmitLiteralSizes) {
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   ASSERT_EQ(plan->kernels.size(), 4u);
   for (const Kernel& k : plan->kernels) {
-    EXPECT_TRUE(k.push_constants.empty()) << k.name;
-    EXPECT_EQ(k.push_constant_bytes(), 0u);
-    EXPECT_EQ(k.glsl.find("push_constant"), std::string::npos) << k.name;
+    EXPECT_TRUE(k.size_slots.empty()) << k.name;
+    EXPECT_EQ(k.sizes_bytes(), 0u);
+    EXPECT_EQ(k.num_bindings(), k.bindings.size()) << k.name;
+    EXPECT_EQ(k.glsl.find("KilnSizes"), std::string::npos) << k.name;
     EXPECT_EQ(k.glsl.find("kiln_pc"), std::string::npos) << k.name;
     for (const SymInt& gr : k.groups) EXPECT_TRUE(gr.is_constant()) << k.name;
   }

@@ -214,13 +214,13 @@ TEST(MatmulCodegen, RowBlockRowsSlotIsNotShared) {
   ASSERT_EQ(kern.variant, KernelVariant::kMatmulRowBlock);
   ASSERT_TRUE(kern.row_split.has_value());
   const auto rows = static_cast<size_t>(kern.row_split->rows_slot);
-  ASSERT_LT(rows, kern.push_constants.size());
-  EXPECT_EQ(kern.push_constants[rows], s0.expr());
+  ASSERT_LT(rows, kern.size_slots.size());
+  EXPECT_EQ(kern.size_slots[rows], s0.expr());
   // N is s0 as well, in a slot of its own.
   size_t holding_s0 = 0;
-  for (const SymExpr& e : kern.push_constants) holding_s0 += e == s0.expr();
+  for (const SymExpr& e : kern.size_slots) holding_s0 += e == s0.expr();
   EXPECT_GE(holding_s0, 2u);
-  EXPECT_GE(kern.push_constants.size(), 3u);  // rows, first row, and s0 for N
+  EXPECT_GE(kern.size_slots.size(), 3u);  // rows, first row, and s0 for N
 }
 
 }  // namespace

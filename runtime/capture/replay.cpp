@@ -1,0 +1,345 @@
+#include "capture/replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+#include "capture/memory_plan.h"
+#include "capture/tensor_impl.h"
+#include "kiln/logging.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint64_t kAlign = 256;               // >= every device's storage/texel offset alignment
+constexpr uint64_t kCopyInputBytes = 1 << 20;  // device inputs up to this size are copied in
+
+uint64_t round_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+
+bool is_host(const Tensor& t) {
+  return t.impl()->device.is_cpu() || t.impl()->literal;
+}
+
+}  // namespace
+
+Replayer::Replayer(const Graph& graph, const KernelPlan& plan,
+                   std::vector<const vk::Pipeline*> pipelines,
+                   std::shared_ptr<vk::VulkanDevice> device, Device kiln_device, std::string name)
+    : graph_(graph),
+      plan_(plan),
+      pipelines_(std::move(pipelines)),
+      device_(std::move(device)),
+      kiln_device_(kiln_device),
+      name_(std::move(name)) {
+  slot_of_.assign(graph_.size(), -1);
+  capacity_.assign(graph_.size(), 0);
+  bound_.resize(graph_.size());
+  std::vector<bool> external(graph_.size(), false);
+  for (const Kernel& k : plan_.kernels) {
+    for (NodeId b : k.bindings) {
+      const Node& n = graph_.node(b);
+      if (n.op == OpKind::Input || n.op == OpKind::Constant) {
+        if (!external[b]) externals_.push_back({b, Mode::kSlot, {}});
+        external[b] = true;
+      } else if (slot_of_[b] < 0) {
+        slot_of_[b] = static_cast<int>(slot_nodes_.size());
+        slot_nodes_.push_back(b);
+      }
+    }
+  }
+}
+
+Replayer::~Replayer() {
+  if (!detach_outputs().ok())
+    log(LogTopic::kWarning, "'" + name_ + "': an output could not leave the arena");
+}
+
+const Tensor& Replayer::tensor_of(NodeId node, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& constants) const {
+  const Node& n = graph_.node(node);
+  return n.op == OpKind::Input ? inputs.at(static_cast<size_t>(n.attrs.index))
+                               : constants.at(static_cast<size_t>(n.attrs.index));
+}
+
+uint64_t Replayer::bytes_of(NodeId node) const {
+  const Node& n = graph_.node(node);
+  const Shape& shape = shapes_ ? (*shapes_)[static_cast<size_t>(node)] : n.meta.shape;
+  return static_cast<uint64_t>(numel(shape)) * dtype_size(n.meta.dtype);
+}
+
+Status Replayer::detach_outputs() {
+  for (std::weak_ptr<vk::Buffer>& w : handed_out_)
+    if (vk::BufferRef b = w.lock()) KILN_RETURN_IF_ERROR(device_->make_private(b));
+  handed_out_.clear();
+  return {};
+}
+
+Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Tensor>& constants,
+                         std::span<const int64_t> values, bool timed) {
+  KILN_RETURN_IF_ERROR(detach_outputs());
+  recording_.reset();
+  const vk::DeviceInfo& info = device_->info();
+  const auto kernels = static_cast<int>(plan_.kernels.size());
+
+  // Slots: the kernel roots, then the external tensors copied in.
+  std::vector<NodeId> nodes = slot_nodes_;
+  for (const External& e : externals_)
+    if (e.mode == Mode::kSlot) nodes.push_back(e.node);
+  std::vector<int> first(nodes.size(), kernels), last(nodes.size(), 0);
+  std::vector<int> index_of(graph_.size(), -1);
+  for (size_t s = 0; s < nodes.size(); ++s)
+    index_of[static_cast<size_t>(nodes[s])] = static_cast<int>(s);
+  for (int k = 0; k < kernels; ++k) {
+    for (NodeId b : plan_.kernels[static_cast<size_t>(k)].bindings) {
+      const int s = index_of[static_cast<size_t>(b)];
+      if (s < 0) continue;
+      first[static_cast<size_t>(s)] = std::min(first[static_cast<size_t>(s)], k);
+      last[static_cast<size_t>(s)] = std::max(last[static_cast<size_t>(s)], k);
+    }
+  }
+  for (NodeId out : graph_.outputs())
+    if (index_of[static_cast<size_t>(out)] >= 0)
+      last[static_cast<size_t>(index_of[static_cast<size_t>(out)])] = kernels - 1;
+  std::vector<BufferLifetime> lifetimes(nodes.size());
+  for (size_t s = 0; s < nodes.size(); ++s) {
+    const Node& n = graph_.node(nodes[s]);
+    const bool external = n.op == OpKind::Input || n.op == OpKind::Constant;
+    const uint64_t need = round_up(std::max<uint64_t>(bytes_of(nodes[s]), 4), kAlign);
+    uint64_t& cap = capacity_[static_cast<size_t>(nodes[s])];
+    if (need > cap) {
+      // Grow past the need so that a few larger sizes do not each record again, but keep a
+      // buffer that fits one storage-buffer range within it.
+      uint64_t grown = cap > 0 ? round_up(need + need / 2, kAlign) : need;
+      if (need <= info.max_storage_buffer_range)
+        grown = std::min<uint64_t>(grown, info.max_storage_buffer_range / kAlign * kAlign);
+      cap = std::max(need, grown);
+    }
+    lifetimes[s] = {cap, external ? 0 : first[s], last[s]};
+  }
+  const MemoryLayout layout = plan_memory(lifetimes, kAlign);
+  layout_nodes_ = nodes;
+  layout_offsets_ = layout.offsets;
+  report_.arena_bytes = layout.arena_bytes;
+  report_.largest_live_bytes = layout.largest_live_bytes;
+  arena_.reset();
+  KILN_ASSIGN_OR_RETURN(arena_, device_->allocate(layout.arena_bytes));
+  std::fill(bound_.begin(), bound_.end(), nullptr);
+  for (size_t s = 0; s < nodes.size(); ++s) {
+    KILN_ASSIGN_OR_RETURN(bound_[static_cast<size_t>(nodes[s])],
+                          device_->slice(arena_, layout.offsets[s], lifetimes[s].bytes));
+  }
+  for (External& e : externals_) {
+    if (e.mode != Mode::kBind) continue;
+    const Tensor& t = tensor_of(e.node, inputs, constants);
+    bound_[static_cast<size_t>(e.node)] = t.impl()->buffer;
+    e.location = t.impl()->buffer->location();
+  }
+  layout_slot_ = index_of;
+
+  // Dispatches: one per kernel, or one per row window of a row-split matmul.
+  parts_.clear();
+  row_bytes_.assign(plan_.kernels.size(), 0);
+  std::vector<vk::Dispatch> dispatches;
+  for (size_t i = 0; i < plan_.kernels.size(); ++i) {
+    const Kernel& k = plan_.kernels[i];
+    std::vector<std::pair<uint64_t, uint64_t>> rows{{0, 0}};  // (row0, rows) per part
+    uint64_t c_row = 0, a_row = 0;
+    if (k.row_split) {
+      const Kernel::RowSplit& rs = *k.row_split;
+      c_row = static_cast<uint64_t>(rs.c_row_elements.evaluate(values)) * 4;
+      row_bytes_[i] = c_row;
+      a_row = rs.a_row_bytes;
+      const uint64_t c_cap = bound_[static_cast<size_t>(k.root)]->size();
+      const uint64_t cap_rows = c_row == 0 ? 0 : c_cap / c_row;
+      const uint64_t max_range = info.max_storage_buffer_range;
+      if (cap_rows * c_row > max_range || cap_rows * a_row > max_range) {
+        const uint64_t align = std::max<uint64_t>(
+            {info.min_storage_buffer_offset_alignment, info.min_texel_buffer_offset_alignment, 4});
+        auto step_for = [align](uint64_t row_bytes) {
+          return align / std::gcd(align, std::max<uint64_t>(row_bytes, 1));
+        };
+        const uint64_t step = std::lcm(std::lcm(step_for(c_row), step_for(a_row)),
+                                       static_cast<uint64_t>(rs.rows_per_group));
+        uint64_t part = std::min(max_range / std::max<uint64_t>(c_row, 1), max_range / a_row);
+        part -= part % step;
+        if (part == 0)
+          return unimplemented(k.name + ": one row of its operands exceeds maxStorageBufferRange");
+        rows.clear();
+        for (uint64_t r0 = 0; r0 < cap_rows; r0 += part)
+          rows.emplace_back(r0, std::min(part, cap_rows - r0));
+      }
+    }
+    for (const auto& [row0, n] : rows) {
+      vk::Dispatch d;
+      d.pipeline = pipelines_[i];
+      for (NodeId b : k.bindings) d.bindings.push_back(bound_[static_cast<size_t>(b)]);
+      if (n > 0) {  // a window of C (binding 0) and of A
+        d.windows.assign(k.num_bindings(), vk::BufferWindow{});
+        d.windows[0] = {row0 * c_row, n * c_row};
+        const uint32_t a = k.row_split->a_binding;
+        const uint64_t a_size = d.bindings[a]->size() / 4 * 4;
+        const uint64_t a_off = row0 * a_row;
+        d.windows[a] = a_off < a_size ? vk::BufferWindow{a_off, std::min(n * a_row, a_size - a_off)}
+                                      : vk::BufferWindow{0, std::min(n * a_row, a_size)};
+      }
+      parts_.push_back({i, row0, n, 0, 0});
+      dispatches.push_back(std::move(d));
+    }
+  }
+  // The params buffer: each part's sizes block, then its indirect arguments.
+  uint64_t bytes = 0;
+  for (Part& p : parts_) {
+    p.sizes_offset = bytes;
+    bytes += round_up(std::max<uint32_t>(plan_.kernels[p.kernel].sizes_bytes(), 4), kAlign);
+  }
+  for (Part& p : parts_) {
+    p.indirect_offset = bytes;
+    bytes += 16;
+  }
+  params_.reset();
+  KILN_ASSIGN_OR_RETURN(params_, device_->allocate(bytes, vk::MemoryUse::kHostWritable));
+  if (params_->mapped() == nullptr) return internal_error("the params buffer is not mapped");
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    const Kernel& k = plan_.kernels[parts_[j].kernel];
+    vk::Dispatch& d = dispatches[j];
+    if (!k.size_slots.empty()) {
+      d.bindings.push_back(params_);
+      d.windows.resize(k.num_bindings(), vk::BufferWindow{});
+      d.windows.back() = {parts_[j].sizes_offset, k.sizes_bytes()};
+    }
+    d.indirect_offset = static_cast<int64_t>(parts_[j].indirect_offset);
+  }
+  KILN_ASSIGN_OR_RETURN(recording_, device_->record(dispatches, params_, timed));
+  timed_ = timed;
+  ++report_.recordings;
+  if (log_enabled(LogTopic::kPerf))
+    log(LogTopic::kPerf, "'" + name_ + "': recorded " + std::to_string(dispatches.size()) +
+                             " dispatch(es); arena " + std::to_string(layout.arena_bytes) +
+                             " bytes (largest live set " +
+                             std::to_string(layout.largest_live_bytes) + ")");
+  return {};
+}
+
+Status Replayer::write_params(std::span<const int64_t> values) {
+  auto* base = static_cast<uint8_t*>(params_->mapped());
+  const std::array<uint32_t, 3> max_count = device_->info().max_workgroup_count;
+  for (const Part& p : parts_) {
+    const Kernel& k = plan_.kernels[p.kernel];
+    auto* slots = reinterpret_cast<uint32_t*>(base + p.sizes_offset);
+    for (size_t s = 0; s < k.size_slots.size(); ++s) {
+      const int64_t v = k.size_slots[s].evaluate(values);
+      if (v < 0 || v > kMaxKernelElements)
+        return unimplemented(k.name + ": size " + k.size_slots[s].str() + " = " +
+                             std::to_string(v) + " does not fit the kernel's uint32 math");
+      slots[s] = static_cast<uint32_t>(v);
+    }
+    std::array<uint32_t, 3> groups = numel(shapes_ ? (*shapes_)[static_cast<size_t>(k.root)]
+                                                   : graph_.node(k.root).meta.shape) == 0
+                                         ? std::array<uint32_t, 3>{0, 0, 0}
+                                         : kernel_groups(k, values, max_count);
+    if (k.row_split && p.rows > 0) {  // this part's rows of the call's M
+      const Kernel::RowSplit& rs = *k.row_split;
+      const uint64_t m = slots[rs.rows_slot];
+      const uint64_t n = m > p.row0 ? std::min<uint64_t>(m - p.row0, p.rows) : 0;
+      slots[rs.rows_slot] = static_cast<uint32_t>(n);
+      slots[rs.row0_slot] = static_cast<uint32_t>(p.row0);
+      groups[1] = static_cast<uint32_t>(
+          std::min<uint64_t>((n + rs.rows_per_group - 1) / rs.rows_per_group, max_count[1]));
+      if (n == 0) groups = {0, 0, 0};
+    }
+    std::memcpy(base + p.indirect_offset, groups.data(), sizeof(groups));
+  }
+  return {};
+}
+
+Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
+                                            const std::vector<Tensor>& constants,
+                                            std::span<const int64_t> values,
+                                            const std::vector<Shape>* shapes) {
+  shapes_ = shapes;
+  // Externals: host data and small device inputs are copied into the arena; the rest is bound.
+  bool same = recording_ != nullptr && timed_ == log_enabled(LogTopic::kPerf);
+  for (External& e : externals_) {
+    const Tensor& t = tensor_of(e.node, inputs, constants);
+    const bool input = graph_.node(e.node).op == OpKind::Input;
+    const Mode mode =
+        is_host(t) || (input && bytes_of(e.node) <= kCopyInputBytes) ? Mode::kSlot : Mode::kBind;
+    same = same && mode == e.mode &&
+           (mode == Mode::kSlot || t.impl()->buffer->location() == e.location);
+    e.mode = mode;
+  }
+  for (size_t s = 0; same && s < layout_nodes_.size(); ++s)
+    same = round_up(std::max<uint64_t>(bytes_of(layout_nodes_[s]), 4), kAlign) <=
+           capacity_[static_cast<size_t>(layout_nodes_[s])];
+  for (size_t i = 0; same && i < plan_.kernels.size(); ++i) {  // row windows: the same row bytes
+    const Kernel& k = plan_.kernels[i];
+    if (k.row_split &&
+        k.row_split->c_row_elements.evaluate(values) * 4 != static_cast<int64_t>(row_bytes_[i]))
+      same = false;
+  }
+  if (!same) {
+    KILN_RETURN_IF_ERROR(rebuild(inputs, constants, values, log_enabled(LogTopic::kPerf)));
+  } else {
+    KILN_RETURN_IF_ERROR(detach_outputs());
+  }
+  for (const External& e : externals_) {  // copy in
+    if (e.mode != Mode::kSlot) continue;
+    const Tensor& t = tensor_of(e.node, inputs, constants);
+    const vk::BufferRef& slot = bound_[static_cast<size_t>(e.node)];
+    const size_t bytes = bytes_of(e.node);
+    if (is_host(t)) {
+      try {
+        const HostTensor h = to_host(t);
+        KILN_RETURN_IF_ERROR(device_->upload(slot, h.data.data(), bytes));
+      } catch (const Error& err) {
+        return err.status();
+      }
+    } else {
+      KILN_RETURN_IF_ERROR(device_->copy(t.impl()->buffer, slot, bytes));
+    }
+  }
+  KILN_RETURN_IF_ERROR(write_params(values));
+  if (timed_) {
+    std::vector<vk::DispatchTiming> timings;
+    const auto t0 = std::chrono::steady_clock::now();
+    KILN_RETURN_IF_ERROR(device_->replay(*recording_, &timings));
+    const double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::string msg = "'" + name_ + "' replay: " + std::to_string(recording_->dispatch_count()) +
+                      " dispatch(es), " + std::to_string(wall) + " ms wall, arena " +
+                      std::to_string(report_.arena_bytes) + " bytes";
+    for (const vk::DispatchTiming& t : timings)  // a row-split kernel once per part
+      msg += "\n  " + t.label + ": " + std::to_string(t.gpu_ms) + " ms";
+    log(LogTopic::kPerf, msg);
+  } else {
+    KILN_RETURN_IF_ERROR(device_->replay(*recording_));
+  }
+  ++report_.replays;
+
+  std::vector<Tensor> outputs;
+  for (NodeId out : graph_.outputs()) {
+    const Node& n = graph_.node(out);
+    if (n.op == OpKind::Input || n.op == OpKind::Constant) {
+      outputs.push_back(tensor_of(out, inputs, constants));
+      continue;
+    }
+    const int s = layout_slot_[static_cast<size_t>(out)];
+    if (s < 0) return internal_error("output %" + std::to_string(out) + " has no arena slot");
+    KILN_ASSIGN_OR_RETURN(
+        vk::BufferRef view,
+        device_->slice(arena_, layout_offsets_[static_cast<size_t>(s)], bytes_of(out)));
+    handed_out_.push_back(view);
+    auto impl = std::make_shared<TensorImpl>();
+    impl->meta =
+        TensorMeta{n.meta.dtype, shapes_ ? (*shapes_)[static_cast<size_t>(out)] : n.meta.shape};
+    impl->device = kiln_device_;
+    impl->buffer = std::move(view);
+    outputs.push_back(Tensor(std::move(impl)));
+  }
+  return outputs;
+}
+
+}  // namespace kiln

@@ -1,0 +1,100 @@
+/// \file replay.h
+/// An Executable's kernels as one recorded command buffer, replayed on every call.
+///
+/// The intermediates and outputs live in one arena planned by liveness (memory_plan.h); small
+/// or host inputs are copied into it, large device inputs and constants are bound in place.
+/// Sizes reach the kernels through a host-written sizes buffer and workgroup counts through
+/// indirect dispatch, so a call whose tensors fit the arena's capacities and whose bound
+/// buffers are the ones recorded replays without recording, allocating device memory or
+/// writing descriptors. Otherwise the call re-plans (capacities grow 1.5x past the need) and
+/// records again. Outputs are slices of the arena; an output still referenced when the next
+/// call would overwrite it is first moved to memory of its own (VulkanDevice::make_private).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "graph/graph.h"
+#include "kiln/tensor.h"
+#include "vk/device.h"
+
+namespace kiln {
+
+struct ReplayReport {
+  uint64_t arena_bytes = 0;         // intermediates, outputs and copied inputs of the layout
+  uint64_t largest_live_bytes = 0;  // the most bytes live during one kernel (a lower bound)
+  uint64_t recordings = 0;          // command buffers recorded so far
+  uint64_t replays = 0;
+};
+
+class Replayer {
+ public:
+  Replayer(const Graph& graph, const KernelPlan& plan, std::vector<const vk::Pipeline*> pipelines,
+           std::shared_ptr<vk::VulkanDevice> device, Device kiln_device, std::string name);
+  ~Replayer();
+  Replayer(const Replayer&) = delete;
+  Replayer& operator=(const Replayer&) = delete;
+
+  /// One call at symbol values `values` (empty for static graphs); `shapes` holds every node's
+  /// shape at those values (nullptr: the static metas).
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
+                                    const std::vector<Tensor>& constants,
+                                    std::span<const int64_t> values,
+                                    const std::vector<Shape>* shapes);
+  ReplayReport report() const { return report_; }
+
+ private:
+  enum class Mode { kSlot, kBind };  // external tensors: copied into the arena, or bound
+  struct External {                  // an Input or Constant node some kernel reads
+    NodeId node = -1;
+    Mode mode = Mode::kSlot;
+    std::pair<uint64_t, uint64_t> location{};  // kBind: the buffer recorded
+  };
+  struct Part {  // one dispatch of a kernel (several for a row-split matmul)
+    size_t kernel = 0;
+    uint64_t row0 = 0, rows = 0;  // row-split parts: first row and capacity in rows
+    uint64_t sizes_offset = 0, indirect_offset = 0;
+  };
+
+  const Tensor& tensor_of(NodeId node, const std::vector<Tensor>& inputs,
+                          const std::vector<Tensor>& constants) const;
+  uint64_t bytes_of(NodeId node) const;
+  /// Plans the arena at capacities >= this call's sizes and records the command buffer.
+  Status rebuild(const std::vector<Tensor>& inputs, const std::vector<Tensor>& constants,
+                 std::span<const int64_t> values, bool timed);
+  /// Moves every output of the previous call that is still referenced out of the arena.
+  Status detach_outputs();
+  Status write_params(std::span<const int64_t> values);
+
+  const Graph& graph_;
+  const KernelPlan& plan_;
+  std::vector<const vk::Pipeline*> pipelines_;
+  std::shared_ptr<vk::VulkanDevice> device_;
+  Device kiln_device_;
+  std::string name_;
+  const std::vector<Shape>* shapes_ = nullptr;  // this call's shapes (nullptr: static)
+
+  std::vector<int> slot_of_;        // per node: a kernel root's slot, or -1
+  std::vector<NodeId> slot_nodes_;  // the kernel roots, in slot order
+  std::vector<uint64_t> capacity_;  // per node: bytes its arena slot holds (0: none yet)
+  // The current layout: its slots (kernel roots, then copied-in externals) and their offsets.
+  std::vector<NodeId> layout_nodes_;
+  std::vector<uint64_t> layout_offsets_;
+  std::vector<int> layout_slot_;  // per node: index into layout_nodes_, or -1
+  std::vector<External> externals_;
+  std::vector<vk::BufferRef> bound_;  // per node: the buffer a kernel binding reads (this layout)
+  std::vector<Part> parts_;
+  std::vector<uint64_t> row_bytes_;  // per kernel: C's row bytes of a row-split matmul
+  vk::BufferRef arena_, params_;
+  std::shared_ptr<vk::Recording> recording_;
+  bool timed_ = false;
+  std::vector<std::weak_ptr<vk::Buffer>> handed_out_;
+  ReplayReport report_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,135 @@
+// VulkanDevice::record / replay: a command buffer with its own descriptor sets, recorded once and
+// submitted many times. Sizes reach its kernels through buffers the host rewrites before each
+// replay, and workgroup counts through indirect dispatch, so one recording serves many sizes.
+#include <algorithm>
+#include <string>
+
+#include "vk/vk_check.h"
+#include "vk/vulkan_device.h"
+
+namespace kiln::vk {
+namespace {
+
+class RecordingImpl final : public Recording {
+ public:
+  explicit RecordingImpl(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {}
+  ~RecordingImpl() override {
+    const VkDevice dev = core_->device;
+    for (VkBufferView v : views) vkDestroyBufferView(dev, v, nullptr);
+    if (queries != VK_NULL_HANDLE) vkDestroyQueryPool(dev, queries, nullptr);
+    if (descriptor_pool != VK_NULL_HANDLE) vkDestroyDescriptorPool(dev, descriptor_pool, nullptr);
+    if (command_pool != VK_NULL_HANDLE) vkDestroyCommandPool(dev, command_pool, nullptr);
+  }
+  RecordingImpl(const RecordingImpl&) = delete;
+  RecordingImpl& operator=(const RecordingImpl&) = delete;
+  size_t dispatch_count() const override { return active.size(); }
+
+  VkDevice device_handle() const { return core_->device; }
+
+  std::vector<Dispatch> dispatches;  // holds the bound buffers alive; labels for timings
+  std::vector<size_t> active;        // dispatches recorded (indirect, or a non-empty grid)
+  BufferRef indirect;
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
+  std::vector<VkBufferView> views;
+  VkQueryPool queries = VK_NULL_HANDLE;
+
+ private:
+  std::shared_ptr<DeviceCore> core_;  // destroyed last
+};
+
+}  // namespace
+
+Expected<std::shared_ptr<Recording>> VulkanDeviceImpl::record(std::span<const Dispatch> dispatches,
+                                                              const BufferRef& indirect,
+                                                              bool timestamps) {
+  auto rec = std::make_shared<RecordingImpl>(core_);
+  rec->dispatches.assign(dispatches.begin(), dispatches.end());
+  rec->indirect = indirect;
+  const DeviceBuffer* indirect_buffer = nullptr;
+  if (indirect != nullptr) {
+    KILN_ASSIGN_OR_RETURN(indirect_buffer, own_buffer(indirect, "indirect argument buffer"));
+  }
+  uint32_t sets = 0;
+  uint32_t descriptors = 0;
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    const Dispatch& d = dispatches[i];
+    if (d.indirect_offset >= 0) {
+      if (indirect_buffer == nullptr || d.indirect_offset % 4 != 0 ||
+          static_cast<uint64_t>(d.indirect_offset) + 12 > indirect_buffer->size())
+        return invalid_argument("recorded dispatch " + std::to_string(i) + ": indirect offset " +
+                                std::to_string(d.indirect_offset) +
+                                " is unaligned or outside the indirect buffer");
+    } else if (d.groups[0] == 0 || d.groups[1] == 0 || d.groups[2] == 0) {
+      continue;
+    }
+    KILN_RETURN_IF_ERROR(check_dispatch(d, i));
+    rec->active.push_back(i);
+    if (d.pipeline->num_bindings > 0) {
+      ++sets;
+      descriptors += d.pipeline->num_bindings;
+    }
+  }
+
+  const VkDevice dev = device();
+  VkCommandPoolCreateInfo pool{};
+  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pool.queueFamilyIndex = core_->physical.queue_family;
+  KILN_VK_RETURN_IF_ERROR(vkCreateCommandPool(dev, &pool, nullptr, &rec->command_pool));
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = rec->command_pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  KILN_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(dev, &alloc, &rec->cmd));
+
+  std::vector<VkDescriptorSet> descriptor_sets;
+  if (sets > 0) {
+    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors},
+                                          {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, descriptors}};
+    VkDescriptorPoolCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    info.maxSets = sets;
+    info.poolSizeCount = 2;
+    info.pPoolSizes = sizes;
+    KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(dev, &info, nullptr, &rec->descriptor_pool));
+  }
+  KILN_RETURN_IF_ERROR(write_descriptor_sets(rec->dispatches, rec->active, rec->descriptor_pool,
+                                             descriptor_sets, rec->views));
+  const bool timed = timestamps && core_->physical.info.timestamp_period_ns > 0;
+  if (timed && !rec->active.empty()) {
+    VkQueryPoolCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = static_cast<uint32_t>(2 * rec->active.size());
+    KILN_VK_RETURN_IF_ERROR(vkCreateQueryPool(dev, &info, nullptr, &rec->queries));
+  }
+
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  KILN_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(rec->cmd, &begin));
+  ++stats_.command_buffers_recorded;
+  // Host writes (sizes, indirect arguments) come before each submission and are visible to it;
+  // earlier device work finished before the previous submission returned.
+  record_commands(rec->cmd, rec->dispatches, rec->active, descriptor_sets, rec->queries,
+                  indirect_buffer);
+  KILN_VK_RETURN_IF_ERROR(vkEndCommandBuffer(rec->cmd));
+  return std::shared_ptr<Recording>(std::move(rec));
+}
+
+Status VulkanDeviceImpl::replay(Recording& recording, std::vector<DispatchTiming>* timings) {
+  auto* rec = dynamic_cast<RecordingImpl*>(&recording);
+  if (rec == nullptr || rec->device_handle() != device())
+    return invalid_argument("replay of a recording made by another device");
+  if (timings != nullptr) timings->clear();
+  if (rec->active.empty()) return Status::ok_status();
+  KILN_RETURN_IF_ERROR(submit_and_wait(rec->cmd));
+  ++stats_.replays;
+  stats_.dispatches += rec->active.size();
+  if (timings != nullptr && rec->queries != VK_NULL_HANDLE)
+    KILN_RETURN_IF_ERROR(read_timings(rec->queries, rec->dispatches, rec->active, *timings));
+  return Status::ok_status();
+}
+
+}  // namespace kiln::vk

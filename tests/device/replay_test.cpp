@@ -1,0 +1,126 @@
+// Replay: a compiled graph's command buffer is recorded once per memory layout and replayed;
+// its intermediates live in one arena planned by liveness (runtime/capture/replay.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kiln/kiln.h"
+#include "vk/device.h"
+
+namespace kiln {
+namespace {
+
+class Replay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!vulkan_available()) GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
+    validation_before_ = validation_messages().size();
+  }
+  void TearDown() override {
+    if (!vulkan_available()) return;
+    auto msgs = validation_messages();
+    EXPECT_EQ(msgs.size(), validation_before_) << (msgs.empty() ? "" : msgs.back());
+  }
+  size_t validation_before_ = 0;
+};
+
+Tensor rand_tensor(Shape shape, uint32_t seed, Device device) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.f, 2.f);
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  for (float& x : v) x = dist(rng);
+  return Tensor::from_vector(v, shape, device);
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "at " << i;
+}
+
+/// Several kernels with intermediates that die early (the arena reuses their bytes).
+Tensor block(const Tensor& x, const Tensor& w) {
+  Tensor h = relu(matmul(x, w) + 1.0);
+  Tensor p = softmax(h * 0.5, -1);
+  return p + sum(h, {-1}, true) * 0.01;
+}
+
+TEST_F(Replay, CachedCallAllocatesNothingAndRecordsNothing) {
+  auto f = compile(block, {.name = "block", .dynamic = Dynamic::kFalse});
+  const Tensor w = rand_tensor({32, 24}, 1, Device::vulkan());
+  std::vector<Tensor> xs;
+  for (uint32_t i = 0; i < 3; ++i) xs.push_back(rand_tensor({37, 32}, 10 + i, Device::vulkan()));
+  f(xs[0], w);  // compile and record; the output is dropped
+  f(xs[1], w);
+  ASSERT_EQ(f.entries().size(), 1u);
+  ASSERT_TRUE(f.entries()[0].on_device);
+  EXPECT_GE(f.entries()[0].kernels.size(), 2u);
+  EXPECT_EQ(f.entries()[0].recordings, 1u);
+  auto device = vk::VulkanDevice::default_device();
+  ASSERT_TRUE(device.ok());
+  const bool unified = (*device)->info().unified_memory;
+
+  const RuntimeCounters c0 = runtime_counters();
+  Tensor y = f(xs[2], w);
+  const RuntimeCounters c1 = runtime_counters();
+  EXPECT_EQ(c1.memory_allocations, c0.memory_allocations);
+  EXPECT_EQ(f.entries()[0].recordings, 1u);
+  EXPECT_EQ(f.entries()[0].replays, 3u);
+  EXPECT_EQ(c1.dispatches - c0.dispatches, f.entries()[0].kernels.size());
+  EXPECT_EQ(c1.submissions - c0.submissions, 1u);
+  if (unified) {  // inputs are copied in and outputs handed out without any transfer command
+    EXPECT_EQ(c1.buffer_allocations, c0.buffer_allocations);
+    EXPECT_EQ(c1.command_buffers_recorded, c0.command_buffers_recorded);
+  }
+  const Tensor xc = xs[2].to(Device::cpu()), wc = w.to(Device::cpu());
+  expect_close(y.to_vector<float>(), block(xc, wc).to_vector<float>(), 1e-5f);
+
+  // The arena holds the intermediates by liveness: no more than all of them, at least the
+  // largest live set.
+  const EntryInfo e = f.entries()[0];
+  EXPECT_GE(e.arena_bytes, e.largest_live_bytes);
+  EXPECT_GT(e.largest_live_bytes, 0u);
+  EXPECT_NE(f.explain().to_string().find("largest live set"), std::string::npos);
+}
+
+TEST_F(Replay, AnOutputHeldAcrossCallsKeepsItsValues) {
+  auto f = compile(block, {.name = "held", .dynamic = Dynamic::kFalse});
+  const Tensor w = rand_tensor({32, 24}, 2, Device::vulkan());
+  const Tensor x1 = rand_tensor({5, 32}, 20, Device::vulkan());
+  const Tensor x2 = rand_tensor({5, 32}, 21, Device::vulkan());
+  Tensor y1 = f(x1, w);
+  Tensor y2 = f(x2, w);  // overwrites the arena y1 was in: y1 moves out first
+  Tensor y3 = f(sum(reshape(y2, {5, 24}), {-1}, true) * x1, w);  // an output fed back in
+  const Tensor wc = w.to(Device::cpu());
+  const Tensor r1 = block(x1.to(Device::cpu()), wc), r2 = block(x2.to(Device::cpu()), wc);
+  expect_close(y1.to_vector<float>(), r1.to_vector<float>(), 1e-5f);
+  expect_close(y2.to_vector<float>(), r2.to_vector<float>(), 1e-5f);
+  const Tensor r3 = block(sum(r2, {-1}, true) * x1.to(Device::cpu()), wc);
+  expect_close(y3.to_vector<float>(), r3.to_vector<float>(), 1e-5f);
+}
+
+TEST_F(Replay, OneRecordingServesSeveralSizesOfAShapeClass) {
+  auto f = compile(block, {.name = "sizes", .dynamic = Dynamic::kTrue});
+  const Tensor w = rand_tensor({32, 24}, 3, Device::vulkan());
+  const Tensor wc = w.to(Device::cpu());
+  uint32_t seed = 30;
+  auto check = [&](Dim rows) {
+    const Tensor x = rand_tensor({rows, 32}, seed++, Device::vulkan());
+    const Tensor y = f(x, w);
+    EXPECT_EQ(y.shape(), (Shape{rows, 24}));
+    expect_close(y.to_vector<float>(), block(x.to(Device::cpu()), wc).to_vector<float>(), 1e-5f);
+  };
+  for (Dim rows : {64, 40, 17, 2, 63, 64}) check(rows);
+  ASSERT_EQ(f.entries().size(), 1u);
+  EXPECT_EQ(f.stats().compiles, 1u);
+  EXPECT_EQ(f.entries()[0].recordings, 1u);  // every size fit the first layout
+  check(200);                                // past the arena's capacity: a new layout
+  EXPECT_EQ(f.entries()[0].recordings, 2u);
+  check(250);  // the capacities grew past the need
+  check(5);
+  EXPECT_EQ(f.entries()[0].recordings, 2u);
+}
+
+}  // namespace
+}  // namespace kiln
