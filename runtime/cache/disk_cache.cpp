@@ -71,7 +71,9 @@ DiskCache& DiskCache::global() {
       log(LogTopic::kCache, "no disk cache (" + choice.source + ")");
     else
       log(LogTopic::kCache, "directory " + choice.dir.string() + " (from " + choice.source + ")");
-    return new DiskCache(std::move(choice.dir));  // never destroyed: used from static dtors
+    auto* c = new DiskCache(std::move(choice.dir));  // never destroyed: used from static dtors
+    c->sweep(cache_size_limit(), std::chrono::hours(1));
+    return c;
   }();
   return *cache;
 }
@@ -107,6 +109,8 @@ std::optional<std::string> DiskCache::load(EntryKind kind, std::string_view key,
     return std::nullopt;
   }
   ++counters_.hits;
+  std::error_code ec;  // the eviction order is by time of last use
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);
   if (log_enabled(LogTopic::kCache))
     log(LogTopic::kCache,
         describe(kind, label) + ": hit (" + std::to_string(payload->size()) + " bytes)");

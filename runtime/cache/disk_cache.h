@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
@@ -32,6 +33,20 @@ struct CacheCounters {
   uint64_t write_failures = 0;
 };
 
+/// What DiskCache::sweep did.
+struct SweepReport {
+  uint64_t temp_removed = 0;  // temporary files left by writers that died
+  uint64_t evicted = 0;       // entries removed, least recently used first
+  uint64_t bytes = 0;         // Kiln's files that remain (Mesa's directory not counted)
+};
+
+/// The limit on Kiln's own files: KILN_CACHE_MAX_SIZE (bytes, or with a K/M/G suffix), else
+/// kDefaultCacheSizeLimit. Mesa bounds its own directory (MESA_SHADER_CACHE_MAX_SIZE).
+inline constexpr uint64_t kDefaultCacheSizeLimit = 512ull << 20;
+uint64_t cache_size_limit();
+/// "512M" -> 536870912; nullopt when not a size.
+std::optional<uint64_t> parse_size(std::string_view text);
+
 class DiskCache {
  public:
   /// A cache in `dir`; an empty path is a disabled cache (every load misses, stores do nothing).
@@ -56,6 +71,11 @@ class DiskCache {
              std::string_view label, std::string_view payload);
 
   CacheCounters counters() const;
+
+  /// Removes temporary files older than `temp_age` (writers that died mid-write) and, while
+  /// Kiln's files exceed `max_bytes`, the least recently used ones (a load hit refreshes a
+  /// file's time). Run once when the process first opens the cache; logged when it removes.
+  SweepReport sweep(uint64_t max_bytes, std::chrono::seconds temp_age);
 
  private:
   std::filesystem::path dir_;

@@ -260,3 +260,54 @@ TEST_F(CacheTest, SpirvFromDiskSkipsTheCompiler) {
 
 }  // namespace
 }  // namespace kiln::cache
+
+namespace kiln::cache {
+namespace {
+
+TEST(CacheSweep, ParsesSizes) {
+  EXPECT_EQ(parse_size("1024"), 1024u);
+  EXPECT_EQ(parse_size("3K"), 3u << 10);
+  EXPECT_EQ(parse_size("512M"), 512ull << 20);
+  EXPECT_EQ(parse_size("2gib"), 2ull << 30);
+  EXPECT_FALSE(parse_size("").has_value());
+  EXPECT_FALSE(parse_size("M").has_value());
+  EXPECT_FALSE(parse_size("12 apples").has_value());
+  EXPECT_FALSE(parse_size("99999999999999999999").has_value());
+}
+
+TEST(CacheSweep, RemovesStaleTemporariesAndEvictsLeastRecentlyUsed) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kiln-sweep-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  DiskCache cache(dir);
+  const std::string payload(1000, 'x');
+  for (const char* key : {"a", "b", "c", "d"})
+    ASSERT_TRUE(cache.store(EntryKind::kSpirv, key, "dev", key, payload));
+  // Ages: a oldest ... d newest; then a hit on `a` makes it the most recently used.
+  const auto now = fs::file_time_type::clock::now();
+  int age = 40;
+  for (const char* key : {"a", "b", "c", "d"})
+    fs::last_write_time(cache.path_for(EntryKind::kSpirv, key), now - std::chrono::minutes(age--));
+  ASSERT_TRUE(cache.load(EntryKind::kSpirv, "a", "dev", "a").has_value());
+  const fs::path stale = dir / "spirv" / ".x.kc.tmp.1.0.0",
+                 fresh = dir / "spirv" / ".y.kc.tmp.2.0.0";
+  std::ofstream(stale) << "partial";
+  std::ofstream(fresh) << "partial";
+  fs::last_write_time(stale, now - std::chrono::hours(2));
+  const uint64_t file_bytes = fs::file_size(cache.path_for(EntryKind::kSpirv, "a"));
+
+  const SweepReport r = cache.sweep(2 * file_bytes, std::chrono::hours(1));
+  EXPECT_EQ(r.temp_removed, 1u);
+  EXPECT_EQ(r.evicted, 2u);
+  EXPECT_EQ(r.bytes, 2 * file_bytes);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh));  // may belong to a writer still running
+  EXPECT_FALSE(fs::exists(cache.path_for(EntryKind::kSpirv, "b")));
+  EXPECT_FALSE(fs::exists(cache.path_for(EntryKind::kSpirv, "c")));
+  EXPECT_TRUE(cache.load(EntryKind::kSpirv, "a", "dev", "a").has_value());
+  EXPECT_TRUE(cache.load(EntryKind::kSpirv, "d", "dev", "d").has_value());
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln::cache
