@@ -243,8 +243,8 @@ std::string Emitter::declarations() const {
   if (sign_) s += kSignHelpers;
   if (!push_.empty()) {  // after the tensors (Kernel::sizes_binding)
     sizes_binding_ = static_cast<int>(bindings_.size());
-    s += "layout(std430, set = 0, binding = " + std::to_string(sizes_binding_) +
-         ") readonly buffer KilnSizes {";
+    s += "layout(std140, set = 0, binding = " + std::to_string(sizes_binding_) +
+         ") uniform KilnSizes {";
     for (size_t i = 0; i < push_.size(); ++i) s += " uint p" + std::to_string(i) + ";";
     s += " } kiln_pc;\n";
   }

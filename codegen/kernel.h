@@ -61,7 +61,7 @@ inline constexpr size_t kMaxSizeSlots = 32;
 
 /// Sizes reach kernels two ways. Constant sizes are GLSL literals. Symbolic sizes are GLSL
 /// expressions over size slots: slot i is a `uint` at byte offset 4 i of the kernel's sizes
-/// buffer (a read-only storage buffer at binding `sizes_binding()`, after the tensors) holding
+/// buffer (a uniform buffer at binding `sizes_binding()`, after the tensors) holding
 /// `size_slots[i]` evaluated at the call's symbol values. A buffer rather than push constants
 /// lets one recorded command buffer serve every size of a shape class (the runtime rewrites
 /// the slots before each replay). A slot is either a bare symbol

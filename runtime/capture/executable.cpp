@@ -121,6 +121,7 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
         vk::PipelineDesc desc;
         desc.spirv = k.spirv;
         desc.num_bindings = k.num_bindings();
+        if (!k.size_slots.empty()) desc.uniform_bindings = {k.sizes_binding()};
         desc.texel_bindings = k.texel_bindings;
         desc.label = k.name;
         desc.cache_key = k.cache_key;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 
 #include "capture/memory_plan.h"
@@ -17,6 +18,13 @@ constexpr uint64_t kCopyInputBytes = 1 << 20;  // device inputs up to this size 
 
 uint64_t round_up(uint64_t v, uint64_t a) {
   return (v + a - 1) / a * a;
+}
+
+/// Every live Replayer, so that one that cannot get its arena can make others give theirs up.
+std::mutex registry_mu;
+std::vector<Replayer*>& registry() {
+  static std::vector<Replayer*> all;
+  return all;
 }
 
 bool is_host(const Tensor& t) {
@@ -34,6 +42,10 @@ Replayer::Replayer(const Graph& graph, const KernelPlan& plan,
       device_(std::move(device)),
       kiln_device_(kiln_device),
       name_(std::move(name)) {
+  {
+    std::lock_guard<std::mutex> lock(registry_mu);
+    registry().push_back(this);
+  }
   slot_of_.assign(graph_.size(), -1);
   capacity_.assign(graph_.size(), 0);
   bound_.resize(graph_.size());
@@ -53,8 +65,46 @@ Replayer::Replayer(const Graph& graph, const KernelPlan& plan,
 }
 
 Replayer::~Replayer() {
+  {
+    std::lock_guard<std::mutex> lock(registry_mu);
+    std::erase(registry(), this);
+  }
   if (!detach_outputs().ok())
     log(LogTopic::kWarning, "'" + name_ + "': an output could not leave the arena");
+}
+
+uint64_t Replayer::release() {
+  if (arena_ == nullptr || !detach_outputs().ok()) return 0;
+  const uint64_t bytes = arena_->size();
+  recording_.reset();
+  std::fill(bound_.begin(), bound_.end(), nullptr);
+  arena_.reset();
+  params_.reset();
+  return bytes;
+}
+
+Expected<vk::BufferRef> Replayer::allocate_arena(uint64_t bytes) {
+  Expected<vk::BufferRef> arena = device_->allocate(bytes);
+  if (arena.ok() || arena.status().code() != StatusCode::kResourceExhausted) return arena;
+  // Out of device memory: the arenas of other compiled graphs on this device are only needed
+  // by their next call, which plans again.
+  uint64_t freed = 0;
+  size_t count = 0;
+  {
+    std::lock_guard<std::mutex> lock(registry_mu);
+    for (Replayer* r : registry()) {
+      if (r == this || r->device_ != device_) continue;
+      const uint64_t b = r->release();
+      freed += b;
+      count += b > 0;
+    }
+  }
+  if (count == 0) return arena;
+  log(LogTopic::kWarning, "'" + name_ + "': out of device memory for a " + std::to_string(bytes) +
+                              "-byte arena; released " + std::to_string(count) +
+                              " other compiled graph arena(s) (" + std::to_string(freed) +
+                              " bytes) and retried");
+  return device_->allocate(bytes);
 }
 
 const Tensor& Replayer::tensor_of(NodeId node, const std::vector<Tensor>& inputs,
@@ -125,7 +175,7 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
   report_.arena_bytes = layout.arena_bytes;
   report_.largest_live_bytes = layout.largest_live_bytes;
   arena_.reset();
-  KILN_ASSIGN_OR_RETURN(arena_, device_->allocate(layout.arena_bytes));
+  KILN_ASSIGN_OR_RETURN(arena_, allocate_arena(layout.arena_bytes));
   std::fill(bound_.begin(), bound_.end(), nullptr);
   for (size_t s = 0; s < nodes.size(); ++s) {
     KILN_ASSIGN_OR_RETURN(bound_[static_cast<size_t>(nodes[s])],

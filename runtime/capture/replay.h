@@ -47,6 +47,10 @@ class Replayer {
                                     std::span<const int64_t> values,
                                     const std::vector<Shape>* shapes);
   ReplayReport report() const { return report_; }
+  /// Gives up the arena and the recording (held outputs move out first); the next call plans
+  /// and records again. Returns the arena's bytes (0 when there was none or outputs could not
+  /// move).
+  uint64_t release();
 
  private:
   enum class Mode { kSlot, kBind };  // external tensors: copied into the arena, or bound
@@ -70,6 +74,9 @@ class Replayer {
   /// Moves every output of the previous call that is still referenced out of the arena.
   Status detach_outputs();
   Status write_params(std::span<const int64_t> values);
+  /// device_->allocate, and when the device is out of memory, again after the other Replayers
+  /// on the device released their arenas (logged).
+  Expected<vk::BufferRef> allocate_arena(uint64_t bytes);
 
   const Graph& graph_;
   const KernelPlan& plan_;

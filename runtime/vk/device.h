@@ -40,6 +40,8 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;
   uint32_t max_push_constants_size = 0;
   uint64_t min_storage_buffer_offset_alignment = 0;
+  uint64_t min_uniform_buffer_offset_alignment = 0;
+  uint64_t max_uniform_buffer_range = 0;
   uint64_t min_texel_buffer_offset_alignment = 0;
   uint64_t max_texel_buffer_elements = 0;
   /// rgba32f storage texel buffers (read through imageLoad; cheaper than storage-buffer loads
@@ -87,6 +89,8 @@ struct PipelineDesc {
   /// Bindings that are read-only rgba32f storage texel buffers (imageBuffer) instead of storage
   /// buffers; the runtime creates their buffer views.
   std::vector<uint32_t> texel_bindings;
+  /// Bindings that are uniform buffers (small read-only data such as a kernel's sizes).
+  std::vector<uint32_t> uniform_bindings;
   std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (constant_id, 32-bit value)
   std::string label;                                          // for logs and profiles
   /// Complete cache key (source hash, spec constants, workgroup size, compiler options);

@@ -213,6 +213,8 @@ Expected<PhysicalDevice> query_physical_device(VkPhysicalDevice handle, uint32_t
   info.max_storage_buffer_range = limits.maxStorageBufferRange;
   info.max_push_constants_size = limits.maxPushConstantsSize;
   info.min_storage_buffer_offset_alignment = limits.minStorageBufferOffsetAlignment;
+  info.min_uniform_buffer_offset_alignment = limits.minUniformBufferOffsetAlignment;
+  info.max_uniform_buffer_range = limits.maxUniformBufferRange;
   info.min_texel_buffer_offset_alignment = limits.minTexelBufferOffsetAlignment;
   info.max_texel_buffer_elements = limits.maxTexelBufferElements;
   {

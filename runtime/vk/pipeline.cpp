@@ -125,6 +125,7 @@ Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
   const DeviceInfo& info = core_->physical.info;
   std::string texel_key;
   for (uint32_t b : desc.texel_bindings) texel_key += "t" + std::to_string(b);
+  for (uint32_t b : desc.uniform_bindings) texel_key += "u" + std::to_string(b);
   const std::string key = (desc.cache_key.empty() ? content_key(desc) : desc.cache_key) + "|" +
                           texel_key + "|" + hex(info.device_uuid) + hex(info.driver_uuid);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) {
@@ -159,6 +160,12 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
   out.push_constant_bytes = desc.push_constant_bytes;
   out.label = desc.label;
   out.texel.assign(desc.num_bindings, false);
+  out.uniform.assign(desc.num_bindings, false);
+  for (uint32_t b : desc.uniform_bindings) {
+    if (b >= desc.num_bindings)
+      return invalid_argument(desc.label + ": uniform binding out of range");
+    out.uniform[b] = true;
+  }
   for (uint32_t b : desc.texel_bindings) {
     if (b >= desc.num_bindings)
       return invalid_argument(desc.label + ": texel binding out of range");
@@ -176,8 +183,9 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
   std::vector<VkDescriptorSetLayoutBinding> bindings(desc.num_bindings);
   for (uint32_t i = 0; i < desc.num_bindings; ++i) {
     bindings[i].binding = i;
-    bindings[i].descriptorType =
-        out.texel[i] ? VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorType = out.texel[i]     ? VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER
+                                 : out.uniform[i] ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                                  : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }

@@ -87,11 +87,12 @@ Expected<std::shared_ptr<Recording>> VulkanDeviceImpl::record(std::span<const Di
   std::vector<VkDescriptorSet> descriptor_sets;
   if (sets > 0) {
     const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors},
-                                          {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, descriptors}};
+                                          {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, descriptors},
+                                          {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptors}};
     VkDescriptorPoolCreateInfo info{};
     info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     info.maxSets = sets;
-    info.poolSizeCount = 2;
+    info.poolSizeCount = 3;
     info.pPoolSizes = sizes;
     KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(dev, &info, nullptr, &rec->descriptor_pool));
   }

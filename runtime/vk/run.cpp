@@ -51,8 +51,9 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
     const std::string what = name + " binding " + std::to_string(b);
     KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(d.bindings[b], what.c_str()));
     const BufferWindow w = b < d.windows.size() ? d.windows[b] : BufferWindow{};
-    const uint64_t align = d.pipeline->texel[b] ? info.min_texel_buffer_offset_alignment
-                                                : info.min_storage_buffer_offset_alignment;
+    const uint64_t align = d.pipeline->texel[b]     ? info.min_texel_buffer_offset_alignment
+                           : d.pipeline->uniform[b] ? info.min_uniform_buffer_offset_alignment
+                                                    : info.min_storage_buffer_offset_alignment;
     if (w.offset % std::max<uint64_t>(align, 1) != 0 || w.offset > buffer->range() ||
         (w.range != 0 && w.range > buffer->range() - w.offset)) {
       return invalid_argument(what + ": window at " + std::to_string(w.offset) + " of " +
@@ -65,6 +66,13 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
         return invalid_argument(what + ": a texel buffer of " + std::to_string(range) +
                                 " bytes (needs a multiple of 16, at most " +
                                 std::to_string(info.max_texel_buffer_elements) + " texels)");
+      continue;
+    }
+    if (d.pipeline->uniform[b]) {
+      if (range > info.max_uniform_buffer_range)
+        return invalid_argument(what + ": " + std::to_string(range) +
+                                " bytes exceed maxUniformBufferRange (" +
+                                std::to_string(info.max_uniform_buffer_range) + ")");
       continue;
     }
     if (range > info.max_storage_buffer_range) {
@@ -90,11 +98,12 @@ Status VulkanDeviceImpl::prepare_descriptor_pool(uint32_t sets, uint32_t descrip
   const uint32_t new_sets = std::max({sets, 2 * pool_sets_, 64u});
   const uint32_t new_descriptors = std::max({descriptors, 2 * pool_descriptors_, 256u});
   const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, new_descriptors},
-                                        {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, new_descriptors}};
+                                        {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, new_descriptors},
+                                        {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, new_descriptors}};
   VkDescriptorPoolCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
   info.maxSets = new_sets;
-  info.poolSizeCount = 2;
+  info.poolSizeCount = 3;
   info.pPoolSizes = sizes;
   KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(device(), &info, nullptr, &descriptor_pool_));
   pool_sets_ = new_sets;
@@ -175,7 +184,8 @@ Status VulkanDeviceImpl::write_descriptor_sets(std::span<const Dispatch> dispatc
         write.pTexelBufferView = &views.back();
       } else {
         buffer_infos.push_back({buffer->vk_buffer(), offset, range});
-        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        write.descriptorType = d.pipeline->uniform[b] ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         write.pBufferInfo = &buffer_infos.back();
       }
       writes.push_back(write);

@@ -13,7 +13,7 @@ namespace {
 constexpr VkBufferUsageFlags kBufferUsage =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT |
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-    VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+    VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
 
 Expected<std::vector<PhysicalDevice>> query_all(const Instance& instance) {
   KILN_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> handles, instance.physical_devices());

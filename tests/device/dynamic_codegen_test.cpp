@@ -176,7 +176,7 @@ TEST_F(DynamicCodegen, ElementwiseChainWithBroadcasting) {
   ASSERT_TRUE(exe->on_device());
   for (const Kernel& k : exe->plan()->kernels) {
     EXPECT_FALSE(k.size_slots.empty()) << k.name;
-    EXPECT_NE(k.glsl.find("readonly buffer KilnSizes"), std::string::npos) << k.name;
+    EXPECT_NE(k.glsl.find("uniform KilnSizes"), std::string::npos) << k.name;
     EXPECT_EQ(k.num_bindings(), k.bindings.size() + 1) << k.name;
   }
 }
