@@ -235,9 +235,14 @@ std::string Emitter::declarations() const {
     if (scalar_use_[i] || (i == 0 && !vec_use_[i]))
       s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b + " { " +
            glsl_storage_type(dt) + " data[]; } b" + b + ";\n";
-    if (vec_use_[i])
+    if (texel_binding(i))
+      s += "layout(set = 0, binding = " + b + ", rgba32f) uniform readonly imageBuffer kiln_t" + b +
+           ";\n#define kiln_load" + b + "(i) imageLoad(kiln_t" + b + ", int(i))\n";
+    else if (vec_use_[i])
       s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b +
            "v { vec4 data[]; } b" + b + "v;\n";
+    if (max_texels_ > 0 && i != 0 && vec_use_[i] && !texel_binding(i))
+      s += "#define kiln_load" + b + "(i) b" + b + "v.data[i]\n";
   }
   if (pow_) s += pow_helpers(int64_);
   if (sign_) s += kSignHelpers;
@@ -249,6 +254,20 @@ std::string Emitter::declarations() const {
     s += " } kiln_pc;\n";
   }
   return s;
+}
+
+bool Emitter::texel_binding(size_t b) const {
+  if (max_texels_ == 0 || b == 0 || !vec_use_[b] || scalar_use_[b]) return false;
+  const Node& n = graph_.node(bindings_[b]);
+  return !n.sym.empty() && n.sym.back().is_constant() && n.sym.back().constant_value() % 4 == 0 &&
+         static_cast<uint64_t>(n.meta.numel()) / 4 <= max_texels_;
+}
+
+std::vector<uint32_t> Emitter::texel_bindings() const {
+  std::vector<uint32_t> out;
+  for (size_t b = 0; b < bindings_.size(); ++b)
+    if (texel_binding(b)) out.push_back(static_cast<uint32_t>(b));
+  return out;
 }
 
 Index Emitter::broadcast_index(const Index& index, const SymShape& out_shape,
@@ -452,7 +471,8 @@ std::string Emitter::load(NodeId node, const Index& index) {
   std::string bs = "b" + std::to_string(b);
   if (vec4_ && identity) {
     vec_use_[b] = true;
-    return bs + "v.data[g]";
+    if (max_texels_ > 0) return "kiln_load" + std::to_string(b) + "(" + root_group_ + ")";
+    return bs + "v.data[" + root_group_ + "]";
   }
   if (vec4_) {
     bool others_zero = true;
@@ -460,6 +480,7 @@ std::string Emitter::load(NodeId node, const Index& index) {
     int last = index.empty() ? 0 : index.back().lane;
     if (others_zero && last == 1) {
       vec_use_[b] = true;
+      if (max_texels_ > 0) return "kiln_load" + std::to_string(b) + "((" + lin + ") / 4u)";
       return bs + "v.data[(" + lin + ") / 4u]";
     }
     if (others_zero && last == 0) {

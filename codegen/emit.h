@@ -84,6 +84,14 @@ class Emitter {
   /// Buffer declarations for every binding used (readonly except binding 0), then the
   /// push-constant block when a size is symbolic. Call after every size() of the kernel.
   std::string declarations() const;
+  /// vec4 mode: read bindings that are only ever loaded as whole vec4s, whose innermost size is
+  /// a constant multiple of 4 and whose vec4 count (at the hints) is at most `max_texels`,
+  /// through rgba32f storage texel buffers (`imageLoad`), which lavapipe fetches far cheaper
+  /// than storage buffers. Loads go through `kiln_load<b>(i)` macros, defined by
+  /// declarations() once every use of the binding is known.
+  void set_texel_loads(uint64_t max_texels) { max_texels_ = max_texels; }
+  /// The bindings declarations() declares as texel buffers (Kernel::texel_bindings).
+  std::vector<uint32_t> texel_bindings() const;
 
   /// The node being computed (not loaded) by this kernel.
   void set_root(NodeId root) { root_ = root; }
@@ -93,10 +101,11 @@ class Emitter {
     override_expr_ = std::move(expr);
   }
   /// The output's index and its linear form in an elementwise kernel: loads of same-shaped
-  /// buffers at that index read element `linear` directly (vec4 mode: group `g`).
-  void set_root_index(Index index, std::string linear) {
+  /// buffers at that index read element `linear` directly (vec4 mode: vec4 group `group`).
+  void set_root_index(Index index, std::string linear, std::string group = "g") {
     root_index_ = std::move(index);
     root_linear_ = std::move(linear);
+    root_group_ = std::move(group);
   }
   std::string take_body() { return std::move(body_); }
   void add_statement(const std::string& s) { body_ += "  " + s + "\n"; }
@@ -111,6 +120,7 @@ class Emitter {
 
  private:
   std::string load(NodeId node, const Index& index);
+  bool texel_binding(size_t b) const;
   std::string index_op_value(const Node& n, const Index& index);
   std::string clamped_index(NodeId index_node, const Index& at, const SymInt& size);
   std::string slot(const SymExpr& e);
@@ -126,6 +136,7 @@ class Emitter {
   const Graph& graph_;
   const FusionDecision& fusion_;
   bool vec4_;
+  uint64_t max_texels_ = 0;  // > 0: texel loads (set_texel_loads)
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;
   bool pow_ = false, sign_ = false;  // kiln_pow / kiln_ipow, kiln_sign defined in declarations()
@@ -142,7 +153,7 @@ class Emitter {
   NodeId override_node_ = -1;
   std::string override_expr_;
   Index root_index_;
-  std::string root_linear_;
+  std::string root_linear_, root_group_;
 };
 
 }  // namespace kiln

@@ -68,6 +68,8 @@ Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant 
   if (std::find(k.fused_nodes.begin(), k.fused_nodes.end(), root.id) == k.fused_nodes.end())
     k.fused_nodes.push_back(root.id);
   std::sort(k.fused_nodes.begin(), k.fused_nodes.end());
+  // A node computed at several indices (the rows of a row block) is listed once.
+  k.fused_nodes.erase(std::unique(k.fused_nodes.begin(), k.fused_nodes.end()), k.fused_nodes.end());
   k.name = op_name(root.op);
   KILN_RETURN_IF_ERROR(check_caps(e, k.name, caps));
   return k;
@@ -85,28 +87,70 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
 namespace {
 
 constexpr uint32_t kElementwiseLocalSize = 128;
+constexpr int64_t kElementwiseRows = 8;         // rows per invocation in vec4 row blocks
 constexpr uint32_t kWorkgroupReduceMinR = 128;  // below this, one invocation per output
 
 /// Elementwise root: vec4 when every value is f32 and every load is contiguous or broadcast
 /// along the innermost dim; otherwise scalar.
+///
+/// A vec4 kernel over two or more dims works in row blocks: invocation g computes vec4 column
+/// `g % C4` (C4 = innermost size / 4) of up to kElementwiseRows consecutive rows, so every
+/// value that depends on the innermost index alone (a broadcast row such as a bias, and what
+/// is computed from it) is loaded and computed once per block (the emitter memoises values
+/// per index), while the lanes of a subgroup still read consecutive vec4s of each row. The
+/// last block's rows past the end are clamped to the last row (recomputed and stored again,
+/// the same values), so no size needs to divide. Inputs read only as whole vec4s are bound as
+/// rgba32f storage texel buffers where the device has them: on lavapipe an imageLoad costs a
+/// fraction of a storage-buffer load (docs/perf.md).
 Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                     const CodegenOptions& opt, bool vec4) {
   const Node& n = g.node(root);
   Emitter e(g, fusion, vec4);
+  if (vec4 && opt.caps.texel_rgba32f) e.set_texel_loads(opt.caps.max_texel_elements);
   e.set_root(root);
   e.bind_output(root);
-  std::string body;
-  Index index = e.decompose(vec4 ? "(g * 4u)" : "g", n.sym, "i", vec4 ? 1 : 0);
-  e.set_root_index(index, vec4 ? "(g * 4u)" : "g");
-  std::string v = e.value(root, index);
-  if (vec4) {
-    e.add_statement("b0v.data[g] = " + v + ";");
+  const SymShape outer(n.sym.begin(), n.sym.end() - (n.sym.empty() ? 0 : 1));
+  const SymInt row_count = sym_numel(outer);
+  int64_t rows = 1;  // rows per invocation; the hints choose it, clamping keeps it correct
+  if (vec4 && n.sym.size() >= 2) {
+    int64_t hint = 1;
+    for (size_t d = 0; d + 1 < n.meta.shape.size(); ++d) hint *= n.meta.shape[d];
+    rows = std::clamp<int64_t>(hint, 1, kElementwiseRows);
+  }
+  int64_t c4 = 0;
+  if (rows > 1) {
+    c4 = n.sym.back().constant_value() / 4;
+    const std::string c4s = std::to_string(c4) + "u";
+    e.add_statement("const uint col = g % " + c4s + ";");
+    e.add_statement("const uint row = (g / " + c4s + ") * " + std::to_string(rows) + "u;");
+    e.add_statement("const uint icol = col * 4u;");
+    const bool exact = row_count.is_constant() && row_count.constant_value() % rows == 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::string row = "row" + std::to_string(r), q = "q" + std::to_string(r);
+      std::string at = r == 0 ? "row" : "row + " + std::to_string(r) + "u";
+      if (r > 0 && !exact) at = "min(" + at + ", (" + e.size(row_count) + ") - 1u)";
+      e.add_statement("const uint " + row + " = " + at + ";");
+      e.add_statement("const uint " + q + " = " + row + " * " + c4s + " + col;");
+      Index index = e.decompose(row, outer, "i" + std::to_string(r) + "_", 0);
+      index.push_back({"icol", 1});
+      e.set_root_index(index, "(" + q + " * 4u)", q);
+      const std::string v = e.value(root, index);
+      e.add_statement("b0v.data[" + q + "] = " + v + ";");
+    }
     e.store_output_vec4();
   } else {
-    std::string store = glsl_convert(v, n.meta.dtype, n.meta.dtype);
-    if (n.meta.dtype == DType::kF16) store = "float16_t(" + v + ")";
-    if (n.meta.dtype == DType::kBool) store = "uint8_t((" + v + ") ? 1u : 0u)";
-    e.add_statement("b0.data[g] = " + store + ";");
+    Index index = e.decompose(vec4 ? "(g * 4u)" : "g", n.sym, "i", vec4 ? 1 : 0);
+    e.set_root_index(index, vec4 ? "(g * 4u)" : "g");
+    std::string v = e.value(root, index);
+    if (vec4) {
+      e.add_statement("b0v.data[g] = " + v + ";");
+      e.store_output_vec4();
+    } else {
+      std::string store = glsl_convert(v, n.meta.dtype, n.meta.dtype);
+      if (n.meta.dtype == DType::kF16) store = "float16_t(" + v + ")";
+      if (n.meta.dtype == DType::kBool) store = "uint8_t((" + v + ") ? 1u : 0u)";
+      e.add_statement("b0.data[g] = " + store + ";");
+    }
   }
   if (e.failed()) return unimplemented("not vectorisable");
   KILN_ASSIGN_OR_RETURN(
@@ -114,10 +158,14 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
       start_kernel(e, n, vec4 ? KernelVariant::kElementwiseVec4 : KernelVariant::kElementwise,
                    opt.caps));
   // vec4 only when the innermost size is a constant multiple of 4 (plan_kernels checks it).
+  // Work items: row blocks x vec4 columns, vec4 groups, or elements.
   const SymInt numel = sym_numel(n.sym);
-  const SymInt work = vec4 ? sym_floordiv(numel, SymInt(4)) : numel;
+  const SymInt work = rows > 1 ? groups_for(row_count, static_cast<uint32_t>(rows)) * SymInt(c4)
+                      : vec4   ? sym_floordiv(numel, SymInt(4))
+                               : numel;
   k.local_size = std::min(kElementwiseLocalSize, opt.caps.max_workgroup_invocations);
   k.groups = {groups_for(work, k.local_size), 1, 1};
+  k.texel_bindings = e.texel_bindings();
   const std::string total = e.size(work);
   std::string kernel_src =
       e.declarations() + "\nvoid kiln_element(uint g) {\n" + e.take_body() + "}\n";
