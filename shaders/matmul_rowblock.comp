@@ -8,9 +8,10 @@
 //
 // Why this shape (measured on lavapipe, docs/perf.md): loads from storage buffers cost tens of
 // FMAs there while subgroupShuffle with a constant lane costs about one, so each invocation keeps
-// a 16-row register block: lane l of every subgroup loads rows i0 + l and i0 + 8 + l of A as
-// vec4 along K, and every lane takes row r's value with subgroupShuffle(.., r). No shared memory
-// and no barriers. Grid-stride loops over tiles cover a capped grid.
+// a 32-row register block: lane l of every subgroup loads rows i0 + l, i0 + 8 + l, i0 + 16 + l
+// and i0 + 24 + l of A as vec4 along K, and every lane takes row r's value with
+// subgroupShuffle(.., r % 8). No shared memory and no barriers. Grid-stride loops over tiles
+// cover a capped grid.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require

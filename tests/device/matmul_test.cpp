@@ -180,7 +180,8 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
   set_logs("output_code");
   set_log_sink([&code](LogTopic, std::string_view m) { code += std::string(m); });
   for (bool tb : {false, true}) {
-    for (Dim m : {1, 7, 16, 17, 33, 100}) run(mk(m, 64, 12, false, tb));
+    // Row blocks are 32 rows in four groups of 8 lanes: partial first, last and middle groups.
+    for (Dim m : {1, 7, 16, 17, 31, 32, 33, 41, 65, 100}) run(mk(m, 64, 12, false, tb));
     for (Dim n : {4, 8, 20, 132, 516, 1028}) run(mk(19, 8, n, false, tb));
     if (tb)
       for (Dim n : {1, 5, 129, 300}) run(mk(23, 12, n, false, true));
