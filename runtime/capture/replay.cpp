@@ -69,14 +69,12 @@ Replayer::~Replayer() {
     std::lock_guard<std::mutex> lock(registry_mu);
     std::erase(registry(), this);
   }
-  if (!detach_outputs().ok())
-    log(LogTopic::kWarning, "'" + name_ + "': an output could not leave the arena");
 }
 
 uint64_t Replayer::release() {
-  if (arena_ == nullptr || !detach_outputs().ok()) return 0;
-  const uint64_t bytes = arena_->size();
-  recording_.reset();
+  if (banks_.empty()) return 0;
+  const uint64_t bytes = report_.arena_bytes;
+  banks_.clear();  // held outputs keep their bank's memory
   std::fill(bound_.begin(), bound_.end(), nullptr);
   arena_.reset();
   params_.reset();
@@ -120,17 +118,10 @@ uint64_t Replayer::bytes_of(NodeId node) const {
   return static_cast<uint64_t>(numel(shape)) * dtype_size(n.meta.dtype);
 }
 
-Status Replayer::detach_outputs() {
-  for (std::weak_ptr<vk::Buffer>& w : handed_out_)
-    if (vk::BufferRef b = w.lock()) KILN_RETURN_IF_ERROR(device_->make_private(b));
-  handed_out_.clear();
-  return {};
-}
-
 Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Tensor>& constants,
                          std::span<const int64_t> values, bool timed) {
-  KILN_RETURN_IF_ERROR(detach_outputs());
-  recording_.reset();
+  banks_.clear();  // held outputs keep their bank's memory alive
+  arena_.reset();
   const vk::DeviceInfo& info = device_->info();
   const auto kernels = static_cast<int>(plan_.kernels.size());
 
@@ -169,17 +160,39 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
     }
     lifetimes[s] = {cap, external ? 0 : first[s], last[s]};
   }
-  const MemoryLayout layout = plan_memory(lifetimes, kAlign);
-  layout_nodes_ = nodes;
-  layout_offsets_ = layout.offsets;
-  report_.arena_bytes = layout.arena_bytes;
-  report_.largest_live_bytes = layout.largest_live_bytes;
-  arena_.reset();
-  KILN_ASSIGN_OR_RETURN(arena_, allocate_arena(layout.arena_bytes));
-  std::fill(bound_.begin(), bound_.end(), nullptr);
+  // Outputs go to an output bank (a buffer of their own, so that a held output is never
+  // overwritten by the next call's intermediates); the rest to the arena.
+  std::vector<bool> is_output(graph_.size(), false);
+  for (NodeId out : graph_.outputs()) is_output[static_cast<size_t>(out)] = true;
+  std::vector<BufferLifetime> arena_lifetimes;
+  std::vector<size_t> in_arena;
+  output_nodes_.clear();
+  output_offsets_.clear();
+  output_of_.assign(graph_.size(), -1);
+  bank_bytes_ = 0;
   for (size_t s = 0; s < nodes.size(); ++s) {
-    KILN_ASSIGN_OR_RETURN(bound_[static_cast<size_t>(nodes[s])],
-                          device_->slice(arena_, layout.offsets[s], lifetimes[s].bytes));
+    if (is_output[static_cast<size_t>(nodes[s])]) {
+      output_of_[static_cast<size_t>(nodes[s])] = static_cast<int>(output_nodes_.size());
+      output_nodes_.push_back(nodes[s]);
+      output_offsets_.push_back(bank_bytes_);
+      bank_bytes_ += lifetimes[s].bytes;
+    } else {
+      arena_lifetimes.push_back(lifetimes[s]);
+      in_arena.push_back(s);
+    }
+  }
+  const MemoryLayout layout = plan_memory(arena_lifetimes, kAlign);
+  layout_nodes_ = nodes;
+  arena_bytes_ = layout.arena_bytes;
+  report_.largest_live_bytes = plan_memory(lifetimes, kAlign).largest_live_bytes;
+  std::fill(bound_.begin(), bound_.end(), nullptr);
+  if (!in_arena.empty()) {
+    KILN_ASSIGN_OR_RETURN(arena_, allocate_arena(layout.arena_bytes));
+    for (size_t i = 0; i < in_arena.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(
+          bound_[static_cast<size_t>(nodes[in_arena[i]])],
+          device_->slice(arena_, layout.offsets[i], lifetimes[in_arena[i]].bytes));
+    }
   }
   for (External& e : externals_) {
     if (e.mode != Mode::kBind) continue;
@@ -187,7 +200,6 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
     bound_[static_cast<size_t>(e.node)] = t.impl()->buffer;
     e.location = t.impl()->buffer->location();
   }
-  layout_slot_ = index_of;
 
   // Dispatches: one per kernel, or one per row window of a row-split matmul.
   parts_.clear();
@@ -202,7 +214,7 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
       c_row = static_cast<uint64_t>(rs.c_row_elements.evaluate(values)) * 4;
       row_bytes_[i] = c_row;
       a_row = rs.a_row_bytes;
-      const uint64_t c_cap = bound_[static_cast<size_t>(k.root)]->size();
+      const uint64_t c_cap = capacity_[static_cast<size_t>(k.root)];
       const uint64_t cap_rows = c_row == 0 ? 0 : c_cap / c_row;
       const uint64_t max_range = info.max_storage_buffer_range;
       if (cap_rows * c_row > max_range || cap_rows * a_row > max_range) {
@@ -230,7 +242,10 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
         d.windows.assign(k.num_bindings(), vk::BufferWindow{});
         d.windows[0] = {row0 * c_row, n * c_row};
         const uint32_t a = k.row_split->a_binding;
-        const uint64_t a_size = d.bindings[a]->size() / 4 * 4;
+        const NodeId a_node = k.bindings[a];
+        const uint64_t a_size =
+            (d.bindings[a] ? d.bindings[a]->size() : capacity_[static_cast<size_t>(a_node)]) / 4 *
+            4;
         const uint64_t a_off = row0 * a_row;
         d.windows[a] = a_off < a_size ? vk::BufferWindow{a_off, std::min(n * a_row, a_size - a_off)}
                                       : vk::BufferWindow{0, std::min(n * a_row, a_size)};
@@ -262,15 +277,60 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
     }
     d.indirect_offset = static_cast<int64_t>(parts_[j].indirect_offset);
   }
-  KILN_ASSIGN_OR_RETURN(recording_, device_->record(dispatches, params_, timed));
+  output_refs_.clear();
+  for (size_t j = 0; j < parts_.size(); ++j) {
+    const Kernel& k = plan_.kernels[parts_[j].kernel];
+    for (size_t b = 0; b < k.bindings.size(); ++b)
+      if (const int o = output_of_[static_cast<size_t>(k.bindings[b])]; o >= 0)
+        output_refs_.push_back({j, b, static_cast<size_t>(o)});
+  }
+  dispatches_ = std::move(dispatches);
   timed_ = timed;
+  return add_bank();
+}
+
+Status Replayer::add_bank() {
+  Bank bank;
+  KILN_ASSIGN_OR_RETURN(bank.buffer, allocate_arena(std::max<uint64_t>(bank_bytes_, kAlign)));
+  for (size_t o = 0; o < output_nodes_.size(); ++o) {
+    KILN_ASSIGN_OR_RETURN(vk::BufferRef s,
+                          device_->slice(bank.buffer, output_offsets_[o],
+                                         capacity_[static_cast<size_t>(output_nodes_[o])]));
+    bank.slices.push_back(std::move(s));
+  }
+  std::vector<vk::Dispatch> dispatches = dispatches_;
+  for (const OutputRef& r : output_refs_)
+    dispatches[r.dispatch].bindings[r.binding] = bank.slices[r.output];
+  KILN_ASSIGN_OR_RETURN(bank.recording, device_->record(dispatches, params_, timed_));
+  banks_.push_back(std::move(bank));
   ++report_.recordings;
+  report_.arena_bytes = arena_bytes_ + banks_.size() * bank_bytes_;
   if (log_enabled(LogTopic::kPerf))
     log(LogTopic::kPerf, "'" + name_ + "': recorded " + std::to_string(dispatches.size()) +
-                             " dispatch(es); arena " + std::to_string(layout.arena_bytes) +
-                             " bytes (largest live set " +
-                             std::to_string(layout.largest_live_bytes) + ")");
+                             " dispatch(es) into output bank " + std::to_string(banks_.size()) +
+                             "; arena " + std::to_string(arena_bytes_) + " bytes, outputs " +
+                             std::to_string(bank_bytes_) + " bytes per bank (largest live set " +
+                             std::to_string(report_.largest_live_bytes) + ")");
   return {};
+}
+
+Expected<size_t> Replayer::choose_bank() {
+  auto held = [](const Bank& b) {
+    for (const std::weak_ptr<vk::Buffer>& w : b.handed_out)
+      if (!w.expired()) return true;
+    return false;
+  };
+  for (size_t i = 0; i < banks_.size(); ++i)
+    if (!held(banks_[i])) return i;
+  if (banks_.size() < kMaxBanks) {  // the previous results are still held: a second bank
+    KILN_RETURN_IF_ERROR(add_bank());
+    return banks_.size() - 1;
+  }
+  // Every bank holds live results: move the older ones out (one copy each).
+  const size_t use = (last_bank_ + 1) % banks_.size();
+  for (const std::weak_ptr<vk::Buffer>& w : banks_[use].handed_out)
+    if (vk::BufferRef b = w.lock()) KILN_RETURN_IF_ERROR(device_->make_private(b));
+  return use;
 }
 
 Status Replayer::write_params(std::span<const int64_t> values) {
@@ -311,7 +371,7 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
                                             const std::vector<Shape>* shapes) {
   shapes_ = shapes;
   // Externals: host data and small device inputs are copied into the arena; the rest is bound.
-  bool same = recording_ != nullptr && timed_ == log_enabled(LogTopic::kPerf);
+  bool same = !banks_.empty() && timed_ == log_enabled(LogTopic::kPerf);
   for (External& e : externals_) {
     const Tensor& t = tensor_of(e.node, inputs, constants);
     const bool input = graph_.node(e.node).op == OpKind::Input;
@@ -330,11 +390,11 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
         k.row_split->c_row_elements.evaluate(values) * 4 != static_cast<int64_t>(row_bytes_[i]))
       same = false;
   }
-  if (!same) {
-    KILN_RETURN_IF_ERROR(rebuild(inputs, constants, values, log_enabled(LogTopic::kPerf)));
-  } else {
-    KILN_RETURN_IF_ERROR(detach_outputs());
-  }
+  if (!same) KILN_RETURN_IF_ERROR(rebuild(inputs, constants, values, log_enabled(LogTopic::kPerf)));
+  KILN_ASSIGN_OR_RETURN(const size_t use, choose_bank());
+  Bank& bank = banks_[use];
+  last_bank_ = use;
+  bank.handed_out.clear();
   for (const External& e : externals_) {  // copy in
     if (e.mode != Mode::kSlot) continue;
     const Tensor& t = tensor_of(e.node, inputs, constants);
@@ -355,17 +415,18 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
   if (timed_) {
     std::vector<vk::DispatchTiming> timings;
     const auto t0 = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(device_->replay(*recording_, &timings));
+    KILN_RETURN_IF_ERROR(device_->replay(*bank.recording, &timings));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::string msg = "'" + name_ + "' replay: " + std::to_string(recording_->dispatch_count()) +
+    std::string msg = "'" + name_ +
+                      "' replay: " + std::to_string(bank.recording->dispatch_count()) +
                       " dispatch(es), " + std::to_string(wall) + " ms wall, arena " +
                       std::to_string(report_.arena_bytes) + " bytes";
     for (const vk::DispatchTiming& t : timings)  // a row-split kernel once per part
       msg += "\n  " + t.label + ": " + std::to_string(t.gpu_ms) + " ms";
     log(LogTopic::kPerf, msg);
   } else {
-    KILN_RETURN_IF_ERROR(device_->replay(*recording_));
+    KILN_RETURN_IF_ERROR(device_->replay(*bank.recording));
   }
   ++report_.replays;
 
@@ -376,12 +437,12 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
       outputs.push_back(tensor_of(out, inputs, constants));
       continue;
     }
-    const int s = layout_slot_[static_cast<size_t>(out)];
-    if (s < 0) return internal_error("output %" + std::to_string(out) + " has no arena slot");
+    const int o = output_of_[static_cast<size_t>(out)];
+    if (o < 0) return internal_error("output %" + std::to_string(out) + " has no bank slot");
     KILN_ASSIGN_OR_RETURN(
         vk::BufferRef view,
-        device_->slice(arena_, layout_offsets_[static_cast<size_t>(s)], bytes_of(out)));
-    handed_out_.push_back(view);
+        device_->slice(bank.buffer, output_offsets_[static_cast<size_t>(o)], bytes_of(out)));
+    bank.handed_out.push_back(view);
     auto impl = std::make_shared<TensorImpl>();
     impl->meta =
         TensorMeta{n.meta.dtype, shapes_ ? (*shapes_)[static_cast<size_t>(out)] : n.meta.shape};

@@ -1,14 +1,16 @@
 /// \file replay.h
 /// An Executable's kernels as one recorded command buffer, replayed on every call.
 ///
-/// The intermediates and outputs live in one arena planned by liveness (memory_plan.h); small
-/// or host inputs are copied into it, large device inputs and constants are bound in place.
+/// The intermediates live in one arena planned by liveness (memory_plan.h); small or host
+/// inputs are copied into it, large device inputs and constants are bound in place; outputs
+/// live in an output bank with its own recording (two banks when results are held).
 /// Sizes reach the kernels through a host-written sizes buffer and workgroup counts through
 /// indirect dispatch, so a call whose tensors fit the arena's capacities and whose bound
 /// buffers are the ones recorded replays without recording, allocating device memory or
 /// writing descriptors. Otherwise the call re-plans (capacities grow 1.5x past the need) and
-/// records again. Outputs are slices of the arena; an output still referenced when the next
-/// call would overwrite it is first moved to memory of its own (VulkanDevice::make_private).
+/// records again. Outputs are slices of a bank; a call takes a bank none of whose results is
+/// still referenced, and only when both banks hold live results are the older ones moved to
+/// memory of their own (VulkanDevice::make_private). docs/runtime.md.
 #pragma once
 
 #include <cstdint>
@@ -71,8 +73,11 @@ class Replayer {
   /// Plans the arena at capacities >= this call's sizes and records the command buffer.
   Status rebuild(const std::vector<Tensor>& inputs, const std::vector<Tensor>& constants,
                  std::span<const int64_t> values, bool timed);
-  /// Moves every output of the previous call that is still referenced out of the arena.
-  Status detach_outputs();
+  /// Allocates an output bank and records the kernels writing their outputs into it.
+  Status add_bank();
+  /// A bank none of whose earlier results is still referenced (adding a second bank, or as a
+  /// last resort moving the older results out of one).
+  Expected<size_t> choose_bank();
   Status write_params(std::span<const int64_t> values);
   /// device_->allocate, and when the device is out of memory, again after the other Replayers
   /// on the device released their arenas (logged).
@@ -89,18 +94,35 @@ class Replayer {
   std::vector<int> slot_of_;        // per node: a kernel root's slot, or -1
   std::vector<NodeId> slot_nodes_;  // the kernel roots, in slot order
   std::vector<uint64_t> capacity_;  // per node: bytes its arena slot holds (0: none yet)
-  // The current layout: its slots (kernel roots, then copied-in externals) and their offsets.
+  // The current layout: its slots (kernel roots, then copied-in externals); the outputs among
+  // them live in output banks at output_offsets_, the rest in the arena.
   std::vector<NodeId> layout_nodes_;
-  std::vector<uint64_t> layout_offsets_;
-  std::vector<int> layout_slot_;  // per node: index into layout_nodes_, or -1
+  std::vector<NodeId> output_nodes_;
+  std::vector<uint64_t> output_offsets_;
+  std::vector<int> output_of_;  // per node: index into output_nodes_, or -1
+  uint64_t arena_bytes_ = 0, bank_bytes_ = 0;
+  struct OutputRef {  // dispatches_[dispatch].bindings[binding] is output `output`
+    size_t dispatch, binding, output;
+  };
+  std::vector<OutputRef> output_refs_;
+  std::vector<vk::Dispatch> dispatches_;  // output bindings empty: filled per bank
+  /// Outputs of one recording: a buffer, its slices bound by the recording, and the results
+  /// handed out from it by the latest call that used it.
+  struct Bank {
+    vk::BufferRef buffer;
+    std::vector<vk::BufferRef> slices;
+    std::shared_ptr<vk::Recording> recording;
+    std::vector<std::weak_ptr<vk::Buffer>> handed_out;
+  };
+  static constexpr size_t kMaxBanks = 2;
+  std::vector<Bank> banks_;
+  size_t last_bank_ = 0;
   std::vector<External> externals_;
   std::vector<vk::BufferRef> bound_;  // per node: the buffer a kernel binding reads (this layout)
   std::vector<Part> parts_;
   std::vector<uint64_t> row_bytes_;  // per kernel: C's row bytes of a row-split matmul
   vk::BufferRef arena_, params_;
-  std::shared_ptr<vk::Recording> recording_;
   bool timed_ = false;
-  std::vector<std::weak_ptr<vk::Buffer>> handed_out_;
   ReplayReport report_;
 };
 

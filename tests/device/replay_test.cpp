@@ -90,14 +90,38 @@ TEST_F(Replay, AnOutputHeldAcrossCallsKeepsItsValues) {
   const Tensor x1 = rand_tensor({5, 32}, 20, Device::vulkan());
   const Tensor x2 = rand_tensor({5, 32}, 21, Device::vulkan());
   Tensor y1 = f(x1, w);
-  Tensor y2 = f(x2, w);  // overwrites the arena y1 was in: y1 moves out first
-  Tensor y3 = f(sum(reshape(y2, {5, 24}), {-1}, true) * x1, w);  // an output fed back in
+  Tensor y2 = f(x2, w);  // y1 is held: the second output bank
+  // Both banks hold live results: y1 moves to memory of its own first. An output fed back in.
+  Tensor y3 = f(sum(reshape(y2, {5, 24}), {-1}, true) * x1, w);
   const Tensor wc = w.to(Device::cpu());
   const Tensor r1 = block(x1.to(Device::cpu()), wc), r2 = block(x2.to(Device::cpu()), wc);
   expect_close(y1.to_vector<float>(), r1.to_vector<float>(), 1e-5f);
   expect_close(y2.to_vector<float>(), r2.to_vector<float>(), 1e-5f);
   const Tensor r3 = block(sum(r2, {-1}, true) * x1.to(Device::cpu()), wc);
   expect_close(y3.to_vector<float>(), r3.to_vector<float>(), 1e-5f);
+}
+
+TEST_F(Replay, ALoopHoldingThePreviousResultAlternatesTwoOutputBanks) {
+  auto f = compile(block, {.name = "loop", .dynamic = Dynamic::kFalse});
+  const Tensor w = rand_tensor({32, 24}, 4, Device::vulkan());
+  std::vector<Tensor> xs;
+  for (uint32_t i = 0; i < 6; ++i) xs.push_back(rand_tensor({9, 32}, 40 + i, Device::vulkan()));
+  Tensor y = f(xs[0], w);
+  y = f(xs[1], w);  // the first result is alive during the call: a second output bank
+  EXPECT_EQ(f.entries()[0].recordings, 2u);
+  auto device = vk::VulkanDevice::default_device();
+  ASSERT_TRUE(device.ok());
+  const RuntimeCounters c0 = runtime_counters();
+  for (size_t i = 2; i < xs.size(); ++i) y = f(xs[i], w);
+  const RuntimeCounters c1 = runtime_counters();
+  EXPECT_EQ(f.entries()[0].recordings, 2u);
+  EXPECT_EQ(c1.memory_allocations, c0.memory_allocations);
+  if ((*device)->info().unified_memory) {  // no copy of a held result, no recording
+    EXPECT_EQ(c1.buffer_allocations, c0.buffer_allocations);
+    EXPECT_EQ(c1.command_buffers_recorded, c0.command_buffers_recorded);
+  }
+  expect_close(y.to_vector<float>(),
+               block(xs.back().to(Device::cpu()), w.to(Device::cpu())).to_vector<float>(), 1e-5f);
 }
 
 TEST_F(Replay, OneRecordingServesSeveralSizesOfAShapeClass) {
