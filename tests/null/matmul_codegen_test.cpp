@@ -190,6 +190,26 @@ TEST(MatmulCodegen, EpilogueRuleLegality) {
   EXPECT_EQ(decide_fusion(h, false).rule[hm], FusionRule::kOwnKernel);
 }
 
+// The row-block kernel's register blocks (docs/codegen.md `matmul_rowblock`): 32 rows per
+// invocation (row groups and row-split windows step by 32), 64 invocations × one vec4 column
+// for A·B, 32 × 4 scalar columns for A·Bᵀ; both compile through glslang, spirv-opt, spirv-val.
+TEST(MatmulCodegen, RowBlockRegisterBlocks) {
+  CodegenOptions opt = generic_options();
+  opt.caps.subgroup_shuffle = true;
+  for (bool tb : {false, true}) {
+    const MCase c{{100, 64}, tb ? Shape{520, 64} : Shape{64, 520}, false, tb};
+    KernelPlan plan = compile_plan(matmul_graph(c), label(c), opt);
+    ASSERT_EQ(plan.kernels.size(), 1u) << label(c);
+    const Kernel& k = plan.kernels[0];
+    ASSERT_EQ(k.variant, KernelVariant::kMatmulRowBlock) << label(c);
+    ASSERT_TRUE(k.row_split.has_value());
+    EXPECT_EQ(k.row_split->rows_per_group, 32u);
+    EXPECT_EQ(k.local_size, tb ? 32u : 64u);
+    // 100 rows in 4 groups of 32; 520 columns in 128-column (A·Bᵀ) or 256-column (A·B) blocks.
+    EXPECT_EQ(groups(k), (std::array<uint32_t, 3>{tb ? 5u : 3u, 4, 1})) << label(c);
+  }
+}
+
 // The row-block kernel's rows slot is its own push constant even when the column count is the
 // same symbol (q·kᵀ with duck-sized lengths): splitting overrides the rows slot per part, which
 // must not change N.
