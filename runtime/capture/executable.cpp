@@ -105,8 +105,16 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
     copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
     copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
     copts.caps = caps_of(exe->vk_device_->info());
+    auto ms_since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
+          .count();
+    };
+    auto t = std::chrono::steady_clock::now();
     Expected<KernelPlan> plan = plan_kernels(exe->graph_, copts);
+    const double plan_ms = ms_since(t);
+    t = std::chrono::steady_clock::now();
     Status st = plan.ok() ? compile_kernels(*plan, copts) : plan.status();
+    const double spirv_ms = ms_since(t);
     if (st.code() == StatusCode::kUnimplemented) {
       log(LogTopic::kWarning, "'" + options.name + "': no device lowering (" + st.message() +
                                   "); running this graph on the CPU interpreter");
@@ -128,6 +136,11 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
         KILN_ASSIGN_OR_RETURN(const vk::Pipeline* p, exe->vk_device_->pipeline(desc));
         exe->pipelines_.push_back(p);
       }
+      if (log_enabled(LogTopic::kPerf))
+        log(LogTopic::kPerf, "'" + options.name + "': " + std::to_string(plan->kernels.size()) +
+                                 " kernel(s): fusion + GLSL " + std::to_string(plan_ms) +
+                                 " ms, SPIR-V " + std::to_string(spirv_ms) + " ms, pipelines " +
+                                 std::to_string(ms_since(t) - spirv_ms) + " ms");
       exe->plan_ = std::move(plan).value();
       exe->nonempty_ = nonempty_sizes(exe->graph_);
       exe->replayer_ = std::make_unique<Replayer>(exe->graph_, *exe->plan_, exe->pipelines_,

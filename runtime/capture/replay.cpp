@@ -390,7 +390,16 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
         k.row_split->c_row_elements.evaluate(values) * 4 != static_cast<int64_t>(row_bytes_[i]))
       same = false;
   }
-  if (!same) KILN_RETURN_IF_ERROR(rebuild(inputs, constants, values, log_enabled(LogTopic::kPerf)));
+  if (!same) {
+    const auto t0 = std::chrono::steady_clock::now();
+    KILN_RETURN_IF_ERROR(rebuild(inputs, constants, values, log_enabled(LogTopic::kPerf)));
+    if (log_enabled(LogTopic::kPerf))
+      log(LogTopic::kPerf, "'" + name_ + "': planned and recorded in " +
+                               std::to_string(std::chrono::duration<double, std::milli>(
+                                                  std::chrono::steady_clock::now() - t0)
+                                                  .count()) +
+                               " ms");
+  }
   KILN_ASSIGN_OR_RETURN(const size_t use, choose_bank());
   Bank& bank = banks_[use];
   last_bank_ = use;
