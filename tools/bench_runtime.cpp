@@ -17,25 +17,6 @@ double per_call_us(Clock::time_point t0, int calls) {
   return ms_since(t0) * 1e3 / calls;
 }
 
-/// The arena and largest-live-set figures of a compiled entry, once EntryInfo reports them
-/// (the memory plan); NaN before.
-template <typename E>
-double largest_live_bytes(const E& e) {
-  if constexpr (requires { e.largest_live_bytes; }) {
-    return static_cast<double>(e.largest_live_bytes);
-  } else {
-    return kNaN;
-  }
-}
-template <typename E>
-double arena_bytes(const E& e) {
-  if constexpr (requires { e.arena_bytes; }) {
-    return static_cast<double>(e.arena_bytes);
-  } else {
-    return kNaN;
-  }
-}
-
 constexpr double kMiB = 1024.0 * 1024.0;
 
 }  // namespace
@@ -162,13 +143,13 @@ Result bench_memory(const Context& ctx) {
     const double peak = static_cast<double>(runtime_counters().device_bytes_peak) - baseline;
     const double output = static_cast<double>(y.numel()) * 4.0;
     const EntryInfo entry = f.entries().at(0);
-    const double live = largest_live_bytes(entry);
+    const double live = static_cast<double>(entry.largest_live_bytes);
     r.add("weights_mib", "weights", weights / kMiB, "MiB");
     r.add("output_mib", "output (logits)", output / kMiB, "MiB");
     r.add("resident_before_mib", "allocated before the first call (weights, ids)", resident / kMiB,
           "MiB");
     r.add("largest_live_mib", "largest live set (memory plan)", live / kMiB, "MiB");
-    r.add("arena_mib", "arena (memory plan)", arena_bytes(entry) / kMiB, "MiB");
+    r.add("arena_mib", "arena (memory plan)", static_cast<double>(entry.arena_bytes) / kMiB, "MiB");
     r.add("first_call_peak_mib", "peak during the first call", first_peak / kMiB, "MiB");
     r.add("peak_mib", "peak during a cached call", peak / kMiB, "MiB");
     r.add("peak_over_weights", "peak / weights", peak / weights, "x");

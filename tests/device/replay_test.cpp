@@ -5,25 +5,16 @@
 #include <cmath>
 #include <random>
 
+#include "device/test_util.h"
 #include "kiln/kiln.h"
 #include "vk/device.h"
 
 namespace kiln {
 namespace {
 
-class Replay : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!vulkan_available()) GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
-    validation_before_ = validation_messages().size();
-  }
-  void TearDown() override {
-    if (!vulkan_available()) return;
-    auto msgs = validation_messages();
-    EXPECT_EQ(msgs.size(), validation_before_) << (msgs.empty() ? "" : msgs.back());
-  }
-  size_t validation_before_ = 0;
-};
+/// Vulkan tests: skipped without a device; fail on any validation message or a silent
+/// interpreter fallback.
+class Replay : public test::DeviceTest {};
 
 Tensor rand_tensor(Shape shape, uint32_t seed, Device device) {
   std::mt19937 rng(seed);
