@@ -123,19 +123,19 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
     } else {
       if (log_enabled(LogTopic::kFusion))
         log(LogTopic::kFusion, "'" + options.name + "':\n" + plan->fusion_log);
+      std::vector<vk::PipelineDesc> descs;
       for (const Kernel& k : plan->kernels) {
         if (log_enabled(LogTopic::kOutputCode))
           log(LogTopic::kOutputCode, "'" + options.name + "' " + k.name + ":\n" + k.glsl);
-        vk::PipelineDesc desc;
+        vk::PipelineDesc& desc = descs.emplace_back();
         desc.spirv = k.spirv;
         desc.num_bindings = k.num_bindings();
         if (!k.size_slots.empty()) desc.uniform_bindings = {k.sizes_binding()};
         desc.texel_bindings = k.texel_bindings;
         desc.label = k.name;
         desc.cache_key = k.cache_key;
-        KILN_ASSIGN_OR_RETURN(const vk::Pipeline* p, exe->vk_device_->pipeline(desc));
-        exe->pipelines_.push_back(p);
       }
+      KILN_ASSIGN_OR_RETURN(exe->pipelines_, exe->vk_device_->pipelines(descs));
       if (log_enabled(LogTopic::kPerf))
         log(LogTopic::kPerf, "'" + options.name + "': " + std::to_string(plan->kernels.size()) +
                                  " kernel(s): fusion + GLSL " + std::to_string(plan_ms) +

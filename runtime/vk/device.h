@@ -200,6 +200,9 @@ class VulkanDevice {
 
   /// Returns the cached pipeline for desc.cache_key, creating it on a miss (counted in stats).
   virtual Expected<const Pipeline*> pipeline(const PipelineDesc& desc) = 0;
+  /// pipeline() for each desc, in order; the misses are created concurrently (one thread per
+  /// core, at most 8). On any failure none of the misses is kept and the first error returns.
+  virtual Expected<std::vector<const Pipeline*>> pipelines(std::span<const PipelineDesc> descs) = 0;
 
   /// Records the dispatches into one command buffer, with a compute->compute memory barrier
   /// between consecutive dispatches, submits it and waits on a fence. When `timings` is non-null

@@ -1,7 +1,10 @@
 // VulkanDevice::pipeline: SPIR-V checks, pipeline construction, and the in-memory pipeline map.
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "vk/vk_check.h"
 #include "vk/vulkan_device.h"
@@ -121,13 +124,76 @@ Status VulkanDeviceImpl::check_pipeline_desc(const PipelineDesc& desc) const {
   return check_spirv(desc.spirv, desc.entry, pd.api_version);
 }
 
-Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
+std::string VulkanDeviceImpl::pipeline_key(const PipelineDesc& desc) const {
   const DeviceInfo& info = core_->physical.info;
-  std::string texel_key;
-  for (uint32_t b : desc.texel_bindings) texel_key += "t" + std::to_string(b);
-  for (uint32_t b : desc.uniform_bindings) texel_key += "u" + std::to_string(b);
-  const std::string key = (desc.cache_key.empty() ? content_key(desc) : desc.cache_key) + "|" +
-                          texel_key + "|" + hex(info.device_uuid) + hex(info.driver_uuid);
+  std::string binding_kinds;
+  for (uint32_t b : desc.texel_bindings) binding_kinds += "t" + std::to_string(b);
+  for (uint32_t b : desc.uniform_bindings) binding_kinds += "u" + std::to_string(b);
+  return (desc.cache_key.empty() ? content_key(desc) : desc.cache_key) + "|" + binding_kinds + "|" +
+         hex(info.device_uuid) + hex(info.driver_uuid);
+}
+
+Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
+    std::span<const PipelineDesc> descs) {
+  // Misses (first occurrence of each key) are built concurrently: pipeline creation is the
+  // driver's compile (vkCreateComputePipelines may be called from several threads; the
+  // VkPipelineCache is internally synchronised). Hits and the map stay on this thread.
+  std::vector<std::string> keys;
+  std::vector<size_t> misses;
+  for (size_t i = 0; i < descs.size(); ++i) {
+    keys.push_back(pipeline_key(descs[i]));
+    if (pipelines_.count(keys[i]) != 0) continue;
+    if (std::find_if(misses.begin(), misses.end(), [&](size_t m) { return keys[m] == keys[i]; }) !=
+        misses.end())
+      continue;
+    KILN_RETURN_IF_ERROR(
+        check_pipeline_desc(descs[i]).with_context("creating pipeline '" + descs[i].label + "'"));
+    misses.push_back(i);
+  }
+  std::vector<std::unique_ptr<Pipeline>> built(misses.size());
+  std::vector<Status> status(misses.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t m = next++; m < misses.size(); m = next++) {
+      built[m] = std::make_unique<Pipeline>();
+      status[m] = build_pipeline(descs[misses[m]], *built[m]);
+    }
+  };
+  const size_t threads =
+      std::min<size_t>({misses.size(), std::max(1u, std::thread::hardware_concurrency()), 8});
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  Status first_error;
+  for (size_t m = 0; m < misses.size(); ++m) {
+    if (!status[m].ok() && first_error.ok())
+      first_error = status[m].with_context("creating pipeline '" + descs[misses[m]].label + "'");
+  }
+  if (!first_error.ok()) {
+    for (std::unique_ptr<Pipeline>& p : built)
+      if (p) destroy_pipeline(*p);
+    return first_error;
+  }
+  for (size_t m = 0; m < misses.size(); ++m) {
+    ++stats_.pipelines_created;
+    pipelines_.emplace(keys[misses[m]], std::move(built[m]));
+  }
+  std::vector<const Pipeline*> out;
+  for (size_t i = 0; i < descs.size(); ++i) {
+    const bool fresh = std::find(misses.begin(), misses.end(), i) != misses.end();
+    if (!fresh) {  // a hit (also a repeated key within this batch): same checks as pipeline()
+      KILN_ASSIGN_OR_RETURN(const Pipeline* p, pipeline(descs[i]));
+      out.push_back(p);
+    } else {
+      out.push_back(pipelines_.at(keys[i]).get());
+    }
+  }
+  return out;
+}
+
+Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
+  const std::string key = pipeline_key(desc);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) {
     const Pipeline& cached = *it->second;
     if (cached.num_bindings != desc.num_bindings ||

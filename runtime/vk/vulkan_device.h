@@ -103,6 +103,7 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status upload(const BufferRef& dst, const void* src, size_t bytes) override;
   Status download(const BufferRef& src, void* dst, size_t bytes) override;
   Expected<const Pipeline*> pipeline(const PipelineDesc& desc) override;
+  Expected<std::vector<const Pipeline*>> pipelines(std::span<const PipelineDesc> descs) override;
   Status run(std::span<const Dispatch> dispatches, std::vector<DispatchTiming>* timings) override;
   DeviceStats stats() const override;
   void reset_peak() override;
@@ -130,6 +131,7 @@ class VulkanDeviceImpl final : public VulkanDevice {
 
   // pipeline.cpp
   Status check_pipeline_desc(const PipelineDesc& desc) const;
+  std::string pipeline_key(const PipelineDesc& desc) const;
   Status build_pipeline(const PipelineDesc& desc, Pipeline& out) const;
   void destroy_pipeline(Pipeline& pipeline) const;
 

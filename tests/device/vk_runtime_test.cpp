@@ -356,6 +356,40 @@ TEST_F(VkRuntimeTest, BogusSelectorIsInvalidArgumentNamingDevices) {
   EXPECT_EQ(created.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(VkRuntimeTest, PipelineBatchBuildsMissesConcurrentlyAndAllOrNothing) {
+  const DeviceStats before = device().stats();
+  const std::vector<PipelineDesc> descs = {affine_desc("batch-a"), affine_desc("batch-b"),
+                                           affine_desc("batch-a"), affine_desc("batch-c")};
+  auto built = device().pipelines(descs);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  ASSERT_EQ(built->size(), 4u);
+  EXPECT_EQ((*built)[0], (*built)[2]);  // one pipeline per key, within a batch too
+  EXPECT_NE((*built)[0], (*built)[1]);
+  EXPECT_EQ(device().stats().pipelines_created, before.pipelines_created + 3);
+  auto again = device().pipeline(affine_desc("batch-c"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, (*built)[3]);
+
+  // Every pipeline of a batch works.
+  auto x = device().allocate(4 * 64);
+  auto y = device().allocate(4 * 64);
+  ASSERT_TRUE(x.ok() && y.ok());
+  std::vector<Dispatch> ds;
+  for (const Pipeline* p : *built) ds.push_back(affine_dispatch(p, *x, *y, 64, 1.f));
+  EXPECT_TRUE(device().run(ds).ok());
+
+  // A bad desc fails the batch and keeps none of its misses.
+  PipelineDesc bad = affine_desc("batch-bad");
+  bad.spirv = {1, 2, 3, 4, 5, 6};
+  bad.label = "batch-bad";
+  const DeviceStats mid = device().stats();
+  auto failed = device().pipelines(std::vector<PipelineDesc>{affine_desc("batch-d"), bad});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("batch-bad"), std::string::npos)
+      << failed.status().to_string();
+  EXPECT_EQ(device().stats().pipelines_created, mid.pipelines_created);
+}
+
 TEST_F(VkRuntimeTest, InvalidSpirvIsAnError) {
   PipelineDesc desc = affine_desc("bogus-spirv-test");
   desc.spirv = {1, 2, 3, 4, 5, 6, 7, 8};
