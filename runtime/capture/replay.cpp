@@ -314,6 +314,16 @@ Status Replayer::add_bank() {
   return {};
 }
 
+bool Replayer::in_a_bank(const vk::BufferRef& buffer) const {
+  const auto [memory, offset] = buffer->location();
+  for (const Bank& b : banks_) {
+    const auto [bank_memory, bank_offset] = b.buffer->location();
+    if (memory == bank_memory && offset >= bank_offset && offset < bank_offset + b.buffer->size())
+      return true;
+  }
+  return false;
+}
+
 Expected<size_t> Replayer::choose_bank() {
   auto held = [](const Bank& b) {
     for (const std::weak_ptr<vk::Buffer>& w : b.handed_out)
@@ -375,8 +385,13 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
   for (External& e : externals_) {
     const Tensor& t = tensor_of(e.node, inputs, constants);
     const bool input = graph_.node(e.node).op == OpKind::Input;
+    // An input that is one of this graph's own earlier results (y = f(y)) is copied in too:
+    // binding it would record again on every call, as each result is a new buffer.
     const Mode mode =
-        is_host(t) || (input && bytes_of(e.node) <= kCopyInputBytes) ? Mode::kSlot : Mode::kBind;
+        is_host(t) ||
+                (input && (bytes_of(e.node) <= kCopyInputBytes || in_a_bank(t.impl()->buffer)))
+            ? Mode::kSlot
+            : Mode::kBind;
     same = same && mode == e.mode &&
            (mode == Mode::kSlot || t.impl()->buffer->location() == e.location);
     e.mode = mode;

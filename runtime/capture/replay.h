@@ -78,6 +78,8 @@ class Replayer {
   /// A bank none of whose earlier results is still referenced (adding a second bank, or as a
   /// last resort moving the older results out of one).
   Expected<size_t> choose_bank();
+  /// Whether `buffer` lies in one of the output banks (an earlier result of this graph).
+  bool in_a_bank(const vk::BufferRef& buffer) const;
   Status write_params(std::span<const int64_t> values);
   /// device_->allocate, and when the device is out of memory, again after the other Replayers
   /// on the device released their arenas (logged).

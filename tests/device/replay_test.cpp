@@ -115,6 +115,27 @@ TEST_F(Replay, ALoopHoldingThePreviousResultAlternatesTwoOutputBanks) {
                block(xs.back().to(Device::cpu()), w.to(Device::cpu())).to_vector<float>(), 1e-5f);
 }
 
+TEST_F(Replay, ALargeResultFedBackIsCopiedInNotRecordedAgain) {
+  // y = f(y) with y over the 1 MiB copy threshold: each result is a new buffer, so binding it
+  // would record every call; the graph's own results are copied into the arena instead.
+  auto f = compile([](const Tensor& y) { return relu(y * 0.5 + 1.0) - 0.25; },
+                   {.name = "feedback", .dynamic = Dynamic::kFalse});
+  const Tensor y0 = rand_tensor({512, 1024}, 5, Device::vulkan());  // 2 MiB
+  Tensor y = f(y0);
+  y = f(y);  // the first call's result comes back: the layout changes once
+  y = f(y);  // its result is held while the call runs: the second output bank
+  const uint64_t recordings = f.entries()[0].recordings;
+  EXPECT_EQ(recordings, 3u);
+  const RuntimeCounters c0 = runtime_counters();
+  for (int i = 0; i < 4; ++i) y = f(y);
+  const RuntimeCounters c1 = runtime_counters();
+  EXPECT_EQ(f.entries()[0].recordings, recordings);
+  EXPECT_EQ(c1.memory_allocations, c0.memory_allocations);
+  Tensor want = y0.to(Device::cpu());
+  for (int i = 0; i < 7; ++i) want = relu(want * 0.5 + 1.0) - 0.25;
+  expect_close(y.to_vector<float>(), want.to_vector<float>(), 1e-6f);
+}
+
 TEST_F(Replay, OneRecordingServesSeveralSizesOfAShapeClass) {
   auto f = compile(block, {.name = "sizes", .dynamic = Dynamic::kTrue});
   const Tensor w = rand_tensor({32, 24}, 3, Device::vulkan());
