@@ -55,6 +55,9 @@ class Replayer {
   uint64_t release();
 
  private:
+  static constexpr uint64_t kAlign = 256;  // >= every device's storage/texel offset alignment
+  static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
   enum class Mode { kSlot, kBind };  // external tensors: copied into the arena, or bound
   struct External {                  // an Input or Constant node some kernel reads
     NodeId node = -1;
@@ -70,7 +73,8 @@ class Replayer {
   const Tensor& tensor_of(NodeId node, const std::vector<Tensor>& inputs,
                           const std::vector<Tensor>& constants) const;
   uint64_t bytes_of(NodeId node) const;
-  /// Plans the arena at capacities >= this call's sizes and records the command buffer.
+  /// Plans the arena at capacities >= this call's sizes and records the command buffer
+  /// (replay_layout.cpp, with add_bank).
   Status rebuild(const std::vector<Tensor>& inputs, const std::vector<Tensor>& constants,
                  std::span<const int64_t> values, bool timed);
   /// Allocates an output bank and records the kernels writing their outputs into it.
