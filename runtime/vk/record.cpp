@@ -85,17 +85,8 @@ Expected<std::shared_ptr<Recording>> VulkanDeviceImpl::record(std::span<const Di
   KILN_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(dev, &alloc, &rec->cmd));
 
   std::vector<VkDescriptorSet> descriptor_sets;
-  if (sets > 0) {
-    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors},
-                                          {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, descriptors},
-                                          {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptors}};
-    VkDescriptorPoolCreateInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-    info.maxSets = sets;
-    info.poolSizeCount = 3;
-    info.pPoolSizes = sizes;
-    KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(dev, &info, nullptr, &rec->descriptor_pool));
-  }
+  if (sets > 0)
+    KILN_RETURN_IF_ERROR(create_descriptor_pool(dev, sets, descriptors, &rec->descriptor_pool));
   KILN_RETURN_IF_ERROR(write_descriptor_sets(rec->dispatches, rec->active, rec->descriptor_pool,
                                              descriptor_sets, rec->views));
   const bool timed = timestamps && core_->physical.info.timestamp_period_ns > 0;

@@ -84,6 +84,20 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
   return Status::ok_status();
 }
 
+Status create_descriptor_pool(VkDevice device, uint32_t sets, uint32_t descriptors,
+                              VkDescriptorPool* pool) {
+  const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors},
+                                        {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, descriptors},
+                                        {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptors}};
+  VkDescriptorPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  info.maxSets = sets;
+  info.poolSizeCount = 3;
+  info.pPoolSizes = sizes;
+  KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(device, &info, nullptr, pool));
+  return Status::ok_status();
+}
+
 Status VulkanDeviceImpl::prepare_descriptor_pool(uint32_t sets, uint32_t descriptors) {
   if (sets <= pool_sets_ && descriptors <= pool_descriptors_) {
     KILN_VK_RETURN_IF_ERROR(vkResetDescriptorPool(device(), descriptor_pool_, 0));
@@ -97,15 +111,8 @@ Status VulkanDeviceImpl::prepare_descriptor_pool(uint32_t sets, uint32_t descrip
   // Grow geometrically so that a sequence of growing batches recreates the pool rarely.
   const uint32_t new_sets = std::max({sets, 2 * pool_sets_, 64u});
   const uint32_t new_descriptors = std::max({descriptors, 2 * pool_descriptors_, 256u});
-  const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, new_descriptors},
-                                        {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, new_descriptors},
-                                        {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, new_descriptors}};
-  VkDescriptorPoolCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-  info.maxSets = new_sets;
-  info.poolSizeCount = 3;
-  info.pPoolSizes = sizes;
-  KILN_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(device(), &info, nullptr, &descriptor_pool_));
+  KILN_RETURN_IF_ERROR(
+      create_descriptor_pool(device(), new_sets, new_descriptors, &descriptor_pool_));
   pool_sets_ = new_sets;
   pool_descriptors_ = new_descriptors;
   return Status::ok_status();

@@ -31,6 +31,11 @@ struct Pipeline {
   std::string label;
 };
 
+/// A descriptor pool for `sets` sets of up to `descriptors` storage, texel and uniform buffers
+/// each kind (run.cpp).
+Status create_descriptor_pool(VkDevice device, uint32_t sets, uint32_t descriptors,
+                              VkDescriptorPool* pool);
+
 /// Records a global VkMemoryBarrier.
 void cmd_memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
                         VkAccessFlags src_access, VkPipelineStageFlags dst_stage,
