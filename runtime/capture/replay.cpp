@@ -39,20 +39,18 @@ Replayer::Replayer(const Graph& graph, const KernelPlan& plan,
     std::lock_guard<std::mutex> lock(registry_mu);
     registry().push_back(this);
   }
-  slot_of_.assign(graph_.size(), -1);
   capacity_.assign(graph_.size(), 0);
   bound_.resize(graph_.size());
-  std::vector<bool> external(graph_.size(), false);
+  std::vector<bool> seen(graph_.size(), false);
   for (const Kernel& k : plan_.kernels) {
     for (NodeId b : k.bindings) {
+      if (seen[static_cast<size_t>(b)]) continue;
+      seen[static_cast<size_t>(b)] = true;
       const Node& n = graph_.node(b);
-      if (n.op == OpKind::Input || n.op == OpKind::Constant) {
-        if (!external[b]) externals_.push_back({b, Mode::kSlot, {}});
-        external[b] = true;
-      } else if (slot_of_[b] < 0) {
-        slot_of_[b] = static_cast<int>(slot_nodes_.size());
+      if (n.op == OpKind::Input || n.op == OpKind::Constant)
+        externals_.push_back({b, Mode::kSlot, {}});
+      else
         slot_nodes_.push_back(b);
-      }
     }
   }
 }
@@ -105,10 +103,12 @@ const Tensor& Replayer::tensor_of(NodeId node, const std::vector<Tensor>& inputs
                                : constants.at(static_cast<size_t>(n.attrs.index));
 }
 
+const Shape& Replayer::shape_of(NodeId node) const {
+  return shapes_ ? (*shapes_)[static_cast<size_t>(node)] : graph_.node(node).meta.shape;
+}
+
 uint64_t Replayer::bytes_of(NodeId node) const {
-  const Node& n = graph_.node(node);
-  const Shape& shape = shapes_ ? (*shapes_)[static_cast<size_t>(node)] : n.meta.shape;
-  return static_cast<uint64_t>(numel(shape)) * dtype_size(n.meta.dtype);
+  return static_cast<uint64_t>(numel(shape_of(node))) * dtype_size(graph_.node(node).meta.dtype);
 }
 
 bool Replayer::in_a_bank(const vk::BufferRef& buffer) const {
@@ -153,8 +153,7 @@ Status Replayer::write_params(std::span<const int64_t> values) {
                              std::to_string(v) + " does not fit the kernel's uint32 math");
       slots[s] = static_cast<uint32_t>(v);
     }
-    std::array<uint32_t, 3> groups = numel(shapes_ ? (*shapes_)[static_cast<size_t>(k.root)]
-                                                   : graph_.node(k.root).meta.shape) == 0
+    std::array<uint32_t, 3> groups = numel(shape_of(k.root)) == 0
                                          ? std::array<uint32_t, 3>{0, 0, 0}
                                          : kernel_groups(k, values, max_count);
     if (k.row_split && p.rows > 0) {  // this part's rows of the call's M
@@ -221,7 +220,9 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     const Tensor& t = tensor_of(e.node, inputs, constants);
     const vk::BufferRef& slot = bound_[static_cast<size_t>(e.node)];
     const size_t bytes = bytes_of(e.node);
-    if (is_host(t)) {
+    if (t.impl()->host != nullptr) {  // host data goes straight into the slot, no copy first
+      KILN_RETURN_IF_ERROR(device_->upload(slot, t.impl()->host->data.data(), bytes));
+    } else if (is_host(t)) {  // a literal: materialised (one element)
       try {
         const HostTensor h = to_host(t);
         KILN_RETURN_IF_ERROR(device_->upload(slot, h.data.data(), bytes));
@@ -265,8 +266,7 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
         device_->slice(bank.buffer, output_offsets_[static_cast<size_t>(o)], bytes_of(out)));
     bank.handed_out.push_back(view);
     auto impl = std::make_shared<TensorImpl>();
-    impl->meta =
-        TensorMeta{n.meta.dtype, shapes_ ? (*shapes_)[static_cast<size_t>(out)] : n.meta.shape};
+    impl->meta = TensorMeta{n.meta.dtype, shape_of(out)};
     impl->device = kiln_device_;
     impl->buffer = std::move(view);
     outputs.push_back(Tensor(std::move(impl)));

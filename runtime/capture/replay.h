@@ -72,6 +72,7 @@ class Replayer {
 
   const Tensor& tensor_of(NodeId node, const std::vector<Tensor>& inputs,
                           const std::vector<Tensor>& constants) const;
+  const Shape& shape_of(NodeId node) const;  // at this call
   uint64_t bytes_of(NodeId node) const;
   /// Plans the arena at capacities >= this call's sizes and records the command buffer
   /// (replay_layout.cpp, with add_bank).
@@ -97,7 +98,6 @@ class Replayer {
   std::string name_;
   const std::vector<Shape>* shapes_ = nullptr;  // this call's shapes (nullptr: static)
 
-  std::vector<int> slot_of_;        // per node: a kernel root's slot, or -1
   std::vector<NodeId> slot_nodes_;  // the kernel roots, in slot order
   std::vector<uint64_t> capacity_;  // per node: bytes its arena slot holds (0: none yet)
   // The current layout: its slots (kernel roots, then copied-in externals); the outputs among

@@ -136,6 +136,21 @@ TEST_F(Replay, ALargeResultFedBackIsCopiedInNotRecordedAgain) {
   expect_close(y.to_vector<float>(), want.to_vector<float>(), 1e-6f);
 }
 
+TEST_F(Replay, HostConstantsAreCopiedInOnEveryCall) {
+  // A captured CPU tensor goes into its arena slot on every call, straight from its host data.
+  Tensor bias = rand_tensor({24}, 6, Device::cpu());
+  auto f = compile([&bias](const Tensor& x) { return relu(x + bias); },
+                   {.name = "host_const", .dynamic = Dynamic::kFalse});
+  for (uint32_t i = 0; i < 3; ++i) {
+    const Tensor x = rand_tensor({7, 24}, 60 + i, Device::vulkan());
+    const Tensor y = f(x);
+    expect_close(y.to_vector<float>(), relu(x.to(Device::cpu()) + bias).to_vector<float>(), 1e-6f);
+  }
+  ASSERT_EQ(f.entries().size(), 1u);
+  EXPECT_TRUE(f.entries()[0].on_device);
+  EXPECT_EQ(f.entries()[0].recordings, 1u);
+}
+
 TEST_F(Replay, OneRecordingServesSeveralSizesOfAShapeClass) {
   auto f = compile(block, {.name = "sizes", .dynamic = Dynamic::kTrue});
   const Tensor w = rand_tensor({32, 24}, 3, Device::vulkan());
