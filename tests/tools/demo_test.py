@@ -4,23 +4,17 @@
 Usage: demo_test.py path/to/kiln. Exits 77 (ctest: skipped) when there is no Vulkan device.
 """
 import json
-import subprocess
 import sys
+
+from kiln_json import NO_DEVICE, run_json
 
 EXPECTED_COMPILES = {"static": 5, "dynamic": 1, "auto": 2, "warm-up": 0}
 
 
 def main() -> int:
-    proc = subprocess.run([sys.argv[1], "demo", "--small", "--json"], capture_output=True,
-                          text=True, timeout=600)
-    if "no Vulkan device" in proc.stderr:
-        print("skipped:", proc.stderr.strip())
-        return 77
-    sys.stderr.write(proc.stderr)
-    doc = json.loads(proc.stdout)  # raises (fails the test) if it does not parse
-    failures = []
-    if proc.returncode != 0:
-        failures.append(f"kiln demo exited with {proc.returncode}")
+    doc, failures = run_json(sys.argv[1], ["demo", "--small", "--json"])
+    if doc is None:
+        return NO_DEVICE
     summary = {s["strategy"]: s for s in doc["summary"]}
     for name, want in EXPECTED_COMPILES.items():
         got = summary.get(name, {}).get("compiles")
