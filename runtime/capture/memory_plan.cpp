@@ -16,6 +16,23 @@ bool overlaps(const BufferLifetime& a, const BufferLifetime& b) {
 
 }  // namespace
 
+uint64_t largest_live_bytes(std::span<const BufferLifetime> buffers, uint64_t alignment) {
+  int last_kernel = 0;
+  for (const BufferLifetime& b : buffers) last_kernel = std::max(last_kernel, b.last);
+  std::vector<uint64_t> live(static_cast<size_t>(last_kernel) + 2, 0);
+  for (const BufferLifetime& b : buffers) {
+    const uint64_t size = round_up(std::max<uint64_t>(b.bytes, 1), alignment);
+    live[static_cast<size_t>(b.first)] += size;
+    live[static_cast<size_t>(b.last) + 1] -= size;  // wraps; the running sum wraps back
+  }
+  uint64_t running = 0, most = 0;
+  for (size_t t = 0; t + 1 < live.size(); ++t) {
+    running += live[t];
+    most = std::max(most, running);
+  }
+  return most;
+}
+
 MemoryLayout plan_memory(std::span<const BufferLifetime> buffers, uint64_t alignment) {
   MemoryLayout out;
   out.offsets.assign(buffers.size(), 0);
@@ -46,20 +63,7 @@ MemoryLayout plan_memory(std::span<const BufferLifetime> buffers, uint64_t align
     out.arena_bytes = std::max(out.arena_bytes, offset + size);
     placed.push_back(i);
   }
-  // The lower bound: the largest sum of sizes live at one kernel.
-  int last_kernel = 0;
-  for (const BufferLifetime& b : buffers) last_kernel = std::max(last_kernel, b.last);
-  std::vector<uint64_t> live(static_cast<size_t>(last_kernel) + 2, 0);
-  for (const BufferLifetime& b : buffers) {
-    const uint64_t size = round_up(std::max<uint64_t>(b.bytes, 1), alignment);
-    live[static_cast<size_t>(b.first)] += size;
-    live[static_cast<size_t>(b.last) + 1] -= size;
-  }
-  uint64_t running = 0;
-  for (size_t t = 0; t + 1 < live.size(); ++t) {
-    running += live[t];
-    out.largest_live_bytes = std::max(out.largest_live_bytes, running);
-  }
+  out.largest_live_bytes = largest_live_bytes(buffers, alignment);
   return out;
 }
 

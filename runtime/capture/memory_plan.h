@@ -29,4 +29,8 @@ struct MemoryLayout {
 /// of two; sizes are rounded up to it.
 MemoryLayout plan_memory(std::span<const BufferLifetime> buffers, uint64_t alignment);
 
+/// The most bytes (sizes rounded up to `alignment`) live during one kernel: a floor for any
+/// layout, also MemoryLayout::largest_live_bytes.
+uint64_t largest_live_bytes(std::span<const BufferLifetime> buffers, uint64_t alignment);
+
 }  // namespace kiln

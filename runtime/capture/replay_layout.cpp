@@ -76,7 +76,7 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
   const MemoryLayout layout = plan_memory(arena_lifetimes, kAlign);
   layout_nodes_ = nodes;
   arena_bytes_ = layout.arena_bytes;
-  report_.largest_live_bytes = plan_memory(lifetimes, kAlign).largest_live_bytes;
+  report_.largest_live_bytes = largest_live_bytes(lifetimes, kAlign);
   std::fill(bound_.begin(), bound_.end(), nullptr);
   if (!in_arena.empty()) {
     KILN_ASSIGN_OR_RETURN(arena_, allocate_arena(layout.arena_bytes));
