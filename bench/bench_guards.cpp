@@ -30,7 +30,7 @@ Tensor ones(kiln::Shape s) {
 
 void BM_GuardCheck(benchmark::State& state) {
   const int n_entries = static_cast<int>(state.range(0));
-  std::vector<double> no_scalars;
+  std::vector<kiln::Scalar> no_scalars;
   std::vector<kiln::CapturedConstant> no_constants;
   std::vector<kiln::GuardSet> entries;
   for (int e = 0; e < n_entries; ++e) {
@@ -51,7 +51,7 @@ void BM_GuardCheck(benchmark::State& state) {
 BENCHMARK(BM_GuardCheck)->Arg(1)->Arg(8);
 
 void BM_GuardCheckSymbolic(benchmark::State& state) {
-  std::vector<double> no_scalars;
+  std::vector<kiln::Scalar> no_scalars;
   std::vector<kiln::CapturedConstant> no_constants;
   std::vector<Tensor> seen = {ones({4, 128}), ones({128}), ones({8, 16, 4}), ones({1})};
   auto env = std::make_shared<kiln::ShapeEnv>();

@@ -119,6 +119,27 @@ std::string glsl_literal(double value, DType dtype) {
   unreachable("bad dtype");
 }
 
+std::string glsl_literal(const Attrs& full, DType dtype) {
+  if (!full.scalar_is_int) return glsl_literal(full.scalar, dtype);
+  const int64_t v = full.scalar_int;
+  char buf[64];
+  switch (dtype) {
+    case DType::kI64:  // the bits, so that every int64 (INT64_MIN too) is exact
+      std::snprintf(buf, sizeof buf, "int64_t(0x%llxul)",
+                    static_cast<unsigned long long>(static_cast<uint64_t>(v)));
+      return buf;
+    case DType::kI32:  // wraps like a cast from int64
+      std::snprintf(buf, sizeof buf, "int(%d)", static_cast<int32_t>(static_cast<uint32_t>(v)));
+      return buf;
+    case DType::kBool:
+      return v != 0 ? "true" : "false";
+    case DType::kF32:
+    case DType::kF16:
+      return glsl_literal(static_cast<double>(static_cast<float>(v)), dtype);
+  }
+  unreachable("bad dtype");
+}
+
 namespace {
 
 // pow with std::pow's special cases (GLSL's pow is undefined for x < 0 and for x = 0, y <= 0),
@@ -515,7 +536,7 @@ std::string Emitter::value(NodeId id, const Index& index) {
     add_statement("const " + vtype(n.meta.dtype) + " " + var + " = " + load(id, index) + ";");
     result = var;
   } else if (n.op == OpKind::Full) {
-    result = vtype(n.meta.dtype) + "(" + glsl_literal(n.attrs.scalar, n.meta.dtype) + ")";
+    result = vtype(n.meta.dtype) + "(" + glsl_literal(n.attrs, n.meta.dtype) + ")";
   } else if (is_movement(n.op)) {
     result = value(n.inputs[0], view_input_index(n, index));
   } else if (is_elementwise(n.op)) {

@@ -36,6 +36,8 @@ const char* glsl_storage_type(DType dtype);  // float, float16_t, int, int64_t, 
 /// Converts a compute-typed expression between dtypes.
 std::string glsl_convert(const std::string& expr, DType from, DType to);
 std::string glsl_literal(double value, DType dtype);
+/// The value of a Full node: exact for integer values (Attrs::scalar_is_int).
+std::string glsl_literal(const Attrs& full, DType dtype);
 
 class Emitter {
  public:

@@ -37,7 +37,7 @@ Result bench_overhead(const Context& ctx) {
     // (a) Guard evaluation + lookup as the compile cache does it on a hit: the entries are
     // scanned in order and the first whose guards all pass serves. One entry, built from the
     // same arguments the compiled function below is traced with.
-    const std::vector<double> no_scalars;
+    const std::vector<Scalar> no_scalars;
     const std::vector<CapturedConstant> no_constants;
     const CallArgs call{args, no_scalars};
     std::vector<GuardSet> entries;

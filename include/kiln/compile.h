@@ -48,6 +48,10 @@ struct CompileOptions {
   /// (announced with a warning), then runs misses eagerly; kError throws.
   RecompileLimitPolicy on_recompile_limit = RecompileLimitPolicy::kEager;
   Dynamic dynamic = Dynamic::kAuto;
+  /// Scalar arguments received as `kiln::Scalar` are graph inputs (a new value reuses the
+  /// compiled code) unless this is set: then their values are guarded like C++ numbers
+  /// (torch.compile's specialize_float). Parameters declared as C++ numbers are always guarded.
+  bool specialize_float = false;
 };
 
 struct CompileStats {
@@ -98,12 +102,39 @@ struct ExplainReport {
 
 class CompiledCore;
 using ErasedFn =
-    std::function<std::vector<Tensor>(const std::vector<Tensor>&, const std::vector<double>&)>;
+    std::function<std::vector<Tensor>(const std::vector<Tensor>&, const std::vector<Scalar>&)>;
 
 namespace detail {
 std::shared_ptr<CompiledCore> make_core(CompileOptions options);
 std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
-                         const std::vector<double>& scalars, const ErasedFn& fn);
+                         const std::vector<Scalar>& scalars, const ErasedFn& fn);
+/// Scalar argument `index` turned into a C++ number inside a trace: guard its value.
+void specialize_scalar_argument(size_t index);
+/// Scalar argument `index` received as kiln::Scalar: a graph value inside a trace.
+Scalar scalar_argument(size_t index, const Scalar& value);
+
+/// What a compiled function's scalar parameter is given: it converts to the parameter's type.
+/// A C++ number gets the exact value, and the trace guards it; kiln::Scalar gets a traced
+/// graph value (CompileOptions::specialize_float aside).
+class ScalarArg {
+ public:
+  ScalarArg(size_t index, const Scalar& value) : index_(index), value_(value) {}
+  template <typename T>
+  requires std::is_arithmetic_v<T>
+  operator T() const {  // NOLINT: implicit
+    specialize_scalar_argument(index_);
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(value_.hint_int());
+    } else {
+      return static_cast<T>(value_.hint_double());
+    }
+  }
+  operator Scalar() const { return scalar_argument(index_, value_); }  // NOLINT: implicit
+
+ private:
+  size_t index_;
+  Scalar value_;
+};
 CompileStats stats(const CompiledCore& core);
 std::vector<EntryInfo> entries(const CompiledCore& core);
 ExplainReport explain(const CompiledCore& core);
@@ -126,6 +157,9 @@ R from_list(std::vector<Tensor> v) {
 }
 template <typename A>
 constexpr bool is_tensor_arg = std::is_same_v<std::decay_t<A>, Tensor>;
+template <typename A>
+constexpr bool is_scalar_arg =
+    std::is_arithmetic_v<std::decay_t<A>> || std::is_same_v<std::decay_t<A>, Scalar>;
 /// Position of argument I among the tensor (or the scalar) arguments.
 template <typename... A>
 constexpr size_t rank_of(size_t i) {
@@ -137,7 +171,9 @@ constexpr size_t rank_of(size_t i) {
 }  // namespace detail
 
 /// The callable kiln::compile returns. Call it with the same arguments as `fn`: tensors, and
-/// arithmetic scalars (whose values are guarded: a new value re-traces).
+/// numbers or kiln::Scalars. A parameter of `fn` declared as a C++ number is value-guarded (a
+/// new value re-traces); one declared as kiln::Scalar is a graph input (kiln/scalar.h).
+/// Integers travel exactly (int64).
 template <typename F>
 class Compiled {
  public:
@@ -149,12 +185,12 @@ class Compiled {
     using R = std::decay_t<std::invoke_result_t<F&, const Args&...>>;
     static_assert(std::is_same_v<R, Tensor> || std::is_same_v<R, std::vector<Tensor>>,
                   "a compiled function returns Tensor or std::vector<Tensor>");
-    static_assert(((detail::is_tensor_arg<Args> || std::is_arithmetic_v<Args>)&&...),
-                  "compiled functions take kiln::Tensor and arithmetic arguments");
+    static_assert(((detail::is_tensor_arg<Args> || detail::is_scalar_arg<Args>)&&...),
+                  "compiled functions take kiln::Tensor, arithmetic and kiln::Scalar arguments");
     std::vector<Tensor> tensors;
-    std::vector<double> scalars;
+    std::vector<Scalar> scalars;
     (collect(args, tensors, scalars), ...);
-    ErasedFn erased = [this](const std::vector<Tensor>& t, const std::vector<double>& s) {
+    ErasedFn erased = [this](const std::vector<Tensor>& t, const std::vector<Scalar>& s) {
       return invoke<Args...>(t, s, std::index_sequence_for<Args...>{});
     };
     return detail::from_list<R>(detail::call(*core_, tensors, scalars, erased));
@@ -167,23 +203,26 @@ class Compiled {
 
  private:
   template <typename A>
-  static void collect(const A& a, std::vector<Tensor>& t, std::vector<double>& s) {
+  static void collect(const A& a, std::vector<Tensor>& t, std::vector<Scalar>& s) {
     if constexpr (detail::is_tensor_arg<A>) {
       t.push_back(a);
+    } else if constexpr (std::is_same_v<A, Scalar>) {
+      s.push_back(a.untraced());
     } else {
-      s.push_back(static_cast<double>(a));
+      s.push_back(Scalar(a));
     }
   }
   template <typename A, size_t I, typename... All>
-  static A pick(const std::vector<Tensor>& t, const std::vector<double>& s) {
+  static auto pick(const std::vector<Tensor>& t, const std::vector<Scalar>& s) {
     if constexpr (detail::is_tensor_arg<A>) {
       return t[detail::rank_of<All...>(I)];
     } else {
-      return static_cast<A>(s[detail::rank_of<All...>(I)]);
+      const size_t r = detail::rank_of<All...>(I);
+      return detail::ScalarArg(r, s[r]);
     }
   }
   template <typename... Args, size_t... I>
-  std::vector<Tensor> invoke(const std::vector<Tensor>& t, const std::vector<double>& s,
+  std::vector<Tensor> invoke(const std::vector<Tensor>& t, const std::vector<Scalar>& s,
                              std::index_sequence<I...>) {
     return detail::to_list(fn_(pick<std::decay_t<Args>, I, Args...>(t, s)...));
   }

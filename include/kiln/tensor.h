@@ -13,10 +13,12 @@
 #include <source_location>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "kiln/dtype.h"
+#include "kiln/scalar.h"
 #include "kiln/status.h"
 #include "kiln/sym_size.h"
 
@@ -97,8 +99,17 @@ class Tensor {
   /// The single element of a one-element tensor, converted to T (a graph break when traced).
   template <typename T>
   T item(Loc loc = Loc::current()) const {
-    return static_cast<T>(item_double(loc));
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(item_int(loc));  // exact for int64
+    } else {
+      return static_cast<T>(item_double(loc));
+    }
   }
+  /// The single element as a kiln::Scalar (exact for integer dtypes). Inside kiln::compile
+  /// this is a graph break, but the value is not guarded: used in tensor ops it is an input
+  /// of the next graph (a new value does not recompile); converting it to a C++ number
+  /// guards it (kiln/scalar.h).
+  Scalar item(Loc loc = Loc::current()) const;
   /// Data-dependent control flow: `if (t)`. A graph break when traced; the value is guarded.
   explicit operator bool() const;
   /// Element values as doubles, whatever the dtype.
@@ -116,6 +127,7 @@ class Tensor {
  private:
   void read_into(DType as, void* out, size_t bytes, const Loc& loc, const char* what) const;
   double item_double(const Loc& loc) const;
+  int64_t item_int(const Loc& loc) const;
   std::shared_ptr<TensorImpl> impl_;
 };
 
@@ -156,14 +168,15 @@ Tensor ge(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor cast(const Tensor& a, DType dtype, Loc loc = Loc::current());
 /// A scalar with the dtype it will be used at (rank 0).
-Tensor scalar(double value, DType dtype = DType::kF32, Loc loc = Loc::current());
+Tensor scalar(const Scalar& value, DType dtype = DType::kF32, Loc loc = Loc::current());
 /// `x` with `value` where `mask` (bool, broadcast) is true: where(mask, value, x).
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc = Loc::current());
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value,
+                   Loc loc = Loc::current());
 
 // Creation. Inside a trace these are graph nodes (Full, Arange) and `device` is ignored: the
 // graph runs on the device of its inputs.
-Tensor full(Sizes shape, double value, DType dtype = DType::kF32, Device device = Device::cpu(),
-            Loc loc = Loc::current());
+Tensor full(Sizes shape, const Scalar& value, DType dtype = DType::kF32,
+            Device device = Device::cpu(), Loc loc = Loc::current());
 Tensor zeros(Sizes shape, DType dtype = DType::kF32, Device device = Device::cpu(),
              Loc loc = Loc::current());
 Tensor ones(Sizes shape, DType dtype = DType::kF32, Device device = Device::cpu(),
@@ -277,10 +290,17 @@ struct Operand {
   Tensor tensor;
   Loc loc;
 };
-/// A C++ number next to a tensor; takes the tensor's dtype (PyTorch's rule for Python numbers).
+/// A C++ number (or a kiln::Scalar) next to a tensor; takes the tensor's dtype (PyTorch's rule
+/// for Python numbers). Integers stay exact (int64), also above 2^53.
 struct Number {
-  Number(double v, Loc l = Loc::current()) : value(v), loc(l) {}  // NOLINT: implicit
-  double value;
+  template <std::integral T>
+  Number(T v, Loc l = Loc::current()) : value(v), loc(l) {}  // NOLINT: implicit
+  template <std::floating_point T>
+  Number(T v, Loc l = Loc::current()) : value(v), loc(l) {}              // NOLINT: implicit
+  Number(const Scalar& v, Loc l = Loc::current()) : value(v), loc(l) {}  // NOLINT: implicit
+  /// A size: specialised to its value (as the conversion to int64_t does).
+  Number(const SymSize& v, Loc l = Loc::current()) : value(v.value(l)), loc(l) {}  // NOLINT
+  Scalar value;
   Loc loc;
 };
 

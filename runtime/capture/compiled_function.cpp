@@ -5,6 +5,7 @@
 
 #include "capture/dump.h"
 #include "capture/guards.h"
+#include "capture/host_memo.h"
 #include "capture/trace.h"
 #include "kiln/compile.h"
 #include "kiln/logging.h"
@@ -20,23 +21,31 @@ class CompiledCore {
     double compile_ms = 0;
   };
 
-  explicit CompiledCore(CompileOptions o) : options(std::move(o)) {}
+  explicit CompiledCore(CompileOptions o)
+      : options(std::move(o)), dump_name(unique_dump_name(options.name)) {}
 
   std::vector<Tensor> call(const CallArgs& args, const ErasedFn& fn);
 
   CompileOptions options;
+  std::string dump_name;  // KILN_DUMP_DIR folder prefix, unique in the process
   CompileStats stats;
   std::vector<Entry> entries;
   SegmentCache segments;
   std::vector<std::string> recompile_reasons;
 
  private:
-  std::vector<Tensor> trace(const CallArgs& args, const ErasedFn& fn, bool all_changed_dynamic);
+  std::vector<Tensor> trace(const CallArgs& args, const std::vector<Tensor>& slot_args,
+                            const ErasedFn& fn, bool all_changed_dynamic);
+  /// Undefined, traced or mixed-device arguments, and calls from inside a trace: clear errors.
+  void check_args(const CallArgs& args) const;
+  /// True when the recompile past the limit would make some dim symbolic.
+  bool symbolic_recompile_helps(const CallArgs& args) const;
   /// Notes which argument dims differ from the first call's (automatic dynamic).
   void observe(const CallArgs& args);
   DynamicSpec dynamic_spec(const CallArgs& args, bool all_changed_dynamic) const;
   bool any_changed() const;
 
+  bool eager_announced_ = false;  // the "now run EAGERLY" warning was logged
   std::vector<Shape> first_shapes_;
   std::vector<std::vector<bool>> changed_;  // per argument, per dim
   std::string miss_reason(const CallArgs& args, const std::vector<std::string>& value_failures);
@@ -125,27 +134,13 @@ DynamicSpec CompiledCore::dynamic_spec(const CallArgs& args, bool all_changed_dy
   return spec;
 }
 
-std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn,
-                                        bool all_changed_dynamic) {
+std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<Tensor>& slot_args,
+                                        const ErasedFn& fn, bool all_changed_dynamic) {
   auto start = std::chrono::steady_clock::now();
   std::optional<Device> device;
-  for (size_t i = 0; i < args.tensors.size(); ++i) {
-    const Tensor& a = args.tensors[i];
-    if (!a.defined())
-      throw Error(invalid_argument("'" + options.name + "': argument " + std::to_string(i) +
-                                   " is undefined"));
-    if (a.is_traced())
-      throw Error(invalid_argument("'" + options.name + "': argument " + std::to_string(i) +
-                                   " is a traced tensor (compiled functions cannot nest)"));
-    Device d = a.impl()->literal ? Device::cpu() : a.device();
-    if (device && *device != d)
-      throw Error(invalid_argument("'" + options.name + "': arguments on different devices (" +
-                                   device->str() + " and " + d.str() + " for argument " +
-                                   std::to_string(i) + ")"));
-    device = d;
-  }
-  TraceContext ctx(args.tensors, device.value_or(Device::cpu()), options, &segments,
-                   dynamic_spec(args, all_changed_dynamic));
+  for (const Tensor& a : args.tensors) device = a.impl()->literal ? Device::cpu() : a.device();
+  TraceContext ctx(slot_args, device.value_or(Device::cpu()), options, &segments,
+                   dynamic_spec(args, all_changed_dynamic), args.scalars.size());
   Program program;
   std::vector<Tensor> result;
   {
@@ -158,10 +153,16 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn
   }
   Entry e;
   e.constants = ctx.constants;
-  e.guards =
-      GuardSet::build(args, e.constants, options.name, ctx.take_shape_env(), ctx.symbol_sources());
-  if (e.guards.shape_env()) ++stats.dynamic_compiles;
+  e.guards = GuardSet::build(args, e.constants, options.name, ctx.take_shape_env(),
+                             ctx.symbol_sources(), ctx.specialized_scalars());
   e.program = std::move(program);
+  // Symbols specialised to 0/1 leave static graphs: count the compile as dynamic only when a
+  // compiled graph still has a size symbol.
+  for (const ProgramStep& s : e.program.steps)
+    if (s.kind == ProgramStep::Kind::kSegment && s.exe->graph().is_symbolic()) {
+      ++stats.dynamic_compiles;
+      break;
+    }
   e.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   stats.graph_breaks += e.program.breaks().size();
@@ -178,14 +179,57 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const ErasedFn& fn
   int segment = 0;
   for (const ProgramStep& s : e.program.steps)
     if (s.kind == ProgramStep::Kind::kSegment)
-      dump_compile(options.name + (segment++ ? "_g" + std::to_string(segment - 1) : ""),
+      dump_compile(dump_name + (segment++ ? "_g" + std::to_string(segment - 1) : ""),
                    stats.compiles, *s.exe, e.guards.to_string(e.constants));
   entries.push_back(std::move(e));
   return result;
 }
 
+void CompiledCore::check_args(const CallArgs& args) const {
+  if (current_trace())
+    throw Error(invalid_argument("'" + options.name +
+                                 "' called while another compiled function is being traced "
+                                 "(compiled functions cannot nest)"));
+  std::optional<Device> device;
+  for (size_t i = 0; i < args.tensors.size(); ++i) {
+    const Tensor& a = args.tensors[i];
+    if (!a.defined())
+      throw Error(invalid_argument("'" + options.name + "': argument " + std::to_string(i) +
+                                   " is undefined"));
+    if (a.is_traced())
+      throw Error(invalid_argument("'" + options.name + "': argument " + std::to_string(i) +
+                                   " is a traced tensor (compiled functions cannot nest)"));
+    Device d = a.impl()->literal ? Device::cpu() : a.device();
+    if (device && *device != d)
+      throw Error(invalid_argument("'" + options.name + "': arguments on different devices (" +
+                                   device->str() + " and " + d.str() + " for argument " +
+                                   std::to_string(i) + ")"));
+    device = d;
+  }
+}
+
+bool CompiledCore::symbolic_recompile_helps(const CallArgs& args) const {
+  if (options.dynamic == Dynamic::kTrue || !any_changed()) return false;
+  for (const auto& dims : dynamic_spec(args, true))
+    for (const DimPolicy& p : dims)
+      if (p.kind != DimPolicy::Kind::kStatic) return true;
+  return false;
+}
+
 std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn) {
+  check_args(args);
   ++stats.calls;
+  HostCallMemo memo;  // host functions run once per call, whichever attempts reach them
+  HostMemoScope memo_scope(&memo);
+  // Scalar arguments live in the slots after the tensors, as rank-0 literals: a kiln::Scalar
+  // parameter reads its value from there at every call.
+  std::vector<Tensor> with_scalars;
+  if (!args.scalars.empty()) {
+    with_scalars = args.tensors;
+    for (const Scalar& s : args.scalars)
+      with_scalars.push_back(scalar(s, s.is_integral() ? DType::kI64 : DType::kF32));
+  }
+  const std::vector<Tensor>& slot_args = args.scalars.empty() ? args.tensors : with_scalars;
   std::vector<std::string> value_failures;
   for (Entry& e : entries) {
     if (e.guards.first_failure(args, e.constants) >= 0) continue;
@@ -197,56 +241,80 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
       std::span<const int64_t> bound = e.guards.bind(args.tensors);
       symbols.assign(bound.begin(), bound.end());
     }
-    auto out = e.program.replay(args.tensors, lock_constants(e.constants), &failure, symbols);
+    memo.begin_attempt();
+    auto out = e.program.replay(slot_args, lock_constants(e.constants), &failure, symbols);
     if (out) {
       ++stats.cache_hits;
       return std::move(*out);
     }
     value_failures.push_back(failure.description);
   }
+  // Everything below changes the cache only once the new trace succeeded: a call that throws
+  // (a shape error in fn, say) leaves entries, counters and the automatic-dynamic record as
+  // they were.
+  const auto saved_shapes = first_shapes_;
+  const auto saved_changed = changed_;
   observe(args);
   bool all_changed_dynamic = false;
-  if (!entries.empty()) {
-    std::string reason = miss_reason(args, value_failures);
+  std::string reason;
+  const bool recompile = !entries.empty();
+  if (recompile) {
+    reason = miss_reason(args, value_failures);
     if (options.error_on_recompile)
       throw Error(invalid_argument("'" + options.name +
                                    "' would recompile (error_on_recompile is set):" + reason));
     if (static_cast<int>(stats.recompiles) >= options.recompile_limit) {
+      const std::string limit = "'" + options.name + "' hit its recompile limit (" +
+                                std::to_string(options.recompile_limit) + ")";
       if (options.on_recompile_limit == RecompileLimitPolicy::kError)
-        throw Error(resource_exhausted("'" + options.name + "' hit its recompile limit (" +
-                                       std::to_string(options.recompile_limit) + "):" + reason));
-      if (!stats.dynamic_after_limit && options.dynamic != Dynamic::kTrue && any_changed()) {
+        throw Error(resource_exhausted(limit + ":" + reason));
+      if (!stats.dynamic_after_limit && symbolic_recompile_helps(args)) {
         // Policy step 1: one more compile with every dim seen to change symbolic.
-        stats.dynamic_after_limit = true;
         all_changed_dynamic = true;
-        log(LogTopic::kWarning,
-            "'" + options.name + "' hit its recompile limit (" +
-                std::to_string(options.recompile_limit) +
-                "); recompiling ONCE with every input dim that changed made dynamic. Further "
-                "misses will run eagerly. Last miss:" +
-                reason);
-      }
-    }
-    if (!all_changed_dynamic && static_cast<int>(stats.recompiles) >= options.recompile_limit) {
-      if (!stats.recompile_limit_hit) {
+        if (!stats.recompile_limit_hit)
+          log(LogTopic::kWarning,
+              limit +
+                  "; recompiling ONCE with every input dim that changed made dynamic. "
+                  "Further misses will run eagerly. Last miss:" +
+                  reason);
+      } else {
+        if (options.fullgraph)
+          throw Error(resource_exhausted(
+              limit + " and fullgraph=true forbids running it eagerly:" + reason));
+        if (!eager_announced_)
+          log(LogTopic::kWarning,
+              limit + "; calls that miss its " + std::to_string(entries.size()) +
+                  " cached entries now run EAGERLY (op by op, no fusion). Last miss:" + reason);
         stats.recompile_limit_hit = true;
-        log(LogTopic::kWarning,
-            "'" + options.name + "' hit its recompile limit (" +
-                std::to_string(options.recompile_limit) + "); calls that miss its " +
-                std::to_string(entries.size()) +
-                " cached entries now run EAGERLY (op by op, no fusion). Last miss:" + reason);
+        eager_announced_ = true;
+        memo.begin_attempt();
+        std::vector<Tensor> out = fn(args.tensors, args.scalars);
+        ++stats.eager_calls;
+        return out;
       }
-      ++stats.eager_calls;
-      return fn(args.tensors, args.scalars);
     }
     log(log_enabled(LogTopic::kRecompilesVerbose) ? LogTopic::kRecompilesVerbose
                                                   : LogTopic::kRecompiles,
         "recompiling '" + options.name + "' (compile #" + std::to_string(stats.compiles + 1) +
             "), triggered by:" + reason);
+  }
+  std::vector<Tensor> out;
+  try {
+    memo.begin_attempt();
+    out = trace(args, slot_args, fn, all_changed_dynamic);
+  } catch (...) {
+    first_shapes_ = saved_shapes;
+    changed_ = saved_changed;
+    throw;
+  }
+  if (recompile) {
     recompile_reasons.push_back(reason);
     ++stats.recompiles;
   }
-  std::vector<Tensor> out = trace(args, fn, all_changed_dynamic);
+  if (all_changed_dynamic) {
+    stats.dynamic_after_limit = true;
+    stats.recompile_limit_hit = true;
+  }
   ++stats.compiles;
   return out;
 }
@@ -290,7 +358,7 @@ std::shared_ptr<CompiledCore> make_core(CompileOptions options) {
 }
 
 std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
-                         const std::vector<double>& scalars, const ErasedFn& fn) {
+                         const std::vector<Scalar>& scalars, const ErasedFn& fn) {
   return core.call(CallArgs{tensors, scalars}, fn);
 }
 
@@ -315,6 +383,7 @@ std::vector<EntryInfo> entries(const CompiledCore& core) {
     }
     for (const ProgramStep& s : e.program.steps) {
       if (s.kind != ProgramStep::Kind::kSegment) {
+        if (!s.is_break) continue;
         info.breaks.push_back(s.where.reason + (s.where.loc.empty() ? "" : " at " + s.where.loc));
         continue;
       }

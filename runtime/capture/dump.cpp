@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +34,14 @@ std::string safe_name(const std::string& name) {
 }
 
 }  // namespace
+
+std::string unique_dump_name(const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, int> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  const int n = ++seen[name];
+  return n == 1 ? name : name + "-" + std::to_string(n);
+}
 
 void dump_compile(const std::string& fn_name, uint64_t index, const Executable& exe,
                   const std::string& guards) {

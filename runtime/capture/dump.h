@@ -14,4 +14,9 @@ namespace kiln {
 void dump_compile(const std::string& fn_name, uint64_t index, const Executable& exe,
                   const std::string& guards);
 
+/// The dump folder name of a new compiled function called `name`: `name` for the first one in
+/// the process, `name-2`, `name-3`, ... for later ones, so that two functions with the same
+/// (or the default) name never write into one folder.
+std::string unique_dump_name(const std::string& name);
+
 }  // namespace kiln

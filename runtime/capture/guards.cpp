@@ -11,6 +11,16 @@ std::string fmt_double(double v) {
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
+/// The exact identity of a scalar's value: the integer, or the double's bits.
+int64_t scalar_bits(const Scalar& s) {
+  return s.is_integral() ? s.hint_int() : std::bit_cast<int64_t>(s.hint_double());
+}
+std::string fmt_scalar(const Scalar& s) {
+  return s.is_integral() ? std::to_string(s.hint_int()) : fmt_double(s.hint_double());
+}
+std::string fmt_expected(const Guard& g) {
+  return g.dim ? std::to_string(g.expected) : fmt_double(std::bit_cast<double>(g.expected));
+}
 }  // namespace
 
 const char* guard_kind_name(GuardKind kind) {
@@ -27,6 +37,8 @@ const char* guard_kind_name(GuardKind kind) {
       return "size";
     case GuardKind::kConstantAlive:
       return "captured_identity";
+    case GuardKind::kScalarKind:
+      return "scalar_kind";
     case GuardKind::kScalarValue:
       return "scalar_value";
     case GuardKind::kShapes:
@@ -37,7 +49,7 @@ const char* guard_kind_name(GuardKind kind) {
 
 GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstant>& constants,
                          std::string fn_name, std::shared_ptr<ShapeEnv> env,
-                         std::vector<SymbolSource> sources) {
+                         std::vector<SymbolSource> sources, std::vector<bool> specialized_scalars) {
   const std::vector<Tensor>& args = call.tensors;
   GuardSet s;
   s.fn_name_ = std::move(fn_name);
@@ -64,9 +76,15 @@ GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstan
   }
   if (s.env_) s.guards_.push_back({GuardKind::kShapes, 0, 0, 0});
   s.guards_.push_back({GuardKind::kArity, 1, 0, static_cast<int64_t>(call.scalars.size())});
-  for (size_t i = 0; i < call.scalars.size(); ++i)
-    s.guards_.push_back({GuardKind::kScalarValue, static_cast<int32_t>(i), 0,
-                         std::bit_cast<int64_t>(call.scalars[i])});
+  for (size_t i = 0; i < call.scalars.size(); ++i) {
+    const int32_t idx = static_cast<int32_t>(i);
+    s.guards_.push_back({GuardKind::kScalarKind, idx, 0, call.scalars[i].is_integral() ? 1 : 0});
+    // A scalar that stayed a graph value needs no value guard (specialized_scalars empty:
+    // every scalar was specialised).
+    if (specialized_scalars.empty() || specialized_scalars.at(i))
+      s.guards_.push_back({GuardKind::kScalarValue, idx, call.scalars[i].is_integral() ? 1 : 0,
+                           scalar_bits(call.scalars[i])});
+  }
   for (size_t j = 0; j < constants.size(); ++j)
     s.guards_.push_back({GuardKind::kConstantAlive, static_cast<int32_t>(j), 0, 1});
   return s;
@@ -87,8 +105,10 @@ bool GuardSet::check(const Guard& g, const CallArgs& call,
   switch (g.kind) {
     case GuardKind::kArity:  // index 0: tensor arguments, 1: scalar arguments
       return static_cast<int64_t>(g.index == 0 ? args.size() : call.scalars.size()) == g.expected;
+    case GuardKind::kScalarKind:
+      return (call.scalars[g.index].is_integral() ? 1 : 0) == g.expected;
     case GuardKind::kScalarValue:
-      return std::bit_cast<int64_t>(call.scalars[g.index]) == g.expected;
+      return scalar_bits(call.scalars[g.index]) == g.expected;
     case GuardKind::kDType:
       return static_cast<int64_t>(args[g.index].impl()->meta.dtype) == g.expected;
     case GuardKind::kDevice:
@@ -123,7 +143,8 @@ std::vector<int> GuardSet::all_failures(const CallArgs& args,
     if (g.kind == GuardKind::kArity && !check(g, args, constants)) return {static_cast<int>(i)};
     if (g.kind == GuardKind::kShapes && bad_input >= 0) continue;  // cannot bind the symbols
     if (g.kind != GuardKind::kConstantAlive && g.kind != GuardKind::kArity &&
-        g.kind != GuardKind::kScalarValue && g.kind != GuardKind::kShapes && g.index == bad_input)
+        g.kind != GuardKind::kScalarValue && g.kind != GuardKind::kScalarKind &&
+        g.kind != GuardKind::kShapes && g.index == bad_input)
       continue;  // rank already differs: size guards of this input are meaningless
     if (!check(g, args, constants)) {
       out.push_back(static_cast<int>(i));
@@ -136,7 +157,7 @@ std::vector<int> GuardSet::all_failures(const CallArgs& args,
 std::string GuardSet::provenance(const Guard& g,
                                  const std::vector<CapturedConstant>& constants) const {
   if (g.kind == GuardKind::kArity) return "from the signature of '" + fn_name_ + "'";
-  if (g.kind == GuardKind::kScalarValue)
+  if (g.kind == GuardKind::kScalarValue || g.kind == GuardKind::kScalarKind)
     return "scalar argument " + std::to_string(g.index) + " of '" + fn_name_ + "'";
   if (g.kind == GuardKind::kShapes) return "size symbols of '" + fn_name_ + "'";
   if (g.kind == GuardKind::kConstantAlive)
@@ -151,7 +172,8 @@ std::string GuardSet::describe_failure(int i, const CallArgs& call,
   const Guard& g = guards_[i];
   std::string what, got;
   const bool on_tensor = g.kind != GuardKind::kArity && g.kind != GuardKind::kConstantAlive &&
-                         g.kind != GuardKind::kScalarValue && g.kind != GuardKind::kShapes;
+                         g.kind != GuardKind::kScalarValue && g.kind != GuardKind::kScalarKind &&
+                         g.kind != GuardKind::kShapes;
   const TensorImpl* t = on_tensor ? args[g.index].impl() : nullptr;
   switch (g.kind) {
     case GuardKind::kArity:
@@ -159,10 +181,14 @@ std::string GuardSet::describe_failure(int i, const CallArgs& call,
              " arguments: expected " + std::to_string(g.expected);
       got = std::to_string(g.index == 0 ? args.size() : call.scalars.size());
       break;
+    case GuardKind::kScalarKind:
+      what = "scalar argument " + std::to_string(g.index) + " kind: expected " +
+             (g.expected ? "an integer" : "a floating-point number");
+      got = call.scalars[g.index].is_integral() ? "an integer" : "a floating-point number";
+      break;
     case GuardKind::kScalarValue:
-      what = "scalar argument " + std::to_string(g.index) + ": expected " +
-             fmt_double(std::bit_cast<double>(g.expected));
-      got = fmt_double(call.scalars[g.index]);
+      what = "scalar argument " + std::to_string(g.index) + ": expected " + fmt_expected(g);
+      got = fmt_scalar(call.scalars[g.index]);
       break;
     case GuardKind::kDType:
       what = "input " + std::to_string(g.index) + " dtype: expected " +
@@ -216,9 +242,11 @@ std::string GuardSet::to_string(const std::vector<CapturedConstant>& constants) 
         s += std::string(g.index == 0 ? "(tensors)" : "(scalars)") +
              " == " + std::to_string(g.expected);
         break;
+      case GuardKind::kScalarKind:
+        s += "(scalar " + std::to_string(g.index) + ") == " + (g.expected ? "int" : "float");
+        break;
       case GuardKind::kScalarValue:
-        s += "(scalar " + std::to_string(g.index) +
-             ") == " + fmt_double(std::bit_cast<double>(g.expected));
+        s += "(scalar " + std::to_string(g.index) + ") == " + fmt_expected(g);
         break;
       case GuardKind::kDType:
         s += "(input " + std::to_string(g.index) +

@@ -22,7 +22,8 @@ enum class GuardKind : uint8_t {
   kRank,           // input rank
   kSize,           // exact size of one input dim
   kConstantAlive,  // a captured tensor still exists (its identity)
-  kScalarValue,    // the exact value of a scalar (arithmetic) argument
+  kScalarKind,     // a scalar argument is an integer (or floating-point)
+  kScalarValue,    // the exact value of a scalar argument turned into a C++ number
   kShapes,         // the symbolic size guards of the trace's ShapeEnv (one flat program)
 };
 const char* guard_kind_name(GuardKind kind);
@@ -31,13 +32,13 @@ struct Guard {
   GuardKind kind;
   int32_t index = 0;  // input or captured-constant index
   int32_t dim = 0;
-  int64_t expected = 0;  // kScalarValue: the double's bits
+  int64_t expected = 0;  // kScalarValue: the integer, or the double's bits
 };
 
 /// The arguments of one call, as guards see them.
 struct CallArgs {
   const std::vector<Tensor>& tensors;
-  const std::vector<double>& scalars;
+  const std::vector<Scalar>& scalars;
 };
 
 class GuardSet {
@@ -47,7 +48,8 @@ class GuardSet {
   /// checks them instead, from the symbol values read at those dims.
   static GuardSet build(const CallArgs& args, const std::vector<CapturedConstant>& constants,
                         std::string fn_name, std::shared_ptr<ShapeEnv> env = nullptr,
-                        std::vector<SymbolSource> sources = {});
+                        std::vector<SymbolSource> sources = {},
+                        std::vector<bool> specialized_scalars = {});
 
   /// The symbol values of a call (one per symbol id), read from the argument dims. Valid once
   /// the rank guards passed. The returned span points into the set's scratch buffer.

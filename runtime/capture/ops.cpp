@@ -22,15 +22,20 @@ Tensor dims_op(OpKind op, const Tensor& a, std::vector<int64_t> dims, bool keepd
   return apply_op(op, {a}, std::move(attrs), loc);
 }
 
-/// The dtype a C++ number takes next to tensor `t` (PyTorch's rule for Python scalars).
-DType scalar_dtype_for(const Tensor& t, double value) {
+/// The dtype a C++ number takes next to tensor `t` (PyTorch's rule for Python scalars): the
+/// tensor's, except that a non-integral number next to integers or bools is f32, and an
+/// integer next to bools is i64. A traced float scalar counts as non-integral whatever the
+/// value it was traced with (its value changes between calls).
+DType scalar_dtype_for(const Tensor& t, const Scalar& v) {
   DType d = t.dtype();
   if (is_floating(d)) return d;
-  if (d == DType::kBool) return std::floor(value) == value ? DType::kI64 : DType::kF32;
-  return std::floor(value) == value ? d : DType::kF32;
+  const bool integral =
+      v.is_integral() || (!v.is_traced() && std::floor(v.hint_double()) == v.hint_double());
+  if (d == DType::kBool) return integral ? DType::kI64 : DType::kF32;
+  return integral ? d : DType::kF32;
 }
 
-Tensor lit(const Tensor& like, double v) {
+Tensor lit(const Tensor& like, const Scalar& v) {
   return scalar(v, scalar_dtype_for(like, v), Loc());
 }
 
@@ -53,10 +58,12 @@ SymSize sym_numel(const Tensor& a, const Loc& loc) {
 
 }  // namespace
 
-Tensor scalar(double value, DType dtype, Loc) {
+Tensor scalar(const Scalar& value, DType dtype, Loc loc) {
+  if (value.is_traced()) return traced_scalar_tensor(value, dtype, loc);
   auto impl = std::make_shared<TensorImpl>();
   impl->meta = TensorMeta{dtype, {}};
-  impl->literal = value;
+  impl->literal = value.hint_double();
+  if (value.is_integral()) impl->literal_int = value.hint_int();
   return Tensor(std::move(impl));
 }
 
@@ -234,14 +241,16 @@ Tensor operator-(const Operand& a) {
 
 // --- Creation and neural-network ops ----------------------------------------------------------
 
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc) {
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value, Loc loc) {
   return where(mask, scalar(value, x.dtype(), loc), x, loc);
 }
 
-Tensor full(Sizes shape, double value, DType dtype, Device device, Loc loc) {
-  if (!current_trace()) return Tensor::full(shape.hints(), value, dtype, device);
+Tensor full(Sizes shape, const Scalar& value, DType dtype, Device device, Loc loc) {
+  if (value.is_traced()) return expand(scalar(value, dtype, loc), std::move(shape), loc);
+  if (!current_trace())
+    return from_host(filled_host(TensorMeta{dtype, shape.hints()}, value), device);
   Attrs attrs;
-  attrs.scalar = value;
+  set_full_value(attrs, value);
   attrs.dtype = dtype;
   return shape_op(OpKind::Full, {}, std::move(attrs), shape, loc);
 }
@@ -344,7 +353,7 @@ std::vector<Tensor> host_op(const std::string& name, const std::vector<Tensor>& 
   if (TraceContext* trace = current_trace())
     return trace->host_call(name, fn, args, name + " has no device lowering", loc_str(loc));
   Device device = args.empty() ? Device::cpu() : args[0].device();
-  return run_host_function(fn, name, args, device);
+  return run_host_function(fn, name, args, device, loc_str(loc));
 }
 
 }  // namespace
@@ -384,7 +393,7 @@ std::vector<Tensor> call_host(const std::string& name, const HostFunction& fn,
   if (TraceContext* trace = current_trace())
     return trace->host_call(name, fn, args, "call to host function '" + name + "'", loc_str(loc));
   Device device = args.empty() ? Device::cpu() : args[0].device();
-  return run_host_function(fn, name, args, device);
+  return run_host_function(fn, name, args, device, loc_str(loc));
 }
 
 }  // namespace kiln

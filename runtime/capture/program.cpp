@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "capture/host_memo.h"
 #include "capture/tensor_impl.h"
 #include "capture/trace.h"
 
@@ -17,7 +18,7 @@ int Program::graph_count() const {
 std::vector<GraphBreak> Program::breaks() const {
   std::vector<GraphBreak> out;
   for (const ProgramStep& s : steps)
-    if (s.kind != ProgramStep::Kind::kSegment) out.push_back(s.where);
+    if (s.kind != ProgramStep::Kind::kSegment && s.is_break) out.push_back(s.where);
   return out;
 }
 
@@ -39,10 +40,26 @@ std::string format_tensor(const std::string& label, const HostTensor& t) {
 }
 
 std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
-                                      const std::vector<Tensor>& inputs, Device device) {
+                                      const std::vector<Tensor>& inputs, Device device,
+                                      const std::string& loc) {
   PauseTrace pause;  // the function runs eagerly, even in the middle of a trace
   std::vector<Tensor> cpu;
   for (const Tensor& t : inputs) cpu.push_back(t.to(Device::cpu()));
+  // Within one call of a compiled function, a host function reached again with equal inputs
+  // (a later cache entry or the re-trace after a failed value guard) is not called again.
+  HostCallMemo* memo = current_host_memo();
+  const std::string key = name + "@" + loc;
+  size_t occurrence = 0;
+  std::vector<HostTensor> seen;
+  if (memo) {
+    occurrence = memo->next_occurrence(key);
+    for (const Tensor& t : cpu) seen.push_back(to_host(t));
+    if (const std::vector<Tensor>* done = memo->find(key, occurrence, seen)) {
+      std::vector<Tensor> outs;
+      for (const Tensor& o : *done) outs.push_back(o.to(device));
+      return outs;
+    }
+  }
   std::vector<Tensor> outs = fn(cpu);
   for (Tensor& o : outs) {
     if (!o.defined() || o.is_traced())
@@ -50,6 +67,7 @@ std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string&
           invalid_argument("host function '" + name + "' returned an undefined or traced tensor"));
     o = o.to(device);
   }
+  if (memo) memo->record(key, occurrence, std::move(seen), outs);
   return outs;
 }
 
@@ -83,7 +101,7 @@ std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& ar
         break;
       }
       case ProgramStep::Kind::kHost:
-        out = run_host_function(s.fn, s.label, in, device);
+        out = run_host_function(s.fn, s.label, in, device, s.where.loc);
         for (size_t i = 0; i < out.size() && i < s.out_metas.size(); ++i) {
           if (!(out[i].meta() == s.out_metas[i])) {
             failure->description = "output " + std::to_string(i) + " of " + s.label + " at " +
@@ -95,6 +113,8 @@ std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& ar
         break;
       case ProgramStep::Kind::kPrint:
         prints.push_back(format_tensor(s.label, to_host(in.at(0))));
+        break;
+      case ProgramStep::Kind::kScalarRead:
         break;
     }
     if (out.size() != s.out.size())

@@ -25,7 +25,8 @@ struct GraphBreak {
 };
 
 struct ProgramStep {
-  enum class Kind { kSegment, kValueGuard, kHost, kPrint };
+  /// kScalarRead: Tensor::item(), a break whose value stays in its slot (replay: nothing).
+  enum class Kind { kSegment, kValueGuard, kHost, kPrint, kScalarRead };
   Kind kind = Kind::kSegment;
   std::shared_ptr<Executable> exe;    // kSegment
   std::vector<int32_t> in;            // slots read
@@ -35,6 +36,7 @@ struct ProgramStep {
   std::vector<TensorMeta> out_metas;  // kHost: what later segments were compiled for
   std::string label;  // kHost: function name; kPrint: label; kValueGuard: what read it
   GraphBreak where;
+  bool is_break = true;  // false: a value guard placed after an earlier break (not a new one)
 };
 
 /// What a failed value guard reports.
@@ -62,8 +64,11 @@ struct Program {
 };
 
 /// Runs a host function step on CPU copies of its inputs; results are moved to `device`.
+/// Inside a compiled-function call, equal inputs at the same `loc` and occurrence reuse the
+/// call's earlier results (capture/host_memo.h).
 std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
-                                      const std::vector<Tensor>& inputs, Device device);
+                                      const std::vector<Tensor>& inputs, Device device,
+                                      const std::string& loc);
 /// "label: [1, 2, 3]" for kiln::print.
 std::string format_tensor(const std::string& label, const HostTensor& t);
 bool host_equal(const HostTensor& a, const HostTensor& b);

@@ -28,11 +28,9 @@ HostTensor to_host(const Tensor& t) {
     throw Error(invalid_argument("data of a traced tensor (" + impl->meta.str() +
                                  ") was requested outside its trace"));
   }
-  if (impl->literal) {
-    HostTensor h(impl->meta);
-    h.set(0, *impl->literal);
-    return h;
-  }
+  if (impl->literal)
+    return filled_host(impl->meta,
+                       impl->literal_int ? Scalar(*impl->literal_int) : Scalar(*impl->literal));
   if (impl->device.is_cpu()) return *impl->host;
   HostTensor h(impl->meta);
   auto dev = default_vulkan_device();

@@ -23,10 +23,11 @@ struct TensorImpl {
   // Trace placeholders: `trace` is valid only while trace_id equals the active trace's id.
   TraceContext* trace = nullptr;
   uint64_t trace_id = 0;
-  int segment = -1;               // the graph segment `node` belongs to
-  NodeId node = -1;               // its node in that segment
-  int32_t slot = -1;              // once its segment has run: where its value lives
-  std::optional<double> literal;  // scalar literal (rank 0)
+  int segment = -1;                    // the graph segment `node` belongs to
+  NodeId node = -1;                    // its node in that segment
+  int32_t slot = -1;                   // once its segment has run: where its value lives
+  std::optional<double> literal;       // scalar literal (rank 0)
+  std::optional<int64_t> literal_int;  // ... exactly, when it is an integer
   uint64_t version = 0;
   SymShape sym;  // trace placeholders: the symbolic shape (empty: static, meta.shape)
   // mark_dynamic / mark_static on a concrete tensor: read when a compiled function traces it.

@@ -55,8 +55,10 @@ PauseTrace::~PauseTrace() {
 }
 
 TraceContext::TraceContext(std::vector<Tensor> args, Device device, CompileOptions options,
-                           SegmentCache* cache, DynamicSpec spec)
+                           SegmentCache* cache, DynamicSpec spec, size_t num_scalars)
     : slots_(std::move(args)),
+      num_tensor_args_(slots_.size() - num_scalars),
+      specialized_scalars_(num_scalars, false),
       env_(std::make_shared<ShapeEnv>()),
       device_(device),
       options_(std::move(options)),
@@ -164,7 +166,7 @@ NodeId TraceContext::node_for(const Tensor& t, const std::string& loc) {
   }
   if (impl->literal) {
     Attrs a;
-    a.scalar = *impl->literal;
+    set_full_value(a, impl->literal_int ? Scalar(*impl->literal_int) : Scalar(*impl->literal));
     a.dtype = impl->meta.dtype;
     return value_or_throw(graph_.add(OpKind::Full, {}, a, loc));
   }
@@ -258,6 +260,56 @@ HostTensor TraceContext::host_read(const Tensor& t, const std::string& what,
   return value;
 }
 
+Scalar TraceContext::read_scalar(const Tensor& t, const std::string& loc) {
+  GraphBreak why{"item() of a traced tensor (a host value is needed)", loc};
+  start_break(why);
+  const int32_t slot = slot_of(t);
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kScalarRead;
+  step.in = {slot};
+  step.label = "item()";
+  step.where = why;
+  program_.steps.push_back(std::move(step));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->meta = slots_[slot].meta();
+  impl->device = device_;
+  impl->trace = this;
+  impl->trace_id = t_current_id;
+  impl->slot = slot;
+  return Scalar::traced(std::move(impl), scalar_of(to_host(slots_[slot])));
+}
+
+Scalar TraceContext::scalar_argument(size_t index, const Scalar& value) {
+  if (options_.specialize_float && !value.is_integral()) {
+    specialize_scalar_argument(index);
+    return value.untraced();
+  }
+  Tensor t = argument(num_tensor_args_ + index);
+  return Scalar::traced(t.impl_ptr(), value);
+}
+
+void TraceContext::specialize_scalar(const std::shared_ptr<TensorImpl>& t, const std::string& loc) {
+  const size_t slot = static_cast<size_t>(t->slot);
+  if (t->slot >= 0 && slot >= num_tensor_args_ &&
+      slot < num_tensor_args_ + specialized_scalars_.size()) {
+    specialized_scalars_[slot - num_tensor_args_] = true;  // an exact guard on the argument
+    return;
+  }
+  if (t->slot < 0) {  // computed in the current segment: a host read like item<T>()
+    host_read(Tensor(t), "a traced Scalar converted to a number", loc);
+    return;
+  }
+  // Already in a slot (item()): a value guard on it, no new graph break.
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kValueGuard;
+  step.in = {t->slot};
+  step.expected = to_host(slots_[slot]);
+  step.label = "a Scalar from item() converted to a number";
+  step.where = {step.label, loc};
+  step.is_break = false;
+  program_.steps.push_back(std::move(step));
+}
+
 std::vector<Tensor> TraceContext::host_call(const std::string& name, const HostFunction& fn,
                                             const std::vector<Tensor>& args,
                                             const std::string& reason, const std::string& loc) {
@@ -271,7 +323,7 @@ std::vector<Tensor> TraceContext::host_call(const std::string& name, const HostF
     step.in.push_back(s);
     in.push_back(slots_[s]);
   }
-  std::vector<Tensor> outs = run_host_function(fn, name, in, device_);
+  std::vector<Tensor> outs = run_host_function(fn, name, in, device_, loc);
   std::vector<Tensor> result;
   for (Tensor& o : outs) {
     step.out_metas.push_back(o.meta());
@@ -360,7 +412,8 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
   for (const Tensor& t : inputs) {
     if (t.impl()->literal) {
       Attrs a;
-      a.scalar = *t.impl()->literal;
+      set_full_value(
+          a, t.impl()->literal_int ? Scalar(*t.impl()->literal_int) : Scalar(*t.impl()->literal));
       a.dtype = t.impl()->meta.dtype;
       ids.push_back(value_or_throw(g.add(OpKind::Full, {}, a)));
     } else {

@@ -47,8 +47,9 @@ struct SymbolSource {
 
 class TraceContext {
  public:
+  /// `args`: the tensor arguments, then one rank-0 literal per scalar argument (`num_scalars`).
   TraceContext(std::vector<Tensor> args, Device device, CompileOptions options, SegmentCache* cache,
-               DynamicSpec spec = {});
+               DynamicSpec spec = {}, size_t num_scalars = 0);
 
   /// Placeholder for argument `index`.
   Tensor argument(size_t index);
@@ -64,6 +65,17 @@ class TraceContext {
 
   /// A graph break that reads `t` on the host: runs the segment so far, guards the value.
   HostTensor host_read(const Tensor& t, const std::string& what, const std::string& loc);
+  /// Tensor::item(): a graph break that reads `t`'s value without guarding it; the result is
+  /// a traced Scalar bound to `t`'s slot.
+  Scalar read_scalar(const Tensor& t, const std::string& loc);
+  /// A traced Scalar parameter: scalar argument `index`, a graph value read at every call.
+  Scalar scalar_argument(size_t index, const Scalar& value);
+  /// Turning the traced scalar in `t` into a C++ number: a guard on its value.
+  void specialize_scalar(const std::shared_ptr<TensorImpl>& t, const std::string& loc);
+  /// Scalar argument `index` turned into a C++ number: its value is guarded.
+  void specialize_scalar_argument(size_t index) { specialized_scalars_.at(index) = true; }
+  /// Scalar arguments whose value was turned into a C++ number (value-guarded).
+  const std::vector<bool>& specialized_scalars() const { return specialized_scalars_; }
   /// A graph break that runs `fn` on the CPU (host functions, ops without device lowering).
   std::vector<Tensor> host_call(const std::string& name, const HostFunction& fn,
                                 const std::vector<Tensor>& args, const std::string& reason,
@@ -100,6 +112,8 @@ class TraceContext {
   std::vector<Tensor> locked_constants() const;
 
   std::vector<Tensor> slots_;
+  size_t num_tensor_args_ = 0;
+  std::vector<bool> specialized_scalars_;
   std::shared_ptr<ShapeEnv> env_;
   std::vector<SymbolSource> sources_;
   std::vector<SymShape> arg_syms_;
@@ -116,6 +130,17 @@ class TraceContext {
   std::vector<int32_t> extra_slots_;                  // slots of flush()'s extra outputs
   std::unordered_map<TensorImpl*, int64_t> constant_index_;  // captured tensor -> constants[i]
 };
+
+/// The exact value of a one-element host tensor (integers as int64).
+Scalar scalar_of(const HostTensor& h);
+/// A host tensor of `meta` with every element `value` (integers exactly; i32 wraps).
+HostTensor filled_host(const TensorMeta& meta, const Scalar& value);
+/// Full's attributes for `value` (exact for integers).
+void set_full_value(Attrs& attrs, const Scalar& value);
+/// The rank-0 tensor of traced scalar `s`, cast to `dtype`.
+Tensor traced_scalar_tensor(const Scalar& s, DType dtype, const Loc& loc);
+/// Turning traced scalar `t` into a C++ number inside its trace: a guard on the value.
+void specialize_traced_scalar(const std::shared_ptr<TensorImpl>& t, const std::string& loc);
 
 /// The trace active on this thread, or nullptr.
 TraceContext* current_trace();

@@ -21,7 +21,8 @@
 //   Cast: the input's natural compute type (float or int64) encoded into the target dtype:
 //     float -> int truncates toward zero and clamps to the target range (NaN -> 0);
 //     i64 -> i32 wraps; anything -> bool is (x != 0); bool -> number is 0/1.
-//   Full: attrs.scalar (a double) encoded into attrs.dtype with the same rules as cast.
+//   Full: attrs.scalar (a double), or attrs.scalar_int (an exact int64), encoded into
+//     attrs.dtype with the same rules as cast.
 //   Sum: floating inputs accumulate in double, then round (double -> float -> half for f16);
 //     integer/bool inputs accumulate in int64 with wraparound (bool sums are i64 counts).
 //   Mean: double sum / count, rounded to the output dtype; an empty reduction gives NaN.
@@ -387,7 +388,8 @@ Status eval_movement(const Node& node, const HostTensor& in, HostTensor& out) {
 Status eval_full(const Node& node, HostTensor& out) {
   return visit_storage(out.meta.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const S value = encode<S>(node.attrs.scalar);
+    const S value =
+        node.attrs.scalar_is_int ? encode<S>(node.attrs.scalar_int) : encode<S>(node.attrs.scalar);
     for (int64_t i = 0; i < out.meta.numel(); ++i)
       std::memcpy(out.data.data() + static_cast<size_t>(i) * sizeof(S), &value, sizeof(S));
     return Status{};

@@ -90,7 +90,10 @@ std::string Attrs::str(OpKind op) const {
     case OpKind::Constant:
       return "index=" + std::to_string(index);
     case OpKind::Full:
-      std::snprintf(buf, sizeof buf, "%.9g", scalar);
+      if (scalar_is_int)
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(scalar_int));
+      else
+        std::snprintf(buf, sizeof buf, "%.9g", scalar);
       return std::string("value=") + buf + ", dtype=" + dtype_name(dtype) +
              ", shape=" + dims_str(dims);
     case OpKind::Cast:

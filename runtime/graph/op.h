@@ -69,6 +69,9 @@ bool is_source(OpKind op);
 struct Attrs {
   int64_t index = 0;
   double scalar = 0.0;
+  /// Full: an integer value kept exactly (`scalar` holds its double rounding).
+  bool scalar_is_int = false;
+  int64_t scalar_int = 0;
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;
   bool keepdim = false;

@@ -221,7 +221,7 @@ std::vector<Tensor> CompiledModel::operator()(const std::vector<Tensor>& inputs)
         mark_dynamic(t, static_cast<int>(d));
     args.push_back(std::move(t));
   }
-  ErasedFn fn = [model = model_](const std::vector<Tensor>& t, const std::vector<double>&) {
+  ErasedFn fn = [model = model_](const std::vector<Tensor>& t, const std::vector<Scalar>&) {
     return model(t);
   };
   return detail::call(*core_, args, {}, fn);
