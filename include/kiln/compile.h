@@ -123,7 +123,9 @@ class ScalarArg {
   requires std::is_arithmetic_v<T>
   operator T() const {  // NOLINT: implicit
     specialize_scalar_argument(index_);
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return value_.is_integral() ? value_.hint_int() != 0 : value_.hint_double() != 0.0;
+    } else if constexpr (std::is_integral_v<T>) {
       return static_cast<T>(value_.hint_int());
     } else {
       return static_cast<T>(value_.hint_double());

@@ -17,6 +17,9 @@
 #include <memory>
 #include <source_location>
 #include <string>
+#include <type_traits>
+
+#include "kiln/sym_size.h"
 
 namespace kiln {
 
@@ -29,6 +32,8 @@ class Scalar {
   Scalar(T v) : int_(static_cast<int64_t>(v)), is_int_(true) {}  // NOLINT: implicit
   template <std::floating_point T>
   Scalar(T v) : double_(static_cast<double>(v)) {}  // NOLINT: implicit
+  /// A size: specialised to its value, as its conversion to int64_t does.
+  Scalar(const SymSize& v) : int_(v.value()), is_int_(true) {}  // NOLINT: implicit
 
   /// True for integers (exact int64), false for floating-point values.
   bool is_integral() const { return is_int_; }
@@ -37,14 +42,28 @@ class Scalar {
 
   /// The value; specialises a traced scalar (records a guard) naming `loc`.
   double to_double(std::source_location loc = std::source_location::current()) const;
-  /// The value as an integer (exact for integers, truncated for floats); specialises.
+  /// The value as an integer (exact for integers; floats truncate toward zero, clamp to the
+  /// int64 range, NaN is 0); specialises.
   int64_t to_int(std::source_location loc = std::source_location::current()) const;
-  explicit operator double() const { return to_double(); }
-  explicit operator int64_t() const { return to_int(); }
+  /// `static_cast<T>(s)` for any arithmetic T (bool: value != 0); specialises. A traced scalar
+  /// can only be converted inside its own trace; anywhere else (a host function, a later
+  /// trace) it is an error, since no guard could protect the value.
+  template <typename T>
+  requires std::is_arithmetic_v<T>
+  explicit operator T() const {
+    if constexpr (std::is_same_v<T, bool>) {
+      return is_int_ ? to_int() != 0 : to_double() != 0.0;
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(to_int());
+    } else {
+      return static_cast<T>(to_double());
+    }
+  }
 
-  /// The value seen when traced (or the value), without specialising.
+  /// The value seen when traced (or the value), without specialising: no guard is recorded,
+  /// so inside a trace these are for messages and heuristics only.
   double hint_double() const { return is_int_ ? static_cast<double>(int_) : double_; }
-  int64_t hint_int() const { return is_int_ ? int_ : static_cast<int64_t>(double_); }
+  int64_t hint_int() const { return is_int_ ? int_ : saturate(double_); }
   /// "3", "0.5", or "scalar(0.5, traced)".
   std::string str() const;
 
@@ -58,6 +77,13 @@ class Scalar {
   int64_t int_ = 0;
   double double_ = 0.0;
   bool is_int_ = false;
+  /// double -> int64 as the interpreter casts: truncate, clamp, NaN -> 0.
+  static int64_t saturate(double v) {
+    if (!(v == v)) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return static_cast<int64_t>(v);
+  }
   std::shared_ptr<TensorImpl> traced_;
 };
 

@@ -99,7 +99,9 @@ class Tensor {
   /// The single element of a one-element tensor, converted to T (a graph break when traced).
   template <typename T>
   T item(Loc loc = Loc::current()) const {
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return item_double(loc) != 0.0;
+    } else if constexpr (std::is_integral_v<T>) {
       return static_cast<T>(item_int(loc));  // exact for int64
     } else {
       return static_cast<T>(item_double(loc));

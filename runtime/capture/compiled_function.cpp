@@ -210,9 +210,12 @@ void CompiledCore::check_args(const CallArgs& args) const {
 
 bool CompiledCore::symbolic_recompile_helps(const CallArgs& args) const {
   if (options.dynamic == Dynamic::kTrue || !any_changed()) return false;
-  for (const auto& dims : dynamic_spec(args, true))
-    for (const DimPolicy& p : dims)
-      if (p.kind != DimPolicy::Kind::kStatic) return true;
+  const DynamicSpec now = dynamic_spec(args, false), after = dynamic_spec(args, true);
+  for (size_t a = 0; a < now.size(); ++a)
+    for (size_t d = 0; d < now[a].size(); ++d)
+      if (now[a][d].kind == DimPolicy::Kind::kStatic &&
+          after[a][d].kind != DimPolicy::Kind::kStatic)
+        return true;
   return false;
 }
 

@@ -23,16 +23,14 @@ Tensor dims_op(OpKind op, const Tensor& a, std::vector<int64_t> dims, bool keepd
 }
 
 /// The dtype a C++ number takes next to tensor `t` (PyTorch's rule for Python scalars): the
-/// tensor's, except that a non-integral number next to integers or bools is f32, and an
-/// integer next to bools is i64. A traced float scalar counts as non-integral whatever the
-/// value it was traced with (its value changes between calls).
+/// tensor's, except that a floating-point number next to integers or bools is f32, and an
+/// integer next to bools is i64. The kind decides, never the value (2.0 is a float), so the
+/// result dtype is the same traced or not.
 DType scalar_dtype_for(const Tensor& t, const Scalar& v) {
   DType d = t.dtype();
   if (is_floating(d)) return d;
-  const bool integral =
-      v.is_integral() || (!v.is_traced() && std::floor(v.hint_double()) == v.hint_double());
-  if (d == DType::kBool) return integral ? DType::kI64 : DType::kF32;
-  return integral ? d : DType::kF32;
+  if (d == DType::kBool) return v.is_integral() ? DType::kI64 : DType::kF32;
+  return v.is_integral() ? d : DType::kF32;
 }
 
 Tensor lit(const Tensor& like, const Scalar& v) {

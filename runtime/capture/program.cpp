@@ -48,7 +48,8 @@ std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string&
   // Within one call of a compiled function, a host function reached again with equal inputs
   // (a later cache entry or the re-trace after a failed value guard) is not called again.
   HostCallMemo* memo = current_host_memo();
-  const std::string key = name + "@" + loc;
+  // The closure's type tells apart different functions given the same name at one line.
+  const std::string key = name + "@" + loc + "#" + fn.target_type().name();
   size_t occurrence = 0;
   std::vector<HostTensor> seen;
   if (memo) {

@@ -80,9 +80,11 @@ HostTensor filled_host(const TensorMeta& meta, const Scalar& value) {
     for (int64_t i = 0; i < n; ++i)
       std::memcpy(h.data.data() + static_cast<size_t>(i) * sizeof v, &v, sizeof v);
   } else {
-    const double v = value.is_integral() && meta.dtype == DType::kBool
-                         ? (value.hint_int() != 0 ? 1.0 : 0.0)
-                         : value.hint_double();
+    // Integers round to float once (as the interpreter's Full and the GLSL literal do).
+    double v = value.hint_double();
+    if (value.is_integral() && meta.dtype == DType::kBool) v = value.hint_int() != 0 ? 1.0 : 0.0;
+    if (value.is_integral() && is_floating(meta.dtype))
+      v = static_cast<double>(static_cast<float>(value.hint_int()));
     for (int64_t i = 0; i < n; ++i) h.set(i, v);
   }
   return h;
@@ -101,9 +103,18 @@ Tensor traced_scalar_tensor(const Scalar& s, DType dtype, const Loc& loc) {
 }
 
 void specialize_traced_scalar(const std::shared_ptr<TensorImpl>& t, const std::string& loc) {
-  // A traced scalar that escaped its trace keeps the value it was traced with.
-  if (t->trace && current_trace() == t->trace && t->trace_id == current_trace_id())
+  if (t->trace && current_trace() == t->trace && t->trace_id == current_trace_id() &&
+      t->trace->active) {
     t->trace->specialize_scalar(t, loc);
+    return;
+  }
+  // Outside its trace (a host function, a later trace) the value cannot be guarded: using the
+  // traced value would silently go stale on replay.
+  throw Error(invalid_argument(
+      "a traced kiln::Scalar was converted to a number outside its compiled function's trace" +
+      (loc.empty() ? std::string() : " at " + loc) +
+      " (inside a host function or after the trace ended); pass the value to the host function "
+      "as a tensor, or convert it before the call"));
 }
 
 namespace detail {

@@ -241,7 +241,12 @@ int32_t TraceContext::slot_of(const Tensor& t) {
     if (impl->slot < 0) flush({});
     return impl->slot;
   }
-  return new_slot(t);  // a concrete tensor: its value as traced
+  if (impl->literal) return new_slot(t);  // a literal's value never changes
+  // A captured tensor read by a break (a host function, a print): it must come out of a
+  // segment so that every replay reads its current contents (the slot is refilled).
+  const NodeId id = node_for(t, "");
+  flush({id});
+  return extra_slots_.at(0);
 }
 
 HostTensor TraceContext::host_read(const Tensor& t, const std::string& what,

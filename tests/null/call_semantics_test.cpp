@@ -90,6 +90,19 @@ TEST_F(CallSemantics, HostFunctionRunsOncePerCallAcrossEntriesAndRetraces) {
   EXPECT_EQ(f.stats().compiles, 2u);  // one entry per branch
 }
 
+TEST_F(CallSemantics, CapturedTensorReadByAHostStepStaysLive) {
+  Tensor w = vec({1.f, 2.f});
+  HostFunction twice = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{a[0] * 2.0}; };
+  auto f = compile([&](const Tensor& x) { return x + call_host("twice", twice, {w})[0]; },
+                   {.name = "live_weight"});
+  Tensor x = vec({10.f, 20.f});
+  EXPECT_EQ(f(x).to_vector<float>(), (std::vector<float>{12.f, 24.f}));
+  const std::vector<float> w2 = {3.f, 4.f};
+  w.copy_from(w2.data(), w2.size() * sizeof(float));
+  EXPECT_EQ(f(x).to_vector<float>(), (std::vector<float>{16.f, 28.f}));
+  EXPECT_EQ(f.stats().compiles, 1u);
+}
+
 TEST_F(CallSemantics, FullgraphNeverFallsBackToEagerPastTheLimit) {
   auto make = [](bool fullgraph) {
     return compile([](const Tensor& x) { return x * 2.0; }, {.name = "strict_limit",

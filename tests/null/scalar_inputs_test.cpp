@@ -105,6 +105,29 @@ TEST_F(ScalarInputs, ScalarSteeringControlFlowIsGuarded) {
       << f.explain().guards;
 }
 
+TEST_F(ScalarInputs, TracedScalarInsideAHostFunctionIsAnError) {
+  // A host function runs again on every replay, where a traced value cannot be guarded.
+  auto f = compile(
+      [](const Tensor& x, Scalar k) {
+        HostFunction scale = [k](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{in[0] * k.to_double()};
+        };
+        return call_host("scale", scale, {x})[0];
+      },
+      {.name = "host_scalar"});
+  EXPECT_THROW(f(floats({1.f}), 2.0), Error);
+}
+
+TEST_F(ScalarInputs, NumberKindDecidesTheDtypeNotItsValue) {
+  Tensor i = ints({1, 2});
+  EXPECT_EQ((i * 2).dtype(), DType::kI64);
+  EXPECT_EQ((i * 2.0).dtype(), DType::kF32);  // PyTorch: int tensor * Python float is float
+  auto f = compile([](const Tensor& x, Scalar s) { return x * s; }, {.name = "kind"});
+  EXPECT_EQ(f(i, 2.0).dtype(), DType::kF32);
+  EXPECT_EQ(f(i, 2).dtype(), DType::kI64);
+  EXPECT_EQ(f(i, 3).to_vector<int64_t>(), (std::vector<int64_t>{3, 6}));
+}
+
 TEST_F(ScalarInputs, ItemFeedingTensorOpsBreaksOnceAndNeverRecompiles) {
   // The seed's bad_fn_1 without the boolean-mask selection: t = mean(x).item(); x where x > t.
   auto fn = [](const Tensor& x) {
