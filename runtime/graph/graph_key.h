@@ -10,13 +10,14 @@
 /// prefixed and every alternative tagged.
 ///
 /// What the graph encoding holds, per node in order: the op, the input ids, the dtype and the
-/// concrete sizes (the meta), the symbolic shape (constants, and symbolic expressions by their
+/// concrete sizes (the meta; for symbolic dims the sizes at the hints, from which codegen takes
+/// its tile and block choices), the symbolic shape (constants, and symbolic expressions by their
 /// canonical structure: kind, symbol ids, coefficients, exponents, operands), and every field of
 /// Attrs (doubles by their bit pattern); then the graph's input, constant and output lists.
 /// Captured constants appear as their index and meta: an executable takes the constant tensors
 /// with every call, and a compiled function guards their identity separately.
-/// Not in the key: source locations (Node::loc) and symbol hints (Graph::symbol_hints), which
-/// change neither what a graph computes nor the kernels it compiles to. Printing
+/// Not in the key: source locations (Node::loc), which change neither what a graph computes
+/// nor the kernels it compiles to, and Graph::symbol_hints (the metas carry those sizes). Printing
 /// (Graph::to_string) is for people only and never keys anything.
 ///
 /// Immutable values; thread-safe.
