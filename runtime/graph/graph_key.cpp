@@ -77,9 +77,12 @@ void KeyWriter::f64s(std::span<const double> v) {
 void encode_attrs(const Attrs& attrs, KeyWriter& w) {
   // Every field, in declaration order. The structured bindings stop compiling when a field is
   // added to Attrs or Attrs::Window: add it here (one line) and bump kGraphKeyFormat.
-  const auto& [index, scalar, dtype, dims, keepdim, axis, trans_a, trans_b, range, window] = attrs;
+  const auto& [index, scalar, scalar_is_int, scalar_int, dtype, dims, keepdim, axis, trans_a,
+               trans_b, range, window] = attrs;
   w.i64(index);
   w.f64(scalar);
+  w.boolean(scalar_is_int);
+  w.i64(scalar_int);
   w.u8(static_cast<uint8_t>(dtype));
   w.i64s(dims);
   w.boolean(keepdim);

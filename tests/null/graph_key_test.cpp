@@ -153,6 +153,8 @@ TEST(GraphKey, EveryAttrsFieldCounts) {
   const std::vector<std::pair<const char*, std::function<void(Attrs&)>>> changes = {
       {"index", [](Attrs& a) { a.index = 1; }},
       {"scalar", [](Attrs& a) { a.scalar = 1e-300; }},
+      {"scalar_is_int", [](Attrs& a) { a.scalar_is_int = true; }},
+      {"scalar_int", [](Attrs& a) { a.scalar_int = (int64_t{1} << 53) + 1; }},
       {"dtype", [](Attrs& a) { a.dtype = DType::kI64; }},
       {"dims", [](Attrs& a) { a.dims = {0}; }},
       {"keepdim", [](Attrs& a) { a.keepdim = true; }},
