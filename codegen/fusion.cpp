@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "codegen/matmul_choice.h"
+
 namespace kiln {
 
 const char* fusion_rule_name(FusionRule rule) {
@@ -28,6 +30,8 @@ const char* fusion_rule_name(FusionRule rule) {
       return "epilogue_root";
     case FusionRule::kAttention:
       return "attention";
+    case FusionRule::kMatmulOperand:
+      return "matmul_operand";
   }
   return "?";
 }
@@ -168,7 +172,7 @@ std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecisio
   return m;
 }
 
-FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
+FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool rowblock) {
   const size_t n = graph.size();
   FusionDecision d;
   d.materialize.assign(n, false);
@@ -213,7 +217,13 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
   }
   d.epilogue_of.assign(n, -1);
   d.attention_of.assign(n, -1);
-  if (!fuse) return d;
+  d.note.assign(n, {});
+  if (!fuse) {
+    for (const Node& node : graph.nodes())
+      if (node.op == OpKind::MatMul)
+        d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1);
+    return d;
+  }
   const std::vector<NodeId> first = first_consumers(graph);
   if (attention) {
     for (const Node& node : graph.nodes()) {
@@ -251,6 +261,16 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
     d.materialize[cur] = true;
     d.rule[cur] = FusionRule::kEpilogueRoot;
   }
+  // A matmul whose A the row-block kernel cannot read in place gets A stored, when cheaper.
+  for (const Node& mm : graph.nodes()) {
+    if (mm.op != OpKind::MatMul || d.rule[mm.id] == FusionRule::kAttention) continue;
+    std::string note;
+    if (rule_matmul_operand(graph, d, mm, rowblock, &note)) {
+      d.materialize[mm.inputs[0]] = true;
+      d.rule[mm.inputs[0]] = FusionRule::kMatmulOperand;
+      d.note[mm.inputs[0]] = note;
+    }
+  }
   for (const Node& node : graph.nodes()) {
     if (!d.materialize[node.id] || node.op == OpKind::Input || node.op == OpKind::Constant ||
         d.attention_of[node.id] >= 0)
@@ -261,6 +281,15 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
     d.rule[mm] = FusionRule::kMatmulEpilogue;
     d.epilogue_of[node.id] = mm;
   }
+  for (const Node& node : graph.nodes()) {
+    if (d.epilogue_of[node.id] >= 0) {
+      const Node& mm = graph.node(d.epilogue_of[node.id]);
+      d.note[mm.id] = matmul_kernel_note(graph, d, mm, rowblock, node.id);
+    } else if (node.op == OpKind::MatMul && d.materialize[node.id] &&
+               d.rule[node.id] != FusionRule::kAttention) {
+      d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1);
+    }
+  }
   return d;
 }
 
@@ -269,7 +298,11 @@ std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& 
   for (const Node& node : graph.nodes()) {
     if (node.op == OpKind::Input || node.op == OpKind::Constant) continue;
     s += "%" + std::to_string(node.id) + " " + op_name(node.op) + ": " +
-         fusion_rule_name(d.rule[node.id]) + (d.materialize[node.id] ? " (stored)" : "") + "\n";
+         fusion_rule_name(d.rule[node.id]) + (d.materialize[node.id] ? " (stored)" : "") +
+         (node.id < static_cast<NodeId>(d.note.size()) && !d.note[node.id].empty()
+              ? " [" + d.note[node.id] + "]"
+              : std::string()) +
+         "\n";
   }
   return s;
 }

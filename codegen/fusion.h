@@ -32,6 +32,11 @@ enum class FusionRule {
   kAttention,        // softmax(chain(Q·Kᵀ))·V, the chain elementwise on the scores (scale,
                      // mask): one flash-style kernel with an online softmax; the scores and
                      // the probabilities are never stored
+  kMatmulOperand,    // the A operand of a matmul with a shared 2-D B, which the row-block
+                     // kernel cannot read in place (a permuted view, or elementwise arithmetic
+                     // folded into its loads): stored once by its own kernel when the cost
+                     // estimate (codegen/matmul_choice.h) says so, instead of the product
+                     // running on the tiled kernel batch by batch
 };
 const char* fusion_rule_name(FusionRule rule);
 
@@ -42,6 +47,8 @@ struct FusionDecision {
   std::vector<NodeId> attention_of;  // per stored root: the P·V matmul of the kAttention kernel
                                      // that writes it (the matmul itself, or the heads-merging
                                      // view permute(.., -2 <-> -3) + reshape of it)
+  std::vector<std::string> note;     // per node: why a matmul got its kernel, with the cost
+                                     // estimate (empty for other nodes)
 };
 
 /// The nodes of one kAttention pattern.
@@ -69,9 +76,11 @@ std::optional<AttentionMatch> rule_attention(const Graph& graph, const FusionDec
                                              const Node& pv, const std::vector<int>& uses,
                                              const std::vector<NodeId>& first);
 
-/// `attention`: whether the target runs the flash-attention kernel (subgroup shuffles).
-FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention = false);
-/// "%3 mul: inline_pointwise" lines.
+/// `attention`: whether the target runs the flash-attention kernel (subgroup shuffles);
+/// `rowblock`: whether it runs the row-block matmul kernel (kMatmulOperand applies only then).
+FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention = false,
+                             bool rowblock = false);
+/// "%3 mul: inline_pointwise" lines; a matmul's line adds its kernel and the estimate.
 std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& d);
 
 }  // namespace kiln
