@@ -503,7 +503,7 @@ std::string Emitter::load(NodeId node, const Index& index) {
 }
 
 std::string Emitter::value(NodeId id, const Index& index) {
-  if (id == override_node_) return override_expr_;
+  if (auto it = overrides_.find(id); it != overrides_.end()) return it->second;
   std::string key = std::to_string(id);
   for (const IndexExpr& e : index) key += "|" + e.expr;
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;

@@ -30,6 +30,8 @@ const char* fusion_rule_name(FusionRule rule) {
       return "epilogue_root";
     case FusionRule::kAttention:
       return "attention";
+    case FusionRule::kLayerNorm:
+      return "layer_norm";
     case FusionRule::kMatmulOperand:
       return "matmul_operand";
   }
@@ -218,6 +220,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   d.epilogue_of.assign(n, -1);
   d.attention_of.assign(n, -1);
   d.note.assign(n, {});
+  d.layer_norm_of.assign(n, -1);
   if (!fuse) {
     for (const Node& node : graph.nodes())
       if (node.op == OpKind::MatMul)
@@ -239,6 +242,21 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
       d.rule[root] = FusionRule::kAttention;
       d.attention_of[root] = m->output;
     }
+  }
+  // LayerNorms spelled out as ops: one row-norm kernel each, writing the chain's root.
+  for (const Node& node : graph.nodes()) {
+    if (node.op != OpKind::Mean) continue;
+    const std::optional<LayerNormMatch> m = rule_layer_norm(graph, d, node, uses, first);
+    if (!m) continue;
+    for (NodeId id : {m->mean, m->centred, m->square, m->var, m->shifted, m->denom, m->normed}) {
+      if (id == m->root) continue;
+      d.materialize[id] = false;
+      d.rule[id] = FusionRule::kLayerNorm;
+    }
+    if (!d.materialize[m->root]) d.rule[m->root] = FusionRule::kLayerNorm;
+    d.materialize[m->root] = true;
+    d.layer_norm_of[m->root] = static_cast<int>(d.layer_norms.size());
+    d.layer_norms.push_back(*m);
   }
   // A matmul's elementwise chain (same shape, one use each) that ends in a node folded into a
   // view, matmul, norm or reduction is stored by the matmul kernel (kEpilogueRoot).
@@ -273,7 +291,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   }
   for (const Node& node : graph.nodes()) {
     if (!d.materialize[node.id] || node.op == OpKind::Input || node.op == OpKind::Constant ||
-        d.attention_of[node.id] >= 0)
+        d.attention_of[node.id] >= 0 || d.layer_norm_of[node.id] >= 0)
       continue;
     const NodeId mm = rule_matmul_epilogue(graph, d, node, uses);
     if (mm < 0) continue;

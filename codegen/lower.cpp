@@ -336,6 +336,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     Expected<Kernel> k = unimplemented("");
     if (fusion.attention_of[n.id] >= 0) {
       k = attention_kernel(graph, fusion, n.id, options);
+    } else if (fusion.layer_norm_of[n.id] >= 0) {
+      k = layer_norm_pattern_kernel(graph, fusion, n.id, options);
     } else if (is_reduce(n.op)) {
       k = reduce_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {

@@ -35,6 +35,11 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                              const CodegenOptions& opt);
 
+/// A LayerNorm spelled out as ops (fusion.layer_norm_of[root], FusionRule::kLayerNorm) on the
+/// row-norm kernel.
+Expected<Kernel> layer_norm_pattern_kernel(const Graph& g, const FusionDecision& fusion,
+                                           NodeId root, const CodegenOptions& opt);
+
 /// The stored node whose buffer holds `id`: itself, or the source of a chain of unstored
 /// reshapes (a reshape never changes the row-major layout: embedding's [b*s, d] -> [b, s, d]).
 NodeId storage_of(const Graph& g, const FusionDecision& f, NodeId id);
