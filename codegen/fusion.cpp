@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/emit.h"
 #include "codegen/matmul_choice.h"
 
 namespace kiln {
@@ -106,7 +107,9 @@ NodeId sole_consumer(NodeId id, const std::vector<int>& uses, const std::vector<
   return uses[id] == 1 ? first[id] : -1;
 }
 
-/// permute(.., -2 <-> -3) then a reshape merging the last two dims: [.., H, S, D] -> [.., S, H*D].
+/// permute(.., -2 <-> -3) then any reshape of it: [.., H, S, D] -> [.., S, H*D] as nn writes
+/// it, or [S, B*H, D] -> [S*B, H*D] as PyTorch's exporter does. A reshape keeps the row-major
+/// order of the permuted tensor, which the attention kernel writes.
 bool merges_heads(const Node& p, const Node& r) {
   const size_t rank = p.sym.size();
   if (p.op != OpKind::Permute || rank < 3 || r.op != OpKind::Reshape) return false;
@@ -114,9 +117,7 @@ bool merges_heads(const Node& p, const Node& r) {
     const size_t want = i == rank - 3 ? rank - 2 : i == rank - 2 ? rank - 3 : i;
     if (p.attrs.dims[i] != static_cast<int64_t>(want)) return false;
   }
-  SymShape merged(p.sym.begin(), p.sym.end() - 2);
-  merged.push_back(p.sym[rank - 2] * p.sym[rank - 1]);
-  return r.sym == merged;
+  return sym_numel(r.sym) == sym_numel(p.sym);
 }
 
 }  // namespace
