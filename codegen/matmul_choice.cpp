@@ -26,7 +26,7 @@ double fill(int64_t v, int64_t unit) {
 
 std::string ms(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, v < 10 ? "%.2f ms" : "%.0f ms", v);
+  std::snprintf(buf, sizeof buf, v < 10 ? "%.3g ms" : "%.0f ms", v);
   return buf;
 }
 
