@@ -6,6 +6,7 @@
 #include "cache/disk_cache.h"
 #include "codegen/lower.h"
 #include "codegen/spirv.h"
+#include "graph/graph_key.h"
 #include "kiln/logging.h"
 
 namespace kiln {
@@ -34,21 +35,33 @@ std::string first_difference(const std::string& stored, const std::string& now) 
 
 }  // namespace
 
+std::string codegen_target_key(const CodegenOptions& options) {
+  KeyWriter w;
+  w.str("codegen");
+  w.boolean(options.fuse);
+  w.boolean(options.vectorize);
+  // Every capability, in declaration order: the structured binding stops compiling when a field
+  // is added to TargetCaps (add it here and bump kGraphKeyFormat).
+  const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, max_texel_elements,
+               max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
+               storage_buffer_16bit, storage_buffer_8bit, device_key] = options.caps;
+  w.u32(subgroup_size);
+  w.boolean(subgroup_shuffle);
+  w.boolean(subgroup_vote);
+  w.boolean(texel_rgba32f);
+  w.u64(max_texel_elements);
+  w.u32(max_workgroup_invocations);
+  w.u32(max_workgroup_count_x);
+  w.u32(max_shared_memory);
+  w.boolean(shader_int64);
+  w.boolean(storage_buffer_16bit);
+  w.boolean(storage_buffer_8bit);
+  w.str(device_key);
+  return w.take();
+}
+
 std::string graph_cache_key(const Graph& graph, const CodegenOptions& options) {
-  std::string text = graph.to_string();
-  // Source locations ("  # file:line") do not change kernels.
-  std::string stripped;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    if (size_t c = line.find("  # "); c != std::string_view::npos) line = line.substr(0, c);
-    stripped.append(line).push_back('\n');
-    pos = end + 1;
-  }
-  return stable_hash(stripped + "|fuse=" + std::to_string(options.fuse) +
-                     "|vec4=" + std::to_string(options.vectorize) + "|" + options.caps.device_key);
+  return GraphKey(graph, codegen_target_key(options)).hex();
 }
 
 Status compile_kernels(KernelPlan& plan, const CodegenOptions& options) {

@@ -323,41 +323,65 @@ Index Emitter::decompose(const std::string& linear, const SymShape& shape,
 /// Splits the non-1 dims of a reshape's input and output into consecutive groups of equal
 /// size products ([b, s, 512] -> [b, s, 8, 64]: {b}{s}{512 | 8, 64}). Returns false when the
 /// sizes do not line up that way (symbolic products that cannot be compared).
-static bool reshape_groups(const SymShape& in, const SymShape& out,
-                           std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>>* g) {
-  size_t i = 0, o = 0;
-  auto skip_ones = [](const SymShape& s, size_t& k) {
-    while (k < s.size() && is_const(s[k], 1)) ++k;
-  };
-  skip_ones(in, i), skip_ones(out, o);
-  while (i < in.size() && o < out.size()) {
-    std::vector<size_t> gi = {i}, go = {o};
-    SymInt pi = in[i++], po = out[o++];
-    while (!(pi == po)) {
-      const bool both_const = pi.is_constant() && po.is_constant();
-      bool grow_in;
-      if (both_const)
-        grow_in = pi.constant_value() < po.constant_value();
-      else if (pi.is_constant() != po.is_constant())
-        grow_in = pi.is_constant();  // a constant never equals a product holding a symbol
-      else
-        return false;
-      size_t& k = grow_in ? i : o;
-      const SymShape& s = grow_in ? in : out;
-      skip_ones(s, k);
-      if (k >= s.size()) return false;
-      (grow_in ? gi : go).push_back(k);
-      (grow_in ? pi : po) = (grow_in ? pi : po) * s[k++];
-    }
-    g->emplace_back(std::move(gi), std::move(go));
-    skip_ones(in, i), skip_ones(out, o);
+using ReshapeGroups = std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>>;
+
+static void skip_ones(const SymShape& s, size_t& k) {
+  while (k < s.size() && is_const(s[k], 1)) ++k;
+}
+
+static bool reshape_groups_from(const SymShape& in, const SymShape& out, size_t i, size_t o,
+                                ReshapeGroups* g);
+
+/// Grows the group (gi, go) of products (pi, po) until the products are equal, then groups the
+/// rest. Two unequal symbolic products ([s0] against [8*s0]) may grow on either side: both are
+/// tried, so a split such as [s1, s0, 512] -> [s1, 8*s0, 64] still finds its groups.
+static bool grow_group(const SymShape& in, const SymShape& out, std::vector<size_t>& gi,
+                       std::vector<size_t>& go, const SymInt& pi, const SymInt& po, size_t i,
+                       size_t o, ReshapeGroups* g) {
+  if (pi == po) {
+    g->emplace_back(gi, go);
+    if (reshape_groups_from(in, out, i, o, g)) return true;
+    g->pop_back();
+    return false;
   }
-  return i == in.size() && o == out.size();
+  std::vector<bool> sides;
+  if (pi.is_constant() && po.is_constant())
+    sides = {pi.constant_value() < po.constant_value()};
+  else if (pi.is_constant() != po.is_constant())
+    sides = {pi.is_constant()};  // a constant never equals a product holding a symbol
+  else
+    sides = {true, false};
+  for (bool grow_in : sides) {
+    size_t k = grow_in ? i : o;
+    const SymShape& s = grow_in ? in : out;
+    skip_ones(s, k);
+    if (k >= s.size()) continue;
+    std::vector<size_t>& grown = grow_in ? gi : go;
+    grown.push_back(k);
+    const bool ok = grow_in ? grow_group(in, out, gi, go, pi * s[k], po, k + 1, o, g)
+                            : grow_group(in, out, gi, go, pi, po * s[k], i, k + 1, g);
+    if (ok) return true;
+    grown.pop_back();
+  }
+  return false;
+}
+
+static bool reshape_groups_from(const SymShape& in, const SymShape& out, size_t i, size_t o,
+                                ReshapeGroups* g) {
+  skip_ones(in, i), skip_ones(out, o);
+  if (i >= in.size() || o >= out.size()) return i >= in.size() && o >= out.size();
+  std::vector<size_t> gi = {i}, go = {o};
+  return grow_group(in, out, gi, go, in[i], out[o], i + 1, o + 1, g);
+}
+
+static bool reshape_groups(const SymShape& in, const SymShape& out, ReshapeGroups* g) {
+  g->clear();
+  return reshape_groups_from(in, out, 0, 0, g);
 }
 
 bool Emitter::grouped_reshape_index(const SymShape& in_shape, const SymShape& out_shape,
                                     const Index& index, Index& in) {
-  std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> groups;
+  ReshapeGroups groups;
   if (!reshape_groups(in_shape, out_shape, &groups)) return false;
   for (size_t j = 0; j < in_shape.size(); ++j)
     if (is_const(in_shape[j], 1)) in[j] = {"0u", 0};
@@ -524,7 +548,7 @@ std::string Emitter::load(NodeId node, const Index& index) {
 }
 
 std::string Emitter::value(NodeId id, const Index& index) {
-  if (id == override_node_) return override_expr_;
+  if (auto it = overrides_.find(id); it != overrides_.end()) return it->second;
   std::string key = std::to_string(id);
   for (const IndexExpr& e : index) key += "|" + e.expr;
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;

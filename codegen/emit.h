@@ -97,11 +97,10 @@ class Emitter {
 
   /// The node being computed (not loaded) by this kernel.
   void set_root(NodeId root) { root_ = root; }
-  /// `node` reads as the GLSL expression `expr` (a matmul's accumulator in its epilogue).
-  void set_override(NodeId node, std::string expr) {
-    override_node_ = node;
-    override_expr_ = std::move(expr);
-  }
+  /// `node` reads as the GLSL expression `expr` (a matmul's accumulator in its epilogue, a
+  /// row norm's normalised value); several nodes may be overridden at once.
+  void set_override(NodeId node, std::string expr) { overrides_[node] = std::move(expr); }
+  void clear_overrides() { overrides_.clear(); }
   /// The output's index and its linear form in an elementwise kernel: loads of same-shaped
   /// buffers at that index read element `linear` directly (vec4 mode: vec4 group `group`).
   void set_root_index(Index index, std::string linear, std::string group = "g") {
@@ -152,8 +151,7 @@ class Emitter {
   NodeId root_ = -1;
   mutable int sizes_binding_ = -1;
   std::vector<bool> reserved_;  // push slots from add_slot: never shared by slot()
-  NodeId override_node_ = -1;
-  std::string override_expr_;
+  std::map<NodeId, std::string> overrides_;
   Index root_index_;
   std::string root_linear_, root_group_;
 };

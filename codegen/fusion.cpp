@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "codegen/emit.h"
+#include "codegen/matmul_choice.h"
+
 namespace kiln {
 
 const char* fusion_rule_name(FusionRule rule) {
@@ -28,6 +31,10 @@ const char* fusion_rule_name(FusionRule rule) {
       return "epilogue_root";
     case FusionRule::kAttention:
       return "attention";
+    case FusionRule::kLayerNorm:
+      return "layer_norm";
+    case FusionRule::kMatmulOperand:
+      return "matmul_operand";
   }
   return "?";
 }
@@ -100,7 +107,9 @@ NodeId sole_consumer(NodeId id, const std::vector<int>& uses, const std::vector<
   return uses[id] == 1 ? first[id] : -1;
 }
 
-/// permute(.., -2 <-> -3) then a reshape merging the last two dims: [.., H, S, D] -> [.., S, H*D].
+/// permute(.., -2 <-> -3) then any reshape of it: [.., H, S, D] -> [.., S, H*D] as nn writes
+/// it, or [S, B*H, D] -> [S*B, H*D] as PyTorch's exporter does. A reshape keeps the row-major
+/// order of the permuted tensor, which the attention kernel writes.
 bool merges_heads(const Node& p, const Node& r) {
   const size_t rank = p.sym.size();
   if (p.op != OpKind::Permute || rank < 3 || r.op != OpKind::Reshape) return false;
@@ -108,9 +117,7 @@ bool merges_heads(const Node& p, const Node& r) {
     const size_t want = i == rank - 3 ? rank - 2 : i == rank - 2 ? rank - 3 : i;
     if (p.attrs.dims[i] != static_cast<int64_t>(want)) return false;
   }
-  SymShape merged(p.sym.begin(), p.sym.end() - 2);
-  merged.push_back(p.sym[rank - 2] * p.sym[rank - 1]);
-  return r.sym == merged;
+  return sym_numel(r.sym) == sym_numel(p.sym);
 }
 
 }  // namespace
@@ -168,7 +175,7 @@ std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecisio
   return m;
 }
 
-FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
+FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool rowblock) {
   const size_t n = graph.size();
   FusionDecision d;
   d.materialize.assign(n, false);
@@ -213,7 +220,14 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
   }
   d.epilogue_of.assign(n, -1);
   d.attention_of.assign(n, -1);
-  if (!fuse) return d;
+  d.note.assign(n, {});
+  d.layer_norm_of.assign(n, -1);
+  if (!fuse) {
+    for (const Node& node : graph.nodes())
+      if (node.op == OpKind::MatMul)
+        d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1);
+    return d;
+  }
   const std::vector<NodeId> first = first_consumers(graph);
   if (attention) {
     for (const Node& node : graph.nodes()) {
@@ -229,6 +243,21 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
       d.rule[root] = FusionRule::kAttention;
       d.attention_of[root] = m->output;
     }
+  }
+  // LayerNorms spelled out as ops: one row-norm kernel each, writing the chain's root.
+  for (const Node& node : graph.nodes()) {
+    if (node.op != OpKind::Mean) continue;
+    const std::optional<LayerNormMatch> m = rule_layer_norm(graph, d, node, uses, first);
+    if (!m) continue;
+    for (NodeId id : {m->mean, m->centred, m->square, m->var, m->shifted, m->denom, m->normed}) {
+      if (id == m->root) continue;
+      d.materialize[id] = false;
+      d.rule[id] = FusionRule::kLayerNorm;
+    }
+    if (!d.materialize[m->root]) d.rule[m->root] = FusionRule::kLayerNorm;
+    d.materialize[m->root] = true;
+    d.layer_norm_of[m->root] = static_cast<int>(d.layer_norms.size());
+    d.layer_norms.push_back(*m);
   }
   // A matmul's elementwise chain (same shape, one use each) that ends in a node folded into a
   // view, matmul, norm or reduction is stored by the matmul kernel (kEpilogueRoot).
@@ -251,15 +280,34 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention) {
     d.materialize[cur] = true;
     d.rule[cur] = FusionRule::kEpilogueRoot;
   }
+  // A matmul whose A the row-block kernel cannot read in place gets A stored, when cheaper.
+  for (const Node& mm : graph.nodes()) {
+    if (mm.op != OpKind::MatMul || d.rule[mm.id] == FusionRule::kAttention) continue;
+    std::string note;
+    if (rule_matmul_operand(graph, d, mm, rowblock, &note)) {
+      d.materialize[mm.inputs[0]] = true;
+      d.rule[mm.inputs[0]] = FusionRule::kMatmulOperand;
+      d.note[mm.inputs[0]] = note;
+    }
+  }
   for (const Node& node : graph.nodes()) {
     if (!d.materialize[node.id] || node.op == OpKind::Input || node.op == OpKind::Constant ||
-        d.attention_of[node.id] >= 0)
+        d.attention_of[node.id] >= 0 || d.layer_norm_of[node.id] >= 0)
       continue;
     const NodeId mm = rule_matmul_epilogue(graph, d, node, uses);
     if (mm < 0) continue;
     d.materialize[mm] = false;
     d.rule[mm] = FusionRule::kMatmulEpilogue;
     d.epilogue_of[node.id] = mm;
+  }
+  for (const Node& node : graph.nodes()) {
+    if (d.epilogue_of[node.id] >= 0) {
+      const Node& mm = graph.node(d.epilogue_of[node.id]);
+      d.note[mm.id] = matmul_kernel_note(graph, d, mm, rowblock, node.id);
+    } else if (node.op == OpKind::MatMul && d.materialize[node.id] &&
+               d.rule[node.id] != FusionRule::kAttention) {
+      d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1);
+    }
   }
   return d;
 }
@@ -269,7 +317,11 @@ std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& 
   for (const Node& node : graph.nodes()) {
     if (node.op == OpKind::Input || node.op == OpKind::Constant) continue;
     s += "%" + std::to_string(node.id) + " " + op_name(node.op) + ": " +
-         fusion_rule_name(d.rule[node.id]) + (d.materialize[node.id] ? " (stored)" : "") + "\n";
+         fusion_rule_name(d.rule[node.id]) + (d.materialize[node.id] ? " (stored)" : "") +
+         (node.id < static_cast<NodeId>(d.note.size()) && !d.note[node.id].empty()
+              ? " [" + d.note[node.id] + "]"
+              : std::string()) +
+         "\n";
   }
   return s;
 }

@@ -32,8 +32,27 @@ enum class FusionRule {
   kAttention,        // softmax(chain(Q·Kᵀ))·V, the chain elementwise on the scores (scale,
                      // mask): one flash-style kernel with an online softmax; the scores and
                      // the probabilities are never stored
+  kLayerNorm,        // a LayerNorm spelled out as ops (opset < 17 exporters): mean, centring,
+                     // variance, (var + eps) and the division (or rsqrt product), then any
+                     // elementwise chain (scale, shift) up to a stored root: one row-norm kernel
+                     // computing exactly the graph's expressions per element
+  kMatmulOperand,    // the A operand of a matmul with a shared 2-D B, which the row-block
+                     // kernel cannot read in place (a permuted view, or elementwise arithmetic
+                     // folded into its loads): stored once by its own kernel when the cost
+                     // estimate (codegen/matmul_choice.h) says so, instead of the product
+                     // running on the tiled kernel batch by batch
 };
 const char* fusion_rule_name(FusionRule rule);
+
+/// The nodes of one kLayerNorm pattern over the trailing `dims` dims of x:
+/// mean = mean(x), centred = x - mean, square = centred² (pow(centred, p) or centred·centred),
+/// var = mean(square), shifted = var + eps, normed = centred / sqrt(shifted) (or
+/// centred · rsqrt(shifted)), then root = an elementwise chain of normed (normed itself if none).
+struct LayerNormMatch {
+  NodeId x = -1, mean = -1, centred = -1, square = -1, var = -1, shifted = -1, denom = -1,
+         normed = -1, root = -1;
+  int64_t dims = 0;
+};
 
 struct FusionDecision {
   std::vector<bool> materialize;     // per node; sources (input/constant) are always buffers
@@ -42,6 +61,10 @@ struct FusionDecision {
   std::vector<NodeId> attention_of;  // per stored root: the P·V matmul of the kAttention kernel
                                      // that writes it (the matmul itself, or the heads-merging
                                      // view permute(.., -2 <-> -3) + reshape of it)
+  std::vector<int> layer_norm_of;    // per stored root: index into layer_norms, or -1
+  std::vector<LayerNormMatch> layer_norms;
+  std::vector<std::string> note;  // per node: why a matmul got its kernel, with the cost
+                                  // estimate (empty for other nodes)
 };
 
 /// The nodes of one kAttention pattern.
@@ -69,9 +92,19 @@ std::optional<AttentionMatch> rule_attention(const Graph& graph, const FusionDec
                                              const Node& pv, const std::vector<int>& uses,
                                              const std::vector<NodeId>& first);
 
-/// `attention`: whether the target runs the flash-attention kernel (subgroup shuffles).
-FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention = false);
-/// "%3 mul: inline_pointwise" lines.
+/// The kLayerNorm pattern whose variance is the reduction `var` (f32, the two means over the
+/// same trailing dims with keepdim, every intermediate used only inside the pattern, eps and
+/// the exponent single elements), or nullopt. Its root is the first stored node of the
+/// elementwise single-use chain after `normed`, or the chain's end.
+std::optional<LayerNormMatch> rule_layer_norm(const Graph& graph, const FusionDecision& d,
+                                              const Node& var, const std::vector<int>& uses,
+                                              const std::vector<NodeId>& first);
+
+/// `attention`: whether the target runs the flash-attention kernel (subgroup shuffles);
+/// `rowblock`: whether it runs the row-block matmul kernel (kMatmulOperand applies only then).
+FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention = false,
+                             bool rowblock = false);
+/// "%3 mul: inline_pointwise" lines; a matmul's line adds its kernel and the estimate.
 std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& d);
 
 }  // namespace kiln

@@ -325,7 +325,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     if (!symbolic && n.meta.numel() > kMaxKernelElements)
       return unimplemented("node %" + std::to_string(n.id) + " (" + n.meta.str() +
                            "): tensors over 2^32 elements need 64-bit indexing");
-  FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps));
+  FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps),
+                                        rowblock_supported(options.caps));
   KernelPlan plan;
   plan.fusion_log = fusion_decision_to_string(graph, fusion);
   plan.graph_key = graph_cache_key(graph, options);
@@ -335,6 +336,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     Expected<Kernel> k = unimplemented("");
     if (fusion.attention_of[n.id] >= 0) {
       k = attention_kernel(graph, fusion, n.id, options);
+    } else if (fusion.layer_norm_of[n.id] >= 0) {
+      k = layer_norm_pattern_kernel(graph, fusion, n.id, options);
     } else if (is_reduce(n.op)) {
       k = reduce_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {

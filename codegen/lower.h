@@ -16,8 +16,11 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
 /// the persistent cache when it holds it (codegen/compile_cache.cpp, docs/cache.md).
 Status compile_kernels(KernelPlan& plan, const CodegenOptions& options);
 
-/// Key of the persisted record of `graph` compiled with `options` (graph text without source
-/// locations, fusion and vec4 switches, device identity).
+/// Key of the persisted record of `graph` compiled with `options`: GraphKey::hex() of the graph
+/// (its structure, graph/graph_key.h) under codegen_target_key(options).
 std::string graph_cache_key(const Graph& graph, const CodegenOptions& options);
+/// The canonical encoding of `options` (fusion and vec4 switches, every target capability and
+/// the device identity) as a GraphKey target.
+std::string codegen_target_key(const CodegenOptions& options);
 
 }  // namespace kiln

@@ -35,14 +35,21 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                              const CodegenOptions& opt);
 
+/// A LayerNorm spelled out as ops (fusion.layer_norm_of[root], FusionRule::kLayerNorm) on the
+/// row-norm kernel.
+Expected<Kernel> layer_norm_pattern_kernel(const Graph& g, const FusionDecision& fusion,
+                                           NodeId root, const CodegenOptions& opt);
+
 /// The stored node whose buffer holds `id`: itself, or the source of a chain of unstored
 /// reshapes (a reshape never changes the row-major layout: embedding's [b*s, d] -> [b, s, d]).
 NodeId storage_of(const Graph& g, const FusionDecision& f, NodeId id);
 
-/// MatMul fast path (codegen/lower_matmul_rowblock.cpp): f32, A and B stored, B without batch
-/// dims, K a constant multiple of 4 (and N too for A·B), a device with subgroup shuffles.
-bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& n,
-                      const TargetCaps& caps);
+/// Whether the target runs the row-block matmul kernel: subgroup shuffles over 8+ lanes.
+inline bool rowblock_supported(const TargetCaps& caps) {
+  return caps.subgroup_shuffle && caps.subgroup_size >= 8 && caps.max_workgroup_invocations >= 64;
+}
+/// MatMul fast path (codegen/lower_matmul_rowblock.cpp), chosen by matmul_uses_rowblock
+/// (codegen/matmul_choice.h).
 Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                         const CodegenOptions& opt, NodeId epilogue_root);
 /// The GLSL statements and value that store element `linear` of a matmul kernel's output: the

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "codegen/lower_internal.h"
+#include "codegen/matmul_choice.h"
 
 namespace kiln {
 namespace {
@@ -120,25 +121,6 @@ std::string matmul_output_value(Emitter& e, const Graph& g, NodeId matmul, NodeI
   return body;
 }
 
-/// True when the epilogue chain of `root` loads one of the matmul's operands (x + x·W): the
-/// row-block kernel binds its operands as vec4 or texel buffers and may window them by rows, so
-/// such an epilogue goes through the tiled kernel.
-static bool epilogue_reads_operands(const Graph& g, const FusionDecision& fusion, NodeId root,
-                                    const Node& matmul) {
-  const NodeId a = storage_of(g, fusion, matmul.inputs[0]),
-               b = storage_of(g, fusion, matmul.inputs[1]);
-  std::vector<NodeId> stack = {root};
-  while (!stack.empty()) {
-    const Node& n = g.node(stack.back());
-    stack.pop_back();
-    if (n.id == matmul.id) continue;
-    if (n.id == matmul.inputs[0] || n.id == matmul.inputs[1] || n.id == a || n.id == b) return true;
-    if (n.id != root && fusion.materialize[n.id]) continue;
-    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
-  }
-  return false;
-}
-
 // An epilogue kernel computes the matmul too: it is among the fused nodes, and named for both.
 void mark_epilogue(Kernel& k, const Node& matmul, const Node& root) {
   k.fused_nodes.push_back(matmul.id);
@@ -149,9 +131,7 @@ void mark_epilogue(Kernel& k, const Node& matmul, const Node& root) {
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt, NodeId epilogue_root) {
   const Node& n = g.node(root);
-  if (rowblock_applies(g, fusion, n, opt.caps) &&
-      (epilogue_root < 0 || (g.node(epilogue_root).meta.dtype == DType::kF32 &&
-                             !epilogue_reads_operands(g, fusion, epilogue_root, n))))
+  if (matmul_uses_rowblock(g, fusion, n, rowblock_supported(opt.caps), epilogue_root))
     return matmul_rowblock_kernel(g, fusion, root, opt, epilogue_root);
   const NodeId a_id = n.inputs[0], b_id = n.inputs[1];
   const SymShape &sa = g.node(a_id).sym, &sb = g.node(b_id).sym;

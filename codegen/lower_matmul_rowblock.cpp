@@ -22,12 +22,6 @@ struct RowBlockShape {
   uint32_t cols = 0;  // A·Bᵀ: scalar columns per invocation; A·B: vec4 columns
 };
 
-bool stored(const Graph& g, const FusionDecision& f, NodeId id) {
-  id = storage_of(g, f, id);
-  const Node& n = g.node(id);
-  return n.op == OpKind::Input || n.op == OpKind::Constant || f.materialize[id];
-}
-
 std::string u(uint32_t v) {
   return std::to_string(v) + "u";
 }
@@ -152,27 +146,6 @@ bool use_texel_operands(const Node& a, const Node& b, const TargetCaps& caps) {
 NodeId storage_of(const Graph& g, const FusionDecision& f, NodeId id) {
   while (g.node(id).op == OpKind::Reshape && !f.materialize[id]) id = g.node(id).inputs[0];
   return id;
-}
-
-bool rowblock_applies(const Graph& g, const FusionDecision& fusion, const Node& n,
-                      const TargetCaps& caps) {
-  if (!caps.subgroup_shuffle || caps.subgroup_size < 8 || caps.max_workgroup_invocations < 64)
-    return false;
-  const Node &a = g.node(n.inputs[0]), &b = g.node(n.inputs[1]);
-  if (n.meta.dtype != DType::kF32 || a.meta.dtype != DType::kF32 || b.meta.dtype != DType::kF32)
-    return false;
-  if (a.sym.size() < 2 || b.sym.size() != 2 || n.attrs.trans_a) return false;
-  if (!stored(g, fusion, a.id) || !stored(g, fusion, b.id)) return false;
-  // One buffer cannot be two differently typed bindings.
-  if (storage_of(g, fusion, a.id) == storage_of(g, fusion, b.id)) return false;
-  const SymInt& k = a.sym.back();
-  if (!k.is_constant() || k.constant_value() <= 0 || k.constant_value() % 4 != 0) return false;
-  if (!n.attrs.trans_b) {
-    const SymInt& cols = b.sym[1];
-    if (!cols.is_constant() || cols.constant_value() <= 0 || cols.constant_value() % 4 != 0)
-      return false;
-  }
-  return true;
 }
 
 Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

@@ -171,7 +171,9 @@ Expected<std::string> preprocess_glsl(const std::string& template_name,
 
 Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const std::string& name,
                                              const PersistentKey& persist) {
-  std::string key = stable_hash(source);
+  // The memo is keyed by the whole source, so no two kernels can share an entry by a hash
+  // collision.
+  const std::string& key = source;
   {
     Memo& m = memo();
     std::lock_guard<std::mutex> lock(m.mu);

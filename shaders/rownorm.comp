@@ -5,8 +5,11 @@
 //   float kiln_load(uint row, uint r)            the input (with its fused prologue)
 //   void kiln_store(uint row, uint r, float v)   the store (layer_norm: scale and shift)
 // and the macros KILN_LOCAL_SIZE (a power of two), KILN_ROWS, KILN_R, KILN_MODE
-// (0 softmax, 1 log_softmax, 2 layer_norm), KILN_EPS and KILN_THREAD_ROWS: 1 runs one row per
-// invocation with no shared memory or barriers (short rows), 0 one row per workgroup.
+// (0 softmax, 1 log_softmax, 2 layer_norm), KILN_THREAD_ROWS: 1 runs one row per invocation
+// with no shared memory or barriers (short rows), 0 one row per workgroup, and for layer_norm
+// KILN_SQUARE(d) (a centred value's square), KILN_SHIFT(v) (the variance plus eps) and
+// KILN_NORMALIZE(d, t) (a centred value over sqrt(t)): exactly the graph's expressions when
+// the norm was spelled out as ops (FusionRule::kLayerNorm).
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -70,11 +73,11 @@ void main() {
     float q = 0.0;
     for (uint r = lid; r < KILN_R; r += KILN_LANES) {
       const float d = kiln_load(row, r) - mean;
-      q += d * d;
+      q += KILN_SQUARE(d);
     }
-    const float rstd = inversesqrt(kiln_row_sum(q) / float(KILN_R) + KILN_EPS);
+    const float t = KILN_SHIFT(kiln_row_sum(q) / float(KILN_R));
     for (uint r = lid; r < KILN_R; r += KILN_LANES)
-      kiln_store(row, r, (kiln_load(row, r) - mean) * rstd);
+      kiln_store(row, r, KILN_NORMALIZE(kiln_load(row, r) - mean, t));
 #else
     float m = -KILN_INF;
     for (uint r = lid; r < KILN_R; r += KILN_LANES) m = kiln_maximum(m, kiln_load(row, r));

@@ -10,6 +10,7 @@
 #include "capture/tensor_impl.h"
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
+#include "graph/graph_key.h"
 #include "kiln/logging.h"
 #include "vk/device.h"
 
@@ -83,6 +84,15 @@ std::vector<SymInt> nonempty_sizes(const Graph& g) {
 }
 
 }  // namespace
+
+std::string Executable::target_key(Device device, const CompileOptions& options) {
+  KeyWriter w;
+  w.str("executable");
+  w.u8(static_cast<uint8_t>(device.kind()));
+  w.boolean(options.fuse && !env_flag("KILN_DISABLE_FUSION"));
+  w.boolean(options.vectorize && !env_flag("KILN_DISABLE_VEC4"));
+  return w.take();
+}
 
 Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device device,
                                                          const CompileOptions& options) {

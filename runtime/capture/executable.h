@@ -29,6 +29,11 @@ class Executable {
   /// Plans, compiles and creates pipelines for `graph` on `device`.
   static Expected<std::shared_ptr<Executable>> create(Graph graph, Device device,
                                                       const CompileOptions& options);
+  /// The canonical encoding of what create() depends on besides the graph: the device and the
+  /// codegen switches in effect (CompileOptions::fuse / vectorize after the KILN_DISABLE_FUSION
+  /// and KILN_DISABLE_VEC4 kill switches). With the graph it makes the GraphKey of the in-memory
+  /// caches of executables (graph/graph_key.h). The name is left out: it only labels logs.
+  static std::string target_key(Device device, const CompileOptions& options);
 
   /// inputs[i] feeds Input index i, constants[j] Constant index j. Returns the graph outputs.
   /// `symbol_values`: for a symbolic graph, one value per symbol id (at least num_symbols());

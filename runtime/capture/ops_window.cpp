@@ -1,6 +1,6 @@
 // The Tensor op functions an ONNX front end needs beyond the transformer set: pow, abs, sign,
 // gather_nd, conv and the pools. Window attributes are completed here (empty vectors take
-// their defaults), so a graph's printed attributes, and with them its cache keys, are canonical.
+// their defaults), so a graph's attributes, and with them its structural key, are canonical.
 #include <string>
 
 #include "capture/trace.h"

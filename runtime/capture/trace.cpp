@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <cstdio>
-#include <mutex>
 
+#include "capture/executable_cache.h"
 #include "eager/interpreter.h"
 #include "kiln/logging.h"
 
@@ -193,7 +193,7 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
   if (has_work) {
     graph_.set_outputs(outs);
     graph_.canonicalize(*env_);
-    std::string key = graph_.to_string();
+    const GraphKey key(graph_, Executable::target_key(device_, options_));
     std::shared_ptr<Executable>& exe = (*cache_)[key];
     if (!exe) exe = value_or_throw(Executable::create(graph_, device_, options_));
     std::vector<Tensor> in;
@@ -439,22 +439,15 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
       throw Error(result.status().with_context(std::string(op_name(op)) + " at " + where));
     return from_host(std::move(result->at(0)), dev);
   }
-  // Device eager: one kernel per op; equal ops share their compiled executable.
-  static std::mutex mu;
-  static SegmentCache cache;
-  std::string key = g.to_string();
-  std::shared_ptr<Executable> exe;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) exe = it->second;
-  }
+  // Device eager: one kernel per op; structurally equal ops share their compiled executable.
+  CompileOptions options;
+  options.name = op_name(op);
+  const GraphKey key(g, Executable::target_key(dev, options));
+  ExecutableCache& cache = eager_executable_cache();
+  std::shared_ptr<Executable> exe = cache.find(key);
   if (!exe) {
-    CompileOptions options;
-    options.name = op_name(op);
     exe = value_or_throw(Executable::create(g, dev, options));
-    std::lock_guard<std::mutex> lock(mu);
-    cache.emplace(key, exe);
+    cache.insert(key, exe);
   }
   return value_or_throw(exe->run(args, {})).at(0);
 }

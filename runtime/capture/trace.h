@@ -16,6 +16,7 @@
 #include "capture/program.h"
 #include "capture/tensor_impl.h"
 #include "graph/graph.h"
+#include "graph/graph_key.h"
 #include "kiln/compile.h"
 
 namespace kiln {
@@ -27,9 +28,10 @@ struct CapturedConstant {
   std::string loc;  // where it was first used
 };
 
-/// Compiled segments shared by every trace of one compiled function, keyed by graph text, so
-/// that a re-trace reuses the segments that did not change.
-using SegmentCache = std::map<std::string, std::shared_ptr<Executable>>;
+/// Compiled segments shared by every trace of one compiled function, keyed by the segment's
+/// structure and target (graph/graph_key.h), so that a re-trace reuses the segments that did not
+/// change. Bounded by the function's recompile limit.
+using SegmentCache = std::unordered_map<GraphKey, std::shared_ptr<Executable>, GraphKeyHash>;
 
 /// How one dim of an argument is traced.
 struct DimPolicy {

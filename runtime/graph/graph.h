@@ -58,7 +58,9 @@ class Graph {
   /// The ShapeEnv that symbolic decisions record their guards in (not owned; may be null).
   void set_shape_env(ShapeEnv* env) { env_ = env; }
   /// The value each symbol had when the graph was recorded (indexed by symbol id); codegen
-  /// takes size-dependent heuristics from these. Empty for static graphs.
+  /// takes size-dependent heuristics from these. Empty for static graphs. Not encoded in the
+  /// graph's GraphKey (graph/graph_key.h) themselves: the node metas, which are, hold the sizes
+  /// at the hints.
   const std::vector<int64_t>& symbol_hints() const { return hints_; }
   void set_symbol_hints(std::vector<int64_t> hints) { hints_ = std::move(hints); }
   /// True when some node's shape mentions a symbol.
@@ -81,7 +83,8 @@ class Graph {
 
   /// Number of consumers of each node (graph outputs count as one use each).
   std::vector<int> use_counts() const;
-  /// Readable listing, one node a line: "%3 = add(%1, %2) : f32[4, 8]  # model.cpp:12".
+  /// Readable listing, one node a line: "%3 = add(%1, %2) : f32[4, 8]  # model.cpp:12". For
+  /// people only: it rounds constants and omits attributes; caches key on GraphKey.
   std::string to_string() const;
   /// Checks topological order, arities, ids, and that each node's meta matches its rule.
   Status verify() const;

@@ -4,6 +4,7 @@
 // -inf, the heads-merging store, and one compile serving every length of a symbolic graph.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -61,6 +62,23 @@ TEST_F(DeviceAttention, MatchesTheInterpreter) {
     };
     Tensor q = rnd(DType::kF32, qs), k = rnd(DType::kF32, ks), v = rnd(DType::kF32, vs);
     check("attention q" + sh(qs) + " k" + sh(ks) + " v" + sh(vs), kTol, fn, q, k, v);
+    EXPECT_EQ(kernels_of(fn, q, k, v), std::vector<std::string>{"k0_attention"}) << sh(qs);
+  }
+}
+
+// PyTorch's exporter merges the heads of a [B*H, S, D] output as permute([1, 0, 2]) and a
+// reshape to [S*B, H*D]: the kernel writes that layout itself (one kernel), matching the
+// interpreter, for odd lengths and batches.
+TEST_F(DeviceAttention, ExportersHeadMerge) {
+  for (const auto& [b, h, s, d] : std::vector<std::array<int64_t, 4>>{
+           {2, 4, 7, 8}, {1, 2, 33, 16}, {3, 1, 1, 8}, {2, 2, 70, 64}}) {
+    const Shape qs{b * h, s, d};
+    auto fn = [b, h, s, d](const Tensor& q, const Tensor& k, const Tensor& v) {
+      Tensor o = attention(q, k, v, 0.25);
+      return reshape(permute(o, {1, 0, 2}), {s * b, h * d});
+    };
+    Tensor q = rnd(DType::kF32, qs), k = rnd(DType::kF32, qs), v = rnd(DType::kF32, qs);
+    check("attention_head_merge" + sh(qs), kTol, fn, q, k, v);
     EXPECT_EQ(kernels_of(fn, q, k, v), std::vector<std::string>{"k0_attention"}) << sh(qs);
   }
 }

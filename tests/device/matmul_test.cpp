@@ -199,6 +199,44 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
   }
 }
 
+// Operands the row-block kernel cannot read in place (codegen/matmul_choice.h): the exporter's
+// [B, S, E] -> [S, B, E] transpose before a linear, and a norm's arithmetic folded into A's
+// loads. A is stored by one kernel and the product runs on the row-block kernel over all rows,
+// never on the tiled kernel batch by batch; the values match the interpreter's.
+TEST_F(DeviceMatmul, PermutedAndComputedOperands) {
+  for (Shape x_shape : {Shape{3, 5, 16}, Shape{1, 1, 8}, Shape{4, 33, 64}, Shape{2, 17, 12}}) {
+    for (bool tb : {true, false}) {
+      const Dim e = x_shape[2], n = 20;
+      MCase c{x_shape, tb ? Shape{n, e} : Shape{e, n}, false, tb};
+      run_fn(c, kF32, kF32, "permuted_linear", [tb](const Tensor& x, const Tensor& w) {
+        return matmul(permute(x, {1, 0, 2}), w, false, tb);
+      });
+      run_fn(c, kF32, kF32, "computed_linear", [tb](const Tensor& x, const Tensor& w) {
+        return matmul(add(mul(x, scalar(0.5)), scalar(1.0)), w, false, tb);
+      });
+    }
+  }
+  auto linear = compile(
+      [](const Tensor& x, const Tensor& w, const Tensor& b) {
+        return matmul(permute(x, {1, 0, 2}), w, false, true) + b;
+      },
+      {.name = "permuted_linear"});
+  Tensor x = rnd(kF32, {4, 40, 32}, Dist{-1, 1}), w = rnd(kF32, {24, 32}, Dist{-1, 1}),
+         b = rnd(kF32, {24}, Dist{-1, 1});
+  Tensor y = linear(x.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
+  test::expect_close(y.to(Device::cpu()), matmul(permute(x, {1, 0, 2}), w, false, true) + b,
+                     Tol{1e-5, 1e-5}, "permuted_linear");
+  const std::vector<EntryInfo> entries = linear.entries();
+  ASSERT_EQ(entries.size(), 1u);
+  auto dev = vk::VulkanDevice::default_device();
+  ASSERT_TRUE(dev.ok());
+  if ((*dev)->info().subgroup_shuffle && (*dev)->info().subgroup_size >= 8) {
+    ASSERT_EQ(entries[0].kernels.size(), 2u) << entries[0].graph;
+    EXPECT_NE(entries[0].kernels[0].find("permute"), std::string::npos) << entries[0].kernels[0];
+    EXPECT_NE(entries[0].kernels[1].find("matmul_add"), std::string::npos);
+  }
+}
+
 // A linear layer whose output exceeds maxStorageBufferRange (the seed's vocabulary head at long
 // sequences) runs as several dispatches over row ranges, binding windows of A and C; the
 // epilogue (a bias) reads at the global row. Compared with a CPU computation on sampled rows.

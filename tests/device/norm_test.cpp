@@ -46,6 +46,51 @@ TEST_F(DeviceNorm, SoftmaxF16AndLargeRows) {
       "softmax long rows", Tol{2e-5, 1e-8}, [](const Tensor& t) { return softmax(t, 1); }, big);
 }
 
+// A LayerNorm spelled out as ops, as ONNX exporters before opset 17 write it (PyTorch's
+// ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, and the rsqrt form), runs as one row-norm
+// kernel (FusionRule::kLayerNorm) and matches the interpreter.
+TEST_F(DeviceNorm, SpelledOutLayerNorm) {
+  auto spelled = [](bool rsqrt_form, int k) {
+    return [rsqrt_form, k](const Tensor& t, const Tensor& wt, const Tensor& bt) {
+      std::vector<int64_t> axes;
+      for (int64_t d = t.dim() - k; d < t.dim(); ++d) axes.push_back(d);
+      Tensor c = t - mean(t, axes, true);
+      Tensor sq = rsqrt_form ? c * c : pow(c, scalar(2.0));
+      Tensor shifted = mean(sq, axes, true) + scalar(1e-5);
+      Tensor normed = rsqrt_form ? rsqrt(shifted) * c : c / sqrt(shifted);
+      return normed * wt + bt;
+    };
+  };
+  struct Case {
+    Shape x;
+    int k;
+  };
+  for (bool rsqrt_form : {false, true}) {
+    for (const Case& c : std::vector<Case>{{{4, 8}, 1},
+                                           {{3, 5, 7}, 2},
+                                           {{1, 1}, 1},
+                                           {{3, 300}, 1},
+                                           {{0, 6}, 1},
+                                           {{2, 3, 64}, 1}}) {
+      Shape norm(c.x.end() - c.k, c.x.end());
+      Tensor x = rnd(DType::kF32, c.x, Dist{-3, 3});
+      Tensor w = rnd(DType::kF32, norm, Dist{0.5, 1.5});
+      Tensor b = rnd(DType::kF32, norm, Dist{-1, 1});
+      check("spelled_layer_norm" + sh(c.x) + " k=" + std::to_string(c.k) +
+                (rsqrt_form ? " rsqrt" : " sqrt"),
+            Tol{2e-5, 2e-5}, spelled(rsqrt_form, c.k), x, w, b);
+    }
+  }
+  auto compiled = compile(spelled(false, 1), {.name = "spelled_layer_norm"});
+  Tensor x = rnd(DType::kF32, {6, 40}, Dist{-3, 3});
+  Tensor w = rnd(DType::kF32, {40}, Dist{0.5, 1.5}), b = rnd(DType::kF32, {40}, Dist{-1, 1});
+  compiled(x.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
+  const std::vector<EntryInfo> entries = compiled.entries();
+  ASSERT_EQ(entries.size(), 1u);
+  ASSERT_EQ(entries[0].kernels.size(), 1u) << entries[0].graph;
+  EXPECT_NE(entries[0].kernels[0].find("layer_norm"), std::string::npos);
+}
+
 TEST_F(DeviceNorm, LayerNormOverTrailingDims) {
   struct Case {
     Shape x;

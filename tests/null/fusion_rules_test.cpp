@@ -236,5 +236,32 @@ TEST(FusionRules, AttentionLegality) {
   }
 }
 
+// PyTorch's exporter merges the heads of a [B*H, S, D] attention output as
+// permute([1, 0, 2]) -> [S, B*H, D] then reshape -> [S*B, H*D]: the attention kernel writes that
+// layout directly, and the out-projection reads it in place on the row-block kernel.
+TEST(FusionRules, AttentionStoresTheExportersHeadMerge) {
+  Graph g;
+  NodeId q = g.add_input({DType::kF32, {8, 10, 16}});
+  NodeId k = g.add_input({DType::kF32, {8, 10, 16}});
+  NodeId v = g.add_input({DType::kF32, {8, 10, 16}});
+  NodeId mask = g.add_input({DType::kF32, {10, 10}});
+  NodeId w = g.add_input({DType::kF32, {64, 64}});
+  NodeId s = add(g, OpKind::MatMul, {q, k}, trans_b());
+  NodeId masked = add(g, OpKind::Add, {s, mask});
+  NodeId sm = add(g, OpKind::Softmax, {masked}, axis(-1));
+  NodeId out = add(g, OpKind::MatMul, {sm, v});
+  NodeId p = add(g, OpKind::Permute, {out}, dims({1, 0, 2}));
+  NodeId r = add(g, OpKind::Reshape, {p}, dims({20, 64}));
+  NodeId y = add(g, OpKind::MatMul, {r, w}, trans_b());
+  g.set_outputs({y});
+  const FusionDecision d = decide_fusion(g, true, true, true);
+  EXPECT_EQ(d.attention_of[r], out);
+  EXPECT_TRUE(d.materialize[r]);
+  KernelPlan plan = plan_and_compile(g);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(plan.kernels[0].variant, KernelVariant::kAttention);
+  EXPECT_EQ(plan.kernels[1].variant, KernelVariant::kMatmulRowBlock);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -3,6 +3,7 @@
 // 1-D operands, batch broadcasting, dtypes and capped grids.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,41 @@ TEST(MatmulCodegen, RowBlockRowsSlotIsNotShared) {
   for (const SymExpr& e : kern.size_slots) holding_s0 += e == s0.expr();
   EXPECT_GE(holding_s0, 2u);
   EXPECT_GE(kern.size_slots.size(), 3u);  // rows, first row, and s0 for N
+}
+
+// The exporter's head split under dynamic axes, [s1, s0, 512] -> [s1, 8*s0, 64]: the emitter
+// groups {s1}{s0, 512 | 8*s0, 64} (the symbolic products s0 and 8*s0 grow on either side), so
+// the load divides by constants only, never by a push-constant size.
+TEST(MatmulCodegen, SymbolicHeadSplitIndexesWithConstantDivisors) {
+  ShapeEnv env;
+  const SymInt s0(env.symbol(env.create_symbol(4, "input 0 dim 0")));
+  const SymInt s1(env.symbol(env.create_symbol(6, "input 0 dim 1")));
+  Graph g;
+  g.set_shape_env(&env);
+  NodeId x = g.add_input({DType::kF32, {6, 4, 512}}, "", {s1, s0, SymInt(512)});
+  Attrs shape;
+  shape.dims = {6, 32, 64};
+  NodeId r =
+      value_or_throw(g.add(OpKind::Reshape, {x}, shape, "", {s1, SymInt(8) * s0, SymInt(64)}));
+  NodeId y = value_or_throw(g.add(OpKind::Relu, {r}));
+  g.set_outputs({y});
+  g.canonicalize(env);
+  CodegenOptions opt;
+  opt.caps = TargetCaps::generic();
+  KernelPlan plan = value_or_throw(plan_kernels(g, opt));
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  const std::string& glsl = plan.kernels[0].glsl;
+  // The reshape's input index (the `r` variables) divides by 512 only; without the grouping it
+  // is decomposed from the row-major linear index with divisions by the size slots.
+  size_t r_lines = 0;
+  std::istringstream lines(glsl);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("const uint r") == std::string::npos) continue;
+    ++r_lines;
+    EXPECT_EQ(line.find("kiln_pc"), std::string::npos) << line;
+  }
+  EXPECT_GE(r_lines, 2u) << glsl;
+  EXPECT_NE(glsl.find("512u"), std::string::npos);
 }
 
 }  // namespace

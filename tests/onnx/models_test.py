@@ -68,6 +68,25 @@ for model, inputs, outputs in (("mlp", ["x"], ["y"]), ("encoder", ["ids"], ["log
     check(stats.get("dynamic_compiles") == "1", "%s: the compile is not symbolic" % model)
     check(stats.get("graph_breaks") == "0", "%s: %s graph breaks" % (model, stats.get("graph_breaks")))
 
+# The exported encoder's kernels on a device: no matmul on the tiled kernel for want of a stored
+# A (the exporter's [S, B, E] transposes and folded arithmetic are stored for the row-block
+# kernel), one attention kernel per layer writing the exporter's head merge, one norm kernel
+# per LayerNorm (fusion.txt of the dump says why each matmul got its kernel).
+if DEVICE == "vulkan":
+    dump = tempfile.mkdtemp(prefix="kiln-dump-")
+    run("encoder", ["ids"], ["logits"], ["--dump", dump])
+    [compile_dir] = [os.path.join(dump, d) for d in os.listdir(dump)]
+    kernels = sorted(f[:-5] for f in os.listdir(compile_dir) if f.endswith(".comp"))
+    fusion = open(os.path.join(compile_dir, "fusion.txt")).read()
+    check("tiled kernel (A not stored" not in fusion,
+          "encoder: a matmul runs tiled for want of a stored A:\n" + fusion)
+    count = lambda kind: sum(k.split("_", 1)[1] == kind for k in kernels)
+    check(count("attention") == 2, "encoder: %d attention kernels, expected 2: %s" %
+          (count("attention"), kernels))
+    check(count("layer_norm") == 4, "encoder: %d norm kernels, expected 4" % count("layer_norm"))
+    check(len(kernels) == 19, "encoder: %d kernels, expected 19 (8 per layer): %s" %
+          (len(kernels), kernels))
+
 text, stats, n = run("select", ["x"], ["top_values", "top_indices", "positive"], ["--explain"])
 check(re.search(r"NonZero node '[^']+' \(opset \d+\): nonzero has no device lowering", text),
       "select: --explain does not report the NonZero break with its node")

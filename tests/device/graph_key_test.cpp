@@ -1,0 +1,127 @@
+// Compiled graphs are found by their structure and target, never by their printed text:
+// graphs that print alike but differ compile separately and give their own answers, and a
+// compiled function called on one device and then on another runs on each.
+#include <random>
+
+#include "capture/executable_cache.h"
+#include "device/test_util.h"
+
+namespace kiln {
+namespace {
+
+class GraphKeyDevice : public test::DeviceTest {};
+
+std::vector<int64_t> random_ints(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> u(-1000000, 1000000);
+  std::vector<int64_t> v(n);
+  for (int64_t& x : v) x = u(rng);
+  return v;
+}
+
+std::vector<int64_t> plus(const std::vector<int64_t>& x, int64_t c) {
+  std::vector<int64_t> out = x;
+  for (int64_t& v : out) v += c;
+  return out;
+}
+
+// 1234567891 and 1234567892 print alike with %.9g ("1.23456789e+09").
+constexpr int64_t kC1 = 1234567891;
+constexpr int64_t kC2 = 1234567892;
+
+TEST_F(GraphKeyDevice, EagerOpsWhoseConstantsPrintAlikeCompileSeparately) {
+  for (size_t n : {1u, 7u, 33u}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const std::vector<int64_t> xs = random_ints(n, static_cast<uint32_t>(n));
+    const Tensor x = Tensor::from_vector(xs, {static_cast<Dim>(n)}, Device::vulkan());
+    const ExecutableCache::Stats before = eager_executable_cache().stats();
+    const Tensor y1 = x + kC1;
+    const Tensor y2 = x + kC2;
+    const ExecutableCache::Stats after = eager_executable_cache().stats();
+    EXPECT_EQ(y1.device(), Device::vulkan());
+    EXPECT_EQ(y2.device(), Device::vulkan());
+    EXPECT_EQ(y1.to_vector<int64_t>(), plus(xs, kC1));
+    EXPECT_EQ(y2.to_vector<int64_t>(), plus(xs, kC2));
+    EXPECT_EQ(after.misses - before.misses, 2u) << "each constant compiles its own kernel";
+    // The same op again is a hit and still right.
+    EXPECT_EQ((x + kC1).to_vector<int64_t>(), plus(xs, kC1));
+    EXPECT_EQ(eager_executable_cache().stats().hits - after.hits, 1u);
+  }
+  EXPECT_LE(eager_executable_cache().stats().size, kEagerCacheCapacity);
+}
+
+TEST_F(GraphKeyDevice, RetracedSegmentsWhoseConstantsPrintAlikeCompileSeparately) {
+  for (Device dev : {Device::vulkan(), Device::cpu()}) {
+    SCOPED_TRACE(dev.str());
+    auto f = compile([](const Tensor& x, int64_t c) { return x + c; }, {.name = "add_c"});
+    const std::vector<int64_t> xs = random_ints(9, 5);
+    const Tensor x = Tensor::from_vector(xs, {9}, dev);
+    const Tensor y1 = f(x, kC1);
+    const Tensor y2 = f(x, kC2);  // the scalar guard fails: a re-trace of an alike-printing graph
+    EXPECT_EQ(f.stats().compiles, 2u);
+    EXPECT_EQ(y1.device(), dev);
+    EXPECT_EQ(y2.device(), dev);
+    EXPECT_EQ(y1.to_vector<int64_t>(), plus(xs, kC1));
+    EXPECT_EQ(y2.to_vector<int64_t>(), plus(xs, kC2));
+    EXPECT_EQ(f(x, kC1).to_vector<int64_t>(), plus(xs, kC1));  // replays the first entry
+    EXPECT_EQ(f.stats().compiles, 2u);
+  }
+}
+
+Tensor affine_relu(const Tensor& x) {
+  return relu(x * 2.0 + 1.0);
+}
+
+std::vector<float> affine_relu_ref(const std::vector<float>& x) {
+  std::vector<float> out;
+  for (float v : x) out.push_back(std::max(0.0f, v * 2.0f + 1.0f));
+  return out;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+TEST_F(GraphKeyDevice, CompiledFunctionCalledOnCpuThenVulkanRunsOnVulkan) {
+  auto f = compile(affine_relu, {.name = "cpu_then_vulkan"});
+  const std::vector<float> xs = random_floats(37 * 8, 1);
+  const Tensor on_cpu = f(Tensor::from_vector(xs, {37, 8}, Device::cpu()));
+  EXPECT_EQ(on_cpu.device(), Device::cpu());
+  EXPECT_EQ(on_cpu.to_vector<float>(), affine_relu_ref(xs));
+
+  const RuntimeCounters c0 = runtime_counters();
+  const Tensor on_gpu = f(Tensor::from_vector(xs, {37, 8}, Device::vulkan()));
+  const RuntimeCounters c1 = runtime_counters();
+  EXPECT_EQ(on_gpu.device(), Device::vulkan());
+  EXPECT_GE(c1.dispatches - c0.dispatches, 1u) << "no kernel ran for the Vulkan call";
+  EXPECT_EQ(f.stats().compiles, 2u);
+  ASSERT_EQ(f.entries().size(), 2u);
+  EXPECT_FALSE(f.entries()[0].on_device);
+  EXPECT_TRUE(f.entries()[1].on_device);
+  EXPECT_EQ(on_gpu.to_vector<float>(), affine_relu_ref(xs));
+}
+
+TEST_F(GraphKeyDevice, CompiledFunctionCalledOnVulkanThenCpuRunsOnCpu) {
+  auto f = compile(affine_relu, {.name = "vulkan_then_cpu"});
+  const std::vector<float> xs = random_floats(37 * 8, 2);
+  const Tensor on_gpu = f(Tensor::from_vector(xs, {37, 8}, Device::vulkan()));
+  EXPECT_EQ(on_gpu.device(), Device::vulkan());
+  EXPECT_EQ(on_gpu.to_vector<float>(), affine_relu_ref(xs));
+
+  const RuntimeCounters c0 = runtime_counters();
+  const Tensor on_cpu = f(Tensor::from_vector(xs, {37, 8}, Device::cpu()));
+  const RuntimeCounters c1 = runtime_counters();
+  EXPECT_EQ(on_cpu.device(), Device::cpu());
+  EXPECT_EQ(c1.dispatches - c0.dispatches, 0u) << "a kernel ran for CPU tensors";
+  ASSERT_EQ(f.entries().size(), 2u);
+  EXPECT_TRUE(f.entries()[0].on_device);
+  EXPECT_FALSE(f.entries()[1].on_device);
+  EXPECT_EQ(on_cpu.to_vector<float>(), affine_relu_ref(xs));
+}
+
+}  // namespace
+}  // namespace kiln

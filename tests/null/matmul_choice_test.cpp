@@ -1,0 +1,156 @@
+// The matmul kernel choice from what the operands are (codegen/matmul_choice.h), without a
+// device: kMatmulOperand stores an A operand the row-block kernel cannot read in place (a
+// permuted view, elementwise arithmetic folded into its loads) when the estimate says so, and
+// the fusion log says why each matmul got its kernel.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/fusion.h"
+#include "codegen/lower.h"
+#include "codegen/matmul_choice.h"
+#include "null/graph_builders.h"
+
+namespace kiln {
+namespace {
+
+using test::add;
+using test::generic_options;
+
+CodegenOptions shuffle_options() {
+  CodegenOptions o = generic_options();
+  o.caps.subgroup_shuffle = o.caps.subgroup_vote = true;
+  return o;
+}
+
+Attrs trans_b() {
+  Attrs a;
+  a.trans_b = true;
+  return a;
+}
+Attrs dims(std::vector<int64_t> d) {
+  Attrs a;
+  a.dims = std::move(d);
+  return a;
+}
+
+KernelPlan plan(const Graph& g, const CodegenOptions& opt = shuffle_options()) {
+  auto p = plan_kernels(g, opt);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return p.ok() ? std::move(p).value() : KernelPlan{};
+}
+
+int count_variant(const KernelPlan& p, KernelVariant v) {
+  int n = 0;
+  for (const Kernel& k : p.kernels) n += k.variant == v;
+  return n;
+}
+
+// The exporter's [B, S, E] -> [S, B, E] transpose before a linear: without the rule the
+// product is S batches of B rows on the tiled kernel; with it the permuted A is stored once
+// and the product runs on the row-block kernel over all S*B rows.
+TEST(MatmulChoice, PermutedOperandIsStoredForTheRowBlockKernel) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {4, 128, 64}});
+  NodeId w = g.add_input({DType::kF32, {192, 64}});
+  NodeId t = add(g, OpKind::Permute, {x}, dims({1, 0, 2}));
+  NodeId mm = add(g, OpKind::MatMul, {t, w}, trans_b());
+  g.set_outputs({mm});
+  const FusionDecision d = decide_fusion(g, true, false, true);
+  EXPECT_EQ(d.rule[t], FusionRule::kMatmulOperand);
+  EXPECT_TRUE(d.materialize[t]);
+  EXPECT_NE(d.note[t].find("store A for the row-block kernel"), std::string::npos) << d.note[t];
+  EXPECT_NE(d.note[mm].find("row-block kernel"), std::string::npos) << d.note[mm];
+  const KernelPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[1].variant, KernelVariant::kMatmulRowBlock);
+  EXPECT_NE(p.fusion_log.find("matmul_operand"), std::string::npos) << p.fusion_log;
+  // A target without the row-block kernel keeps the view folded into the tiled kernel's loads,
+  // and the log says why.
+  const FusionDecision plain = decide_fusion(g, true, false, false);
+  EXPECT_EQ(plain.rule[t], FusionRule::kInlineView);
+  EXPECT_NE(plain.note[mm].find("tiled kernel (target lacks subgroup shuffles)"), std::string::npos)
+      << plain.note[mm];
+}
+
+// A LayerNorm's arithmetic in front of the vocabulary head, folded into A's loads, used to
+// demote the head to the tiled kernel: the arithmetic's result is stored instead.
+TEST(MatmulChoice, FoldedArithmeticIsStoredForTheRowBlockKernel) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {512, 64}});
+  NodeId gamma = g.add_input({DType::kF32, {64}});
+  NodeId beta = g.add_input({DType::kF32, {64}});
+  NodeId w = g.add_input({DType::kF32, {256, 64}});
+  NodeId scaled = add(g, OpKind::Mul, {x, gamma});
+  NodeId shifted = add(g, OpKind::Add, {scaled, beta});
+  NodeId mm = add(g, OpKind::MatMul, {shifted, w}, trans_b());
+  g.set_outputs({mm});
+  const FusionDecision d = decide_fusion(g, true, false, true);
+  EXPECT_EQ(d.rule[shifted], FusionRule::kMatmulOperand);
+  EXPECT_EQ(d.rule[scaled], FusionRule::kInlinePointwise);
+  const KernelPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(count_variant(p, KernelVariant::kMatmulRowBlock), 1);
+  EXPECT_EQ(count_variant(p, KernelVariant::kMatmulTiled), 0);
+}
+
+// Stored operands need nothing; a reshape of a stored tensor is read in place.
+TEST(MatmulChoice, StoredOrReshapedOperandsAreLeftAlone) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {4, 16, 32}});
+  NodeId w = g.add_input({DType::kF32, {32, 32}});
+  NodeId r = add(g, OpKind::Reshape, {x}, dims({64, 32}));
+  NodeId mm = add(g, OpKind::MatMul, {r, w});
+  g.set_outputs({mm});
+  const FusionDecision d = decide_fusion(g, true, false, true);
+  EXPECT_EQ(d.rule[r], FusionRule::kInlineView);
+  EXPECT_FALSE(operand_needs_store(g, d, r));
+  const KernelPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].variant, KernelVariant::kMatmulRowBlock);
+}
+
+// Shapes the row-block kernel cannot run are not stored for it: B with batch dims (Q·Kᵀ), K not
+// a multiple of 4; the note names the reason.
+TEST(MatmulChoice, NoStoreWhenTheRowBlockKernelCannotRun) {
+  Graph g;
+  NodeId q = g.add_input({DType::kF32, {4, 8, 16}});
+  NodeId k = g.add_input({DType::kF32, {8, 4, 16}});
+  NodeId kt = add(g, OpKind::Permute, {k}, dims({1, 0, 2}));
+  NodeId qt = add(g, OpKind::Permute, {q}, dims({0, 1, 2}));
+  NodeId s = add(g, OpKind::MatMul, {qt, kt}, trans_b());
+  g.set_outputs({s});
+  const FusionDecision d = decide_fusion(g, true, false, true);
+  EXPECT_NE(d.rule[qt], FusionRule::kMatmulOperand);
+  EXPECT_NE(d.note[s].find("B has batch dims"), std::string::npos) << d.note[s];
+
+  Graph h;
+  NodeId a = h.add_input({DType::kF32, {6, 5, 10}});
+  NodeId w = h.add_input({DType::kF32, {7, 10}});
+  NodeId at = add(h, OpKind::Permute, {a}, dims({1, 0, 2}));
+  NodeId mm = add(h, OpKind::MatMul, {at, w}, trans_b());
+  h.set_outputs({mm});
+  const FusionDecision dh = decide_fusion(h, true, false, true);
+  EXPECT_EQ(dh.rule[at], FusionRule::kInlineView);
+  EXPECT_NE(dh.note[mm].find("K not a constant multiple of 4"), std::string::npos) << dh.note[mm];
+}
+
+// The estimate: a 4-row batch fills an eighth of a tile, so the tiled figure grows 8x over
+// full tiles, while the row-block figure sees all rows.
+TEST(MatmulChoice, EstimateCountsPartialTiles) {
+  Graph g;
+  NodeId a = g.add_input({DType::kF32, {128, 4, 512}});
+  NodeId w = g.add_input({DType::kF32, {1536, 512}});
+  NodeId mm = add(g, OpKind::MatMul, {a, w}, trans_b());
+  g.set_outputs({mm});
+  const MatmulEstimate e = estimate_matmul(g, g.node(mm));
+  EXPECT_EQ(e.batches, 128);
+  EXPECT_EQ(e.rows_per_batch, 4);
+  EXPECT_GT(e.tiled_ms, 50 * e.rowblock_ms);
+  EXPECT_GT(e.store_a_ms, 0);
+  EXPECT_LT(e.store_a_ms, e.rowblock_ms);
+}
+
+}  // namespace
+}  // namespace kiln
