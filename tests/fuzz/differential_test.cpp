@@ -80,10 +80,20 @@ TEST_F(DifferentialFuzz, RandomPrograms) {
       why += "validation error: " + v[validation_before] + "\n";
     }
     why += d.report;
-    if (d.ok) continue;
-    failing.push_back(i);
-    if (reported++ < kMaxReports)
-      ADD_FAILURE() << "program " << i << " of seed " << seed << ":\n" << why;
+    if (!d.ok) {
+      failing.push_back(i);
+      if (reported++ < kMaxReports)
+        ADD_FAILURE() << "program " << i << " of seed " << seed << ":\n" << why;
+      else
+        std::printf("mismatch: seed %llu program %llu: %s\n", static_cast<unsigned long long>(seed),
+                    static_cast<unsigned long long>(i), why.substr(0, why.find('\n')).c_str());
+    }
+    if (programs % 1000 == 0) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("progress: %llu programs, %zu mismatching, %.0f s\n",
+                  static_cast<unsigned long long>(programs), failing.size(), s);
+      std::fflush(stdout);
+    }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const RuntimeCounters c1 = runtime_counters();

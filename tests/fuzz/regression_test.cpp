@@ -52,7 +52,7 @@ TEST_F(FuzzRegression, OutOfRangeIntegerLiteral) {
       "i32 + 4294967296", Tol::exact(), [](const Tensor& t) { return t + 4294967296.0; }, x);
   check(
       "i32 max -2^31", Tol::exact(),
-      [](const Tensor& t) { return maximum(t, full({4}, -2147483648.0, DType::kI32)); }, x);
+      [](const Tensor& t) { return maximum(t, scalar(-2147483648.0, DType::kI32)); }, x);
 }
 
 TEST_F(FuzzRegression, ProbeDivByZero) {
