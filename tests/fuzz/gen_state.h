@@ -28,9 +28,12 @@ struct Val {
   bool exact = true;
   bool special = false;
   bool pos = false;
-  bool lowp = false;      // a float computed from f16 values: f16 tolerance (fused kernels keep the
-                          // f16 intermediates in float, the interpreter rounds each to half)
-  bool huge = false;      // may hold finite values near the f32 limit: sums and products overflow
+  bool lowp = false;  // a float computed from f16 values: f16 tolerance (fused kernels keep the
+                      // f16 intermediates in float, the interpreter rounds each to half)
+  bool huge = false;
+  int root = -1;          // the value this one is a single-operand function of (for fold_risk)
+  bool zero_lit = false;  // a literal zero (full(0)): the driver sees it at compile time      //
+                          // may hold finite values near the f32 limit: sums and products overflow
                           // in float on the device, not in the interpreter's double accumulators
   bool is_index = false;  // integers in [0, index_bound)
   GDim index_bound;
@@ -209,6 +212,7 @@ class Gen {
       v.huge = v.huge || in.huge;
     }
     if (!is_floating(v.dtype)) v.lowp = v.huge = false;
+    v.root = s.args.size() == 1 ? val(s.args[0]).root : static_cast<int>(vals_.size());
     if (is_floating(v.dtype)) {
       const double cap = v.dtype == DType::kF16 ? 2e4 : 1e12;
       if (v.bound > cap) v.special = true;
@@ -273,6 +277,23 @@ class Gen {
   void one_step();
 
   void unary();
+
+  /// Kernels are compiled without SignedZeroInfNanPreserve, so the driver may fold x - x,
+  /// x + (-x), x * 0 and single-element means to plain numbers, dropping NaN, inf and -0.0 (a
+  /// known defect, tests/fuzz/regression_test.cpp InfNanThroughFoldedArithmetic). By default
+  /// such foldable patterns are not generated over values that may hold special values.
+  bool fold_risk(const Val& x, const Val& y) const {
+    if (opt_.known_defects) return false;
+    if (!x.special && !y.special) return false;
+    return x.root == y.root || x.zero_lit || y.zero_lit;
+  }
+  /// As fold_risk, for a reduction or normalisation of `x` over dims that are 1 at some call.
+  bool fold_risk_unit(const Val& x, const std::vector<GDim>& dims) const {
+    if (opt_.known_defects || !x.special) return false;
+    for (const GDim& d : dims)
+      if (d == GDim{1, 0} || ever_one(d)) return true;
+    return false;
+  }
 
   static bool caps_ok(const Val& v) {
     if (!is_floating(v.dtype)) return true;

@@ -178,6 +178,7 @@ void Gen::binary(bool compare) {
   if (b < 0) return;
   auto shape = broadcast(val(a).shape, val(b).shape);
   if (!shape) return;
+  if (fold_risk(val(a), val(b))) return;
   Step s;
   s.args = {a, b};
   if (compare) {
@@ -277,6 +278,7 @@ void Gen::binary_scalar() {
                                      OpKind::Maximum, OpKind::Minimum, OpKind::Pow});
   s.flag = r_.chance(0.3);
   double k = scalar_for(v.dtype, false);
+  if (k == 0 && v.special && !opt_.known_defects) k = 2;  // x * 0 folds (fold_risk)
   if (!floating(v) && r_.chance(0.2)) k += 0.5;  // a float scalar next to an int tensor: f32
   s.scalar = k;
   const bool int_result = !floating(v) && std::floor(k) == k && s.op != OpKind::Div;

@@ -95,6 +95,7 @@ void Gen::softmax_op() {
   const int64_t axis = r_.range(-rank, rank - 1);
   const GDim d = v.shape[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
   if (!v.exact && v.bound > 1e4) return;
+  if (fold_risk_unit(v, {d})) return;
   Step s;
   s.kind = StepKind::kSoftmax;
   s.flag = r_.chance(0.35);
@@ -121,6 +122,7 @@ void Gen::layer_norm_op() {
     count *= d.c;
   }
   if (!v.exact && v.bound > 1e4) return;
+  if (fold_risk_unit(v, trailing)) return;
   const int w = leaf(v.dtype, trailing, r_.chance(0.3) ? Fill::kPositive : Fill::kNormal);
   if (w < 0) return;
   const int b = leaf(v.dtype, trailing, Fill::kNormal);
@@ -468,6 +470,7 @@ void Gen::creation_op() {
   v.special = !std::isfinite(s.scalar) || std::signbit(s.scalar);
   if (!is_floating(s.dtype) && v.bound > 1e9) v.bound = 9.3e18;
   v.pos = is_floating(s.dtype) && s.scalar >= 0.25;
+  v.zero_lit = s.scalar == 0;
   add_step(s, v);
 }
 
@@ -492,6 +495,7 @@ void Gen::break_op() {
   int a = pick([](const Val& v) { return numeric(v); });
   if (a < 0) return;
   const bool fa = floating(val(a));
+  if (val(a).special && !opt_.known_defects) return;  // a * 0.0 folds (fold_risk)
   int b = pick([&](const Val& o) {
     if (o.huge) return false;
     if (fa) return floating(o) && o.bound * static_cast<double>(numel_hi(o.shape)) <= 1e4;
