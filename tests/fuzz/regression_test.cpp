@@ -55,26 +55,44 @@ TEST_F(FuzzRegression, OutOfRangeIntegerLiteral) {
       [](const Tensor& t) { return maximum(t, scalar(-2147483648.0, DType::kI32)); }, x);
 }
 
-TEST_F(FuzzRegression, ProbeDivByZero) {
+// x / 0: IEEE gives +-inf by the signs (NaN for 0 / 0); lavapipe divides as x * rcp(y) with a
+// refinement step, which made every x / 0 NaN.
+TEST_F(FuzzRegression, DivisionByZero) {
   Tensor x = Tensor::from_vector<int64_t>({2, 0, -1}, {3});
   check(
       "i64 / 0", Tol::exact(), [](const Tensor& t) { return t / 0.0; }, x);
-  Tensor f = test::tensor_from_doubles(DType::kF32, {3}, {2, 0, -1});
+  Tensor f = test::tensor_from_doubles(DType::kF32, {4}, {2, 0, -1, kNaN});
   check(
       "f32 / 0", Tol::exact(), [](const Tensor& t) { return t / 0.0; }, f);
+  Tensor z = test::tensor_from_doubles(DType::kF32, {4}, {0, 0, 0, 0});
   check(
-      "f32 / zeros", Tol::exact(), [](const Tensor& t) { return t / (t * 0.0); }, f);
+      "f32 / zeros", Tol::exact(), [](const Tensor& t, const Tensor& u) { return t / u; }, f, z);
+  check(
+      "1 / f32", Tol::exact(), [](const Tensor& t) { return 1.0 / t; }, f);
 }
 
-TEST_F(FuzzRegression, ProbeLayerNormNaN) {
+// KNOWN FAILURE (not yet fixed): kernels are compiled without the SignedZeroInfNanPreserve
+// execution mode, so the driver folds x - x, x * 0 and the x - mean of a one-element row to
+// plain numbers, dropping NaN, inf and -0.0. The fuzzer keeps these patterns out of its
+// default programs (graph_gen: fold_risk).
+TEST_F(FuzzRegression, InfNanThroughFoldedArithmetic) {
   Tensor x = test::tensor_from_doubles(DType::kF32, {3, 1}, {kNaN, 1.0, kInf});
+  check(
+      "x - x", Tol::exact(), [](const Tensor& t) { return t - t; }, x);
+  check(
+      "x * 0", Tol::exact(), [](const Tensor& t) { return t * 0.0; }, x);
+  check(
+      "softmax over a size-1 axis", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t) { return softmax(t, 1); }, x);
   Tensor w = Tensor::full({1}, 1.0), b = Tensor::full({1}, 0.5);
   check(
-      "layer_norm of NaN rows", Tol::for_dtype(DType::kF32),
+      "layer_norm of one-element rows", Tol::for_dtype(DType::kF32),
       [](const Tensor& t, const Tensor& ww, const Tensor& bb) { return layer_norm(t, ww, bb); }, x,
       w, b);
+  Tensor m = test::tensor_from_doubles(DType::kF32, {2}, {-1.0, 2.0});
   check(
-      "x - x of NaN", Tol::exact(), [](const Tensor& t) { return t - t; }, x);
+      "1 / (x * 0) keeps the sign of zero", Tol::exact(),
+      [](const Tensor& t) { return 1.0 / (t * 0.0); }, m);
 }
 
 }  // namespace
