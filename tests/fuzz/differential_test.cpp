@@ -24,7 +24,7 @@
 namespace kiln::fuzz {
 namespace {
 
-constexpr uint64_t kDefaultPrograms = 2000;
+constexpr uint64_t kDefaultPrograms = 1000;
 constexpr int kMaxReports = 8;
 
 uint64_t env_u64(const char* name, uint64_t fallback) {

@@ -31,11 +31,13 @@ struct Val {
   bool lowp = false;  // a float computed from f16 values: f16 tolerance (fused kernels keep the
                       // f16 intermediates in float, the interpreter rounds each to half)
   bool huge = false;
-  int root = -1;          // the value this one is a single-operand function of (for fold_risk)
-  bool zero_lit = false;  // a literal zero (full(0)): the driver sees it at compile time      //
-                          // may hold finite values near the f32 limit: sums and products overflow
-                          // in float on the device, not in the interpreter's double accumulators
-  bool is_index = false;  // integers in [0, index_bound)
+  int root = -1;  // the value this one is a single-operand function of (for fold_risk)
+  bool zero_lit = false;
+  bool from_input = false;  // its data depends on an input (not only on captured constants)  // a
+                            // literal zero (full(0)): the driver sees it at compile time      //
+                            // may hold finite values near the f32 limit: sums and products overflow
+                            // in float on the device, not in the interpreter's double accumulators
+  bool is_index = false;    // integers in [0, index_bound)
   GDim index_bound;
 };
 
@@ -185,6 +187,7 @@ class Gen {
     v.dtype = dt;
     v.shape = shape;
     v.exact = true;
+    v.from_input = !captured;
     if (is_floating(dt)) {
       v.special = fill == Fill::kSpecial;
       v.huge = fill == Fill::kSpecial && dt == DType::kF32;
@@ -212,6 +215,9 @@ class Gen {
       v.huge = v.huge || in.huge;
     }
     if (!is_floating(v.dtype)) v.lowp = v.huge = false;
+    if (s.kind != StepKind::kLeaf) v.from_input = false;
+    for (int a : s.args) v.from_input = v.from_input || val(a).from_input;
+    if (s.kind == StepKind::kFull || s.kind == StepKind::kArange) v.from_input = false;
     v.root = s.args.size() == 1 ? val(s.args[0]).root : static_cast<int>(vals_.size());
     if (is_floating(v.dtype)) {
       const double cap = v.dtype == DType::kF16 ? 2e4 : 1e12;

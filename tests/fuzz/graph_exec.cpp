@@ -254,7 +254,10 @@ Tensor scalar_op(OpKind op, const Tensor& a, double v, bool left) {
     default:
       break;
   }
-  Tensor s = scalar(v, a.dtype());
+  // The dtype a C++ number takes next to a tensor (as the operators do).
+  DType d = a.dtype();
+  if (!is_floating(d)) d = std::floor(v) != v ? DType::kF32 : (d == DType::kBool ? DType::kI64 : d);
+  Tensor s = scalar(v, d);
   return left ? binary_op(op, s, a) : binary_op(op, a, s);
 }
 
