@@ -131,7 +131,9 @@ void Gen::layer_norm_op() {
   s.kind = StepKind::kLayerNorm;
   s.args = {a, w, b};
   s.ints = {nd};
-  s.scalar = r_.pick(std::vector<double>{1e-5, 1e-5, 1e-3, 0.1});
+  // eps 1e-5 over near-constant rows amplifies float rounding (the interpreter normalises in
+  // double) past any useful f32 tolerance: the smallest eps drawn is 1e-3.
+  s.scalar = r_.pick(std::vector<double>{1e-3, 1e-3, 1e-2, 0.1});
   v.exact = false;
   v.pos = false;
   v.is_index = false;

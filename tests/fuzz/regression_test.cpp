@@ -150,5 +150,23 @@ TEST_F(FuzzRegression, BroadcastOfASymbolicLengthOneSlice) {
   check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5})}, "x + x[3::3]");
 }
 
+// Integer pow with an i32 exponent tensor far from 0 (promoted to i64).
+TEST_F(FuzzRegression, IntegerPowWithLargeExponents) {
+  Tensor x = Tensor::from_vector<int64_t>({2, 3, -4, 5, 1, -1, 0}, {7});
+  for (int32_t e : {INT32_MIN, INT32_MAX, INT32_MAX - 1, -(1 << 24) - 1, (1 << 30) + 3}) {
+    Tensor y = Tensor::from_vector<int32_t>({e}, {});
+    check(
+        "i64 ** i32 " + std::to_string(e), Tol::exact(),
+        [](const Tensor& a, const Tensor& b) { return pow(a, b); }, x, y);
+    Tensor y64 = Tensor::from_vector<int64_t>({e}, {});
+    check(
+        "i64 ** i64 " + std::to_string(e), Tol::exact(),
+        [](const Tensor& a, const Tensor& b) { return pow(a, b); }, x, y64);
+    check(
+        "i64 + i32 " + std::to_string(e), Tol::exact(),
+        [](const Tensor& a, const Tensor& b) { return a + b; }, x, y);
+  }
+}
+
 }  // namespace
 }  // namespace kiln
