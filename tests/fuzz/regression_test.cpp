@@ -150,7 +150,10 @@ TEST_F(FuzzRegression, BroadcastOfASymbolicLengthOneSlice) {
   check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5})}, "x + x[3::3]");
 }
 
-// Integer pow with an i32 exponent tensor far from 0 (promoted to i64).
+// KNOWN FAILURE (root cause not established): i64 ** i32 with a negative exponent gives
+// wrapped garbage for odd bases on Vulkan (the interpreter and i64 ** i64 give 0), as if the
+// exponent, converted with int64_t(int) before kiln_ipow, had lost its sign. i64 + i32 with
+// the same conversion is right. The fuzzer avoids mixed-width integer pow by default.
 TEST_F(FuzzRegression, IntegerPowWithLargeExponents) {
   Tensor x = Tensor::from_vector<int64_t>({2, 3, -4, 5, 1, -1, 0}, {7});
   for (int32_t e : {INT32_MIN, INT32_MAX, INT32_MAX - 1, -(1 << 24) - 1, (1 << 30) + 3}) {
