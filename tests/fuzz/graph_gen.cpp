@@ -436,8 +436,10 @@ void Gen::reduce_op() {
   if ((op == OpKind::Sum || op == OpKind::Mean) && v.huge) return;
   std::vector<int64_t> axes = rand_axes(static_cast<int>(v.shape.size()));
   int64_t count = 1;
+  bool may_be_empty = false;  // a mean over no elements is NaN
   for (int64_t d : axes) {
     const GDim& g = v.shape[static_cast<size_t>(d)];
+    may_be_empty = may_be_empty || lo(g) == 0;
     if ((op == OpKind::Max || op == OpKind::Min) && lo(g) < 1) return;
     count *= std::max<int64_t>(hi(g), 1);
   }
@@ -468,7 +470,7 @@ void Gen::reduce_op() {
     v.pos = false;
   } else if (op == OpKind::Mean) {
     v.exact = false;
-    v.special = v.special || count == 0 || lo(GDim{count, 0}) == 0;
+    v.special = v.special || may_be_empty;
   }
   if (!floating(v)) v.bound = std::min(v.bound, 9.3e18);
   if (!caps_ok(v)) return;
