@@ -497,7 +497,6 @@ void Gen::break_op() {
     v.bound = 2 * v.bound + 1;
     v.exact = v.exact && v.dtype == DType::kF32;
     v.is_index = false;
-    v.pos = v.pos || false;
     if (!caps_ok(v)) return;
     add_step(s, v);
     p_.has_break = true;
