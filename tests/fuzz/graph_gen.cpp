@@ -203,6 +203,7 @@ void Gen::binary(bool compare) {
   v.shape = *shape;
   v.dtype = promote_types(x.dtype, y.dtype);
   if (s.op == OpKind::Div && !is_floating(v.dtype)) v.dtype = DType::kF32;
+  if (f16_overflow(v.dtype, {a, b})) return;
   const bool fp = is_floating(v.dtype);
   v.special = x.special || y.special;
   v.exact = x.exact && y.exact;
@@ -361,6 +362,7 @@ void Gen::where_op() {
   Val v;
   v.shape = *shape;
   v.dtype = promote_types(val(a).dtype, val(b).dtype);
+  if (f16_overflow(v.dtype, {a, b})) return;
   v.bound = std::max(val(a).bound, val(b).bound);
   v.exact = val(a).exact && val(b).exact;
   v.special = val(a).special || val(b).special;
@@ -402,6 +404,7 @@ void Gen::cast_op() {
   while (to == v.dtype);
   if (floating(v) && !is_floating(to) && !v.exact) return;  // truncation of inexact values
   if (floating(v) && to == DType::kF16 && !v.exact && v.bound > 6e4) return;
+  if (f16_overflow(to, {a})) return;
   Step s;
   s.kind = StepKind::kCast;
   s.args = {a};

@@ -342,6 +342,8 @@ void Gen::concat_op() {
   }
   v.shape[static_cast<size_t>(axis)] = total;
   if (numel_hi(v.shape) > kMaxNumel) return;
+  for (int part : s.args)
+    if (f16_overflow(v.dtype, {part})) return;
   s.ints = {r_.chance(0.2) ? axis - rank : axis};
   add_step(s, v);
 }
