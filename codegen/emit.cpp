@@ -423,7 +423,7 @@ bool Emitter::grouped_reshape_index(const SymShape& in_shape, const SymShape& ou
       std::string e = var;
       if (!is_const(inner_size, 1)) e = "(" + e + " / " + size(inner_size) + ")";
       if (k != 0) e = "(" + e + " % " + size(in_shape[ins[k]]) + ")";
-      std::string v = fresh("r");
+      std::string v = fresh("rs");  // not "r": reductions name their dims r0, r1, ...
       add_statement("const uint " + v + " = " + e + ";");
       in[ins[k]] = {v, lane == 0 ? 0 : -1};
       inner_size = inner_size * in_shape[ins[k]];

@@ -187,5 +187,17 @@ TEST_F(FuzzRegression, F16OverflowInsideAFusedKernel) {
       i, h);
 }
 
+// A reduction over a reshape that splits a merged dim: the split's index variables (r<k>)
+// collided with the reduction's dims (r0, r1, ...): "'r2' : redefinition".
+TEST_F(FuzzRegression, ReductionOverASplitReshape) {
+  Tensor x = test::random_tensor(DType::kI32, {2, 2, 3, 3}, rng_, test::Dist::uniform(-20, 20));
+  check(
+      "min over a merged, unsqueezed view", Tol::exact(),
+      [](const Tensor& t) {
+        return min(unsqueeze(reshape(t * 2, {4, 3, 3}), 2), {1, 2, 3}, true);
+      },
+      x);
+}
+
 }  // namespace
 }  // namespace kiln
