@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace kiln {
 
@@ -95,8 +96,32 @@ std::string glsl_convert(const std::string& expr, DType from, DType to) {
   if (ft == tt) return expr;
   if (to == DType::kBool) return "(" + expr + " != " + ft + "(0))";
   if (from == DType::kBool) return "((" + expr + ") ? " + tt + "(1) : " + tt + "(0))";
+  if (is_floating(from) && (to == DType::kI32 || to == DType::kI64)) {
+    // GLSL leaves float -> int undefined for NaN and out-of-range values; the interpreter
+    // truncates toward zero, clamps to the target range and maps NaN to 0.
+    const bool wide = to == DType::kI64;
+    const std::string e = "(" + expr + ")";
+    const std::string hi = wide ? "int64_t(9223372036854775807l)" : "2147483647";
+    const std::string lo =
+        wide ? "(-int64_t(9223372036854775807l) - int64_t(1))" : "(-2147483647 - 1)";
+    const std::string fhi = wide ? "9223372036854775807.0" : "2147483647.0";
+    const std::string flo = wide ? "-9223372036854775808.0" : "-2147483648.0";
+    return "(isnan(" + e + ") ? " + tt + "(0) : (" + e + " >= " + fhi + " ? " + hi + " : (" + e +
+           " <= " + flo + " ? " + lo + " : " + tt + e + ")))";
+  }
   return tt + "(" + expr + ")";
 }
+
+namespace {
+/// double -> integer as the interpreter encodes it: truncated toward zero, clamped, NaN -> 0.
+template <typename I>
+I saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
+}  // namespace
 
 std::string glsl_literal(double value, DType dtype) {
   char buf[64];
@@ -107,12 +132,19 @@ std::string glsl_literal(double value, DType dtype) {
       if (std::isinf(value)) return value > 0 ? "KILN_INF" : "(-KILN_INF)";
       std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(static_cast<float>(value)));
       return buf;
-    case DType::kI32:
-      std::snprintf(buf, sizeof buf, "int(%d)", static_cast<int32_t>(value));
+    case DType::kI32: {  // the interpreter's encoding: truncated, clamped, NaN -> 0
+      const int32_t v = saturate<int32_t>(value);
+      if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
+      std::snprintf(buf, sizeof buf, "int(%d)", v);
       return buf;
-    case DType::kI64:
-      std::snprintf(buf, sizeof buf, "int64_t(%lldl)", static_cast<long long>(value));
+    }
+    case DType::kI64: {
+      const int64_t v = saturate<int64_t>(value);
+      if (v == std::numeric_limits<int64_t>::min())
+        return "(-int64_t(9223372036854775807l) - int64_t(1))";
+      std::snprintf(buf, sizeof buf, "int64_t(%lldl)", static_cast<long long>(v));
       return buf;
+    }
     case DType::kBool:
       return value != 0 ? "true" : "false";
   }
@@ -195,6 +227,17 @@ constexpr const char* kSignHelpers =
 vec4 kiln_sign(vec4 x) { return vec4(kiln_sign(x.x), kiln_sign(x.y), kiln_sign(x.z), kiln_sign(x.w)); }
 )";
 
+// Float division with IEEE's special cases for a zero divisor: x / +-0 = +-inf by the signs,
+// 0 / 0 and NaN / 0 = NaN. Drivers may divide as x * rcp(y) with a refinement step, which
+// turns every x / 0 into NaN (lavapipe does).
+constexpr const char* kDivHelpers = R"(float kiln_div(float a, float b) {
+  if (b != 0.0) return a / b;
+  if (a == 0.0 || isnan(a)) return uintBitsToFloat(0x7fc00000u);
+  return ((floatBitsToUint(a) ^ floatBitsToUint(b)) >> 31) != 0u ? -KILN_INF : KILN_INF;
+}
+vec4 kiln_div(vec4 a, vec4 b) { return vec4(kiln_div(a.x, b.x), kiln_div(a.y, b.y), kiln_div(a.z, b.z), kiln_div(a.w, b.w)); }
+)";
+
 std::string pow_helpers(bool int64) {
   return std::string(kPowHelpers) + (int64 ? kPowHelpers64 : "");
 }
@@ -267,6 +310,7 @@ std::string Emitter::declarations() const {
   }
   if (pow_) s += pow_helpers(int64_);
   if (sign_) s += kSignHelpers;
+  if (div_) s += kDivHelpers;
   if (!push_.empty()) {  // after the tensors (Kernel::sizes_binding)
     sizes_binding_ = static_cast<int>(bindings_.size());
     s += "layout(std140, set = 0, binding = " + std::to_string(sizes_binding_) +
@@ -424,7 +468,7 @@ bool Emitter::grouped_reshape_index(const SymShape& in_shape, const SymShape& ou
       std::string e = var;
       if (!is_const(inner_size, 1)) e = "(" + e + " / " + size(inner_size) + ")";
       if (k != 0) e = "(" + e + " % " + size(in_shape[ins[k]]) + ")";
-      std::string v = fresh("r");
+      std::string v = fresh("rs");  // not "r": reductions name their dims r0, r1, ...
       add_statement("const uint " + v + " = " + e + ";");
       in[ins[k]] = {v, lane == 0 ? 0 : -1};
       inner_size = inner_size * in_shape[ins[k]];
@@ -663,6 +707,8 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
         offset = offset + extent;
         parts.emplace_back(offset, glsl_convert(value(in_id, at), in.meta.dtype, n.meta.dtype));
       }
+      // Every part empty along the axis: the result has no elements and is never read.
+      if (parts.empty()) return T + "(0)";
       result = parts.back().second;
       for (size_t p = parts.size() - 1; p-- > 0;)
         result =
@@ -793,7 +839,8 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Mul:
       return "(" + arg(0) + " * " + arg(1) + ")";
     case OpKind::Div:
-      return "(" + arg(0) + " / " + arg(1) + ")";
+      div_ = true;
+      return "kiln_div(" + arg(0) + ", " + arg(1) + ")";
     case OpKind::Maximum:
       return std::string(is_floating(operand) ? "kiln_maximum(" : "max(") + arg(0) + ", " + arg(1) +
              ")";

@@ -39,9 +39,9 @@ void kiln_element(uint g){
   const uint i1 =((g / 6u)% 4u);
   const uint i2 =(g % 6u);
   const uint l0 = i2;
-  const uint r1 =(l0 % 3u);
-  const uint r2 =(l0 / 3u);
-  const float x3 = b1 . data[r2 * 12u + r1 * 4u + i1];
+  const uint rs1 =(l0 % 3u);
+  const uint rs2 =(l0 / 3u);
+  const float x3 = b1 . data[rs2 * 12u + rs1 * 4u + i1];
   const float v4 = kiln_tanh(x3);
   b0 . data[g]= v4;
 }

@@ -1,0 +1,203 @@
+// Minimal programs from differential-fuzzer mismatches (tests/fuzz/differential_test.cpp), each
+// checked on the interpreter, eager Vulkan and compiled Vulkan (test_util.h's DeviceOpTest).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "device/test_util.h"
+
+namespace kiln {
+namespace {
+
+using test::Tol;
+
+class FuzzRegression : public test::DeviceOpTest {};
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+// concat whose parts are all empty along the axis: the emitter selected among zero parts.
+TEST_F(FuzzRegression, ConcatOfEmptyParts) {
+  Tensor a = Tensor::full({0, 3}, 1.0), b = Tensor::full({0, 3}, 2.0);
+  check(
+      "concat of two [0, 3]", Tol::exact(),
+      [](const Tensor& x, const Tensor& y) {
+        return concat({x, y, x}, 0) * 2.0;
+      },
+      a, b);
+}
+
+// float -> int casts of NaN, infinities and out-of-range values: the interpreter truncates,
+// clamps and maps NaN to 0; GLSL's int() leaves them undefined.
+TEST_F(FuzzRegression, FloatToIntCastSaturates) {
+  Tensor x = test::tensor_from_doubles(
+      DType::kF32, {9}, {kNaN, kInf, -kInf, 3e38, -3e38, 2147483648.0, -2147483904.0, -2.5, 7.9});
+  for (DType to : {DType::kI32, DType::kI64}) {
+    check(
+        std::string("cast f32 -> ") + dtype_name(to), Tol::exact(),
+        [to](const Tensor& t) { return cast(t, to); }, x);
+  }
+  Tensor h = test::tensor_from_doubles(DType::kF16, {4}, {kNaN, kInf, -kInf, -3.5});
+  check(
+      "cast f16 -> i32", Tol::exact(), [](const Tensor& t) { return cast(t, DType::kI32); }, h);
+}
+
+// An integer literal out of the i32 range: the interpreter clamps it (Full's encoding), the
+// emitter's static_cast was undefined.
+TEST_F(FuzzRegression, OutOfRangeIntegerLiteral) {
+  Tensor x = Tensor::from_vector<int32_t>({1, -5, 0, 7}, {4});
+  check(
+      "i32 + 4294967296", Tol::exact(), [](const Tensor& t) { return t + 4294967296.0; }, x);
+  check(
+      "i32 max -2^31", Tol::exact(),
+      [](const Tensor& t) { return maximum(t, scalar(-2147483648.0, DType::kI32)); }, x);
+}
+
+// x / 0: IEEE gives +-inf by the signs (NaN for 0 / 0); lavapipe divides as x * rcp(y) with a
+// refinement step, which made every x / 0 NaN.
+TEST_F(FuzzRegression, DivisionByZero) {
+  Tensor x = Tensor::from_vector<int64_t>({2, 0, -1}, {3});
+  check(
+      "i64 / 0", Tol::exact(), [](const Tensor& t) { return t / 0.0; }, x);
+  Tensor f = test::tensor_from_doubles(DType::kF32, {4}, {2, 0, -1, kNaN});
+  check(
+      "f32 / 0", Tol::exact(), [](const Tensor& t) { return t / 0.0; }, f);
+  Tensor z = test::tensor_from_doubles(DType::kF32, {4}, {0, 0, 0, 0});
+  check(
+      "f32 / zeros", Tol::exact(), [](const Tensor& t, const Tensor& u) { return t / u; }, f, z);
+  check(
+      "1 / f32", Tol::exact(), [](const Tensor& t) { return 1.0 / t; }, f);
+}
+
+// KNOWN FAILURE (not yet fixed): kernels are compiled without the SignedZeroInfNanPreserve
+// execution mode, so the driver folds x - x, x * 0 and the x - mean of a one-element row to
+// plain numbers, dropping NaN, inf and -0.0. The fuzzer keeps these patterns out of its
+// default programs (graph_gen: fold_risk).
+TEST_F(FuzzRegression, InfNanThroughFoldedArithmetic) {
+  Tensor x = test::tensor_from_doubles(DType::kF32, {3, 1}, {kNaN, 1.0, kInf});
+  check(
+      "x - x", Tol::exact(), [](const Tensor& t) { return t - t; }, x);
+  check(
+      "x * 0", Tol::exact(), [](const Tensor& t) { return t * 0.0; }, x);
+  check(
+      "softmax over a size-1 axis", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t) { return softmax(t, 1); }, x);
+  Tensor w = Tensor::full({1}, 1.0), b = Tensor::full({1}, 0.5);
+  check(
+      "layer_norm of one-element rows", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t, const Tensor& ww, const Tensor& bb) { return layer_norm(t, ww, bb); }, x,
+      w, b);
+  Tensor m = test::tensor_from_doubles(DType::kF32, {2}, {-1.0, 2.0});
+  check(
+      "1 / (x * 0) keeps the sign of zero", Tol::exact(),
+      [](const Tensor& t) { return 1.0 / (t * 0.0); }, m);
+}
+
+std::vector<Tensor> twice_plus_one(const std::vector<Tensor>& in) {
+  return {in[0] * 2.0 + 1.0};
+}
+
+/// Calls `fn` compiled (Dynamic::kTrue) once per input, each time comparing with the same
+/// function run eagerly on CPU copies.
+template <typename Fn>
+void check_calls(const Fn& fn, const std::vector<Tensor>& cpu_inputs, const std::string& label) {
+  auto compiled = compile(fn, {.name = "regression", .dynamic = Dynamic::kTrue});
+  for (size_t i = 0; i < cpu_inputs.size(); ++i) {
+    SCOPED_TRACE(label + ", call " + std::to_string(i));
+    std::vector<Tensor> want = fn(cpu_inputs[i]);
+    std::vector<Tensor> got;
+    try {
+      got = compiled(cpu_inputs[i].to(Device::vulkan()));
+    } catch (const Error& e) {
+      ADD_FAILURE() << "compiled call " << i << " threw: " << e.what() << "\n"
+                    << compiled.explain().to_string();
+      return;
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < want.size(); ++k)
+      test::expect_close(got[k], want[k], Tol::for_dtype(want[k].dtype()),
+                         label + " output " + std::to_string(k));
+  }
+}
+
+// KNOWN FAILURE (not yet fixed; the program replay in runtime/capture): a host call whose
+// argument is a captured constant (no input involved) replays with an undefined tensor: the
+// second call throws "use of an undefined tensor". The fuzzer's default programs only break on
+// values computed from inputs.
+TEST_F(FuzzRegression, ReplayOfHostCallsOnACapturedConstant) {
+  const Tensor w = Tensor::full({1}, 0.75, DType::kF32, Device::vulkan());
+  auto fn = [w](const Tensor& x) -> std::vector<Tensor> {
+    const Tensor wv = x.device().is_cpu() ? w.to(Device::cpu()) : w;
+    Tensor h = call_host("twice_plus_one", twice_plus_one, {wv}).at(0);
+    return {h, x * 2.0};
+  };
+  check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {3}), rnd(DType::kF32, {1})},
+              "host calls");
+}
+
+// KNOWN FAILURE (not yet fixed; the symbolic broadcast rule in runtime/graph/sym_rules.cpp
+// and the emitter's broadcast indexing): under Dynamic::kTrue the length of x[3::3] is an
+// expression of s0 that is 1 at these sizes, not the constant 1, and broadcasting it against
+// x fails the trace ("sizes s0 and max(0, ...) differ"). Guarding the expression to 1 in the
+// rule is not enough: codegen broadcasts only constant-1 dims and would read past it. The
+// fuzzer does not generate length-1 slices in Dynamic::kTrue programs by default.
+TEST_F(FuzzRegression, BroadcastOfASymbolicLengthOneSlice) {
+  auto fn = [](const Tensor& x) -> std::vector<Tensor> {
+    return {x + slice(x, 0, 3, int64_t{1} << 40, 3)};
+  };
+  check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5})}, "x + x[3::3]");
+}
+
+// KNOWN FAILURE (root cause not established): i64 ** i32 with a negative exponent gives
+// wrapped garbage for odd bases on Vulkan (the interpreter and i64 ** i64 give 0), as if the
+// exponent, converted with int64_t(int) before kiln_ipow, had lost its sign. i64 + i32 with
+// the same conversion is right. The fuzzer avoids mixed-width integer pow by default.
+TEST_F(FuzzRegression, IntegerPowWithLargeExponents) {
+  Tensor x = Tensor::from_vector<int64_t>({2, 3, -4, 5, 1, -1, 0}, {7});
+  for (int32_t e : {INT32_MIN, INT32_MAX, INT32_MAX - 1, -(1 << 24) - 1, (1 << 30) + 3}) {
+    Tensor y = Tensor::from_vector<int32_t>({e}, {});
+    check(
+        "i64 ** i32 " + std::to_string(e), Tol::exact(),
+        [](const Tensor& a, const Tensor& b) { return pow(a, b); }, x, y);
+    Tensor y64 = Tensor::from_vector<int64_t>({e}, {});
+    check(
+        "i64 ** i64 " + std::to_string(e), Tol::exact(),
+        [](const Tensor& a, const Tensor& b) { return pow(a, b); }, x, y64);
+    check(
+        "i64 + i32 " + std::to_string(e), Tol::exact(),
+        [](const Tensor& a, const Tensor& b) { return a + b; }, x, y);
+  }
+}
+
+// KNOWN FAILURE (codegen: f16 values inside a fused kernel are floats never rounded to half):
+// an i32 of 2^30 promoted to f16 is inf in the interpreter (f16's range ends at 65504), so
+// cast to i64 saturates; the fused kernel casts the unrounded 2^30. Eager Vulkan (one op per
+// kernel, f16 storage between them) agrees with the interpreter. The fuzzer keeps integers
+// beyond f16's range out of f16 results by default.
+TEST_F(FuzzRegression, F16OverflowInsideAFusedKernel) {
+  Tensor i = Tensor::from_vector<int32_t>({(1 << 30) + 3, 7}, {2});
+  Tensor h = test::tensor_from_doubles(DType::kF16, {2}, {1.5, -2.0});
+  check(
+      "cast(cast(concat(i32, f16), f32), i64)", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) {
+        return cast(cast(concat({a, b}, 0), DType::kF32), DType::kI64);
+      },
+      i, h);
+}
+
+// A reduction over a reshape that splits a merged dim: the split's index variables (r<k>)
+// collided with the reduction's dims (r0, r1, ...): "'r2' : redefinition".
+TEST_F(FuzzRegression, ReductionOverASplitReshape) {
+  Tensor x = test::random_tensor(DType::kI32, {2, 2, 3, 3}, rng_, test::Dist::uniform(-20, 20));
+  check(
+      "min over a merged, unsqueezed view", Tol::exact(),
+      [](const Tensor& t) {
+        return min(unsqueeze(reshape(t * 2, {4, 3, 3}), 2), {1, 2, 3}, true);
+      },
+      x);
+}
+
+}  // namespace
+}  // namespace kiln
