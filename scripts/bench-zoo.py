@@ -135,7 +135,8 @@ def report(results, meta):
     """Markdown: the figures table, then the top kernels of the flagged models."""
     lines = [
         f"{meta['machine']}; {meta['rounds']} rounds x {meta['repeat']} timed calls "
-        f"(interpreter: {meta['cpu_repeat']}), engines interleaved; {meta['date']}.",
+        f"(interpreter: {meta['cpu_repeat']}, first round only above "
+        f"{meta['cpu_max_gflop']:g} GFLOP), engines interleaved; {meta['date']}.",
         "",
         "| model | size | GFLOP | Kiln Vulkan ms | interpreter ms | ORT CPU ms | "
         "Kiln ÷ interp | Kiln ÷ ORT | Kiln GFLOP/s | Kiln first call ms | kernels | "
@@ -190,6 +191,9 @@ def main():
                     help="timed calls per round: Kiln Vulkan and ORT")
     ap.add_argument("--cpu-repeat", type=int, default=1,
                     help="timed calls per round: Kiln's interpreter (slow)")
+    ap.add_argument("--cpu-max-gflop", type=float, default=10,
+                    help="sizes above this many GFLOP run the interpreter in the first round "
+                         "only")
     ap.add_argument("--models", help="comma-separated subset of the zoo's models")
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help="comma-separated subset of vulkan,cpu,ort")
@@ -217,15 +221,18 @@ def main():
             engines.remove("ort")
     wanted = args.models.split(",") if args.models else None
 
+    models = zoo["models"]
+    if wanted:  # in the order given
+        models = [m for w in wanted for m in models if m["name"] == w]
     results = []
-    for m in zoo["models"]:
-        if wanted and m["name"] not in wanted:
-            continue
+    for m in models:
         path = os.path.join(args.zoo, m["model"])
         for size in m["sizes"]:
             runs = {e: [] for e in engines}
             for rnd in range(args.rounds):
                 order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
+                if rnd > 0 and size["flops"] > args.cpu_max_gflop * 1e9:
+                    order = [e for e in order if e != "cpu"]
                 for e in order:
                     log(f"{m['name']} {size['name']}: round {rnd + 1}/{args.rounds}, {LABEL[e]}")
                     doc = run_engine(e, args, args.zoo, size, path, rnd == 0)
@@ -236,7 +243,16 @@ def main():
                             "shapes": size.get("shapes"),
                             "engines": {e: summarize(rs) for e, rs in runs.items()},
                             "runs": runs})
+            log(f"{m['name']} {size['name']}: " + ", ".join(
+                f"{LABEL[e]} {fmt_ms(s.get('median_ms'))} ms"
+                for e, s in results[-1]["engines"].items()))
+            write(args, results, notes)  # after every size: a partial run keeps its figures
+    text = write(args, results, notes)
+    print(text)
+    return 0
 
+
+def write(args, results, notes):
     machine = "unknown machine"
     for r in results:
         for doc in r["runs"].get("vulkan", []) + r["runs"].get("cpu", []):
@@ -246,17 +262,16 @@ def main():
                            f"{mm.get('device', 'no Vulkan device')}")
                 break
     meta = {"machine": machine, "rounds": args.rounds, "repeat": args.repeat,
-            "cpu_repeat": args.cpu_repeat, "date": time.strftime("%Y-%m-%d", time.gmtime()),
-            "notes": notes}
+            "cpu_repeat": args.cpu_repeat, "cpu_max_gflop": args.cpu_max_gflop,
+            "date": time.strftime("%Y-%m-%d", time.gmtime()), "notes": notes}
     text = report(results, meta)
-    print(text)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(text)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "results": results}, f, indent=1)
-    return 0
+    return text
 
 
 if __name__ == "__main__":
