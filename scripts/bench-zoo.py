@@ -74,7 +74,8 @@ def run_engine(engine, args, zoo, size, model_path, first_round):
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError:
         lines = [l for l in proc.stderr.strip().splitlines() if l.strip()]
-        return {"error": lines[-1] if lines else f"exit {proc.returncode}, no output"}
+        tool = [l for l in lines if l.startswith(("kiln bench:", "ort-bench:"))]
+        return {"error": (tool or lines or [f"exit {proc.returncode}, no output"])[0]}
     doc["process_s"] = wall
     if proc.returncode != 0:
         doc["error"] = f"exit {proc.returncode}"

@@ -7,7 +7,8 @@ Usage: /usr/bin/python3 scripts/export-zoo.py [OUTDIR] [--only NAME,...]   (defa
 Needs Debian's python3-torch (1.13) and python3-torchvision; nothing in the build or the tests
 needs them. Deterministic (fixed seeds). Takes about a minute, most of it the seed encoder.
 
-Models (every one exported with a dynamic batch dim, the transformers with a dynamic sequence):
+Models (every one exported with a dynamic batch dim, the transformers with a dynamic sequence,
+the CNN with dynamic height and width):
   seed     the seed's text encoder at full size: vocab 30000, d 512, 4 post-norm layers, 8 heads,
            FFN 2048, causal mask built from S in forward, head 512->30000; opset 14
   gpt2     one GPT-2 style decoder block: pre-norm, fused qkv projection, causal attention
@@ -143,7 +144,7 @@ def zoo():
          [("b1_s128", normal(1, 128, 768), gpt2_flops(1, 128)),
           ("b4_s256", normal(4, 256, 768), gpt2_flops(4, 256))]),
         ("resnet18", "torchvision resnet18 (random weights)", resnet18, ["image"], ["logits"],
-         {"image": {0: "batch"}, "logits": {0: "batch"}}, 14,
+         {"image": {0: "batch", 2: "height", 3: "width"}, "logits": {0: "batch"}}, 14,
          [("b1_64", normal(1, 3, 64, 64), None), ("b2_128", normal(2, 3, 128, 128), None)]),
         ("mlp", "MLP 784-2048-2048-10, ReLU, softmax", MLP, ["x"], ["probs"],
          {"x": {0: "batch"}, "probs": {0: "batch"}}, 14,
