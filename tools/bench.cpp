@@ -65,6 +65,8 @@ std::string today() {
   return buf;
 }
 
+}  // namespace
+
 nlohmann::json machine() {
   nlohmann::json m = {
       {"cpu", cpu_model()}, {"cores", std::thread::hardware_concurrency()}, {"date", today()}};
@@ -91,6 +93,12 @@ std::string with_unit(double v, const std::string& unit) {
   if (std::isnan(v) || unit.empty()) return fmt_value(v);
   return fmt_value(v) + (unit == "x" ? "x" : " " + unit);
 }
+
+nlohmann::json number(double v) {
+  return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+namespace {
 
 std::string goal_text(const Figure& f) {
   if (std::isnan(f.goal)) return "-";
@@ -125,10 +133,6 @@ void print_table(const std::vector<Result>& results, const nlohmann::json& m, bo
     fmt::print("{:<10} {:<38} {:>12} {:>12}  {}\n", r.name, f.label, with_unit(f.value, f.unit),
                goal_text(f), r.error.empty() ? status_text(f) : "error");
   }
-}
-
-nlohmann::json number(double v) {
-  return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
 }
 
 void print_json(const std::vector<Result>& results, const nlohmann::json& m, const BenchOptions& o,

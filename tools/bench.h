@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +88,14 @@ struct Context {
     if (progress) progress->show(text);
   }
 };
+
+/// The machine: CPU model, cores, date, and the Vulkan device and driver when there is one.
+nlohmann::json machine();
+/// A value for tables: 3 significant digits, "n/a" for NaN; with_unit appends the unit.
+std::string fmt_value(double v);
+std::string with_unit(double v, const std::string& unit);
+/// NaN as null, else the number.
+nlohmann::json number(double v);
 
 /// Every benchmark's name, in run order.
 const std::vector<std::string>& benchmark_names();

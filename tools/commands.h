@@ -63,4 +63,22 @@ struct BenchOptions {
 };
 int bench_main(const BenchOptions& options);
 
+/// `kiln bench MODEL.onnx -i NAME=FILE.npy ...`: one ONNX model's compile time, first call,
+/// steady latency, kernels and per-kernel GPU times (tools/bench_model.cpp, docs/perf.md).
+struct BenchModelOptions {
+  std::string model;
+  std::vector<std::string> inputs;   // NAME=FILE.npy per graph input
+  std::vector<std::string> expects;  // NAME=FILE.npy: reference outputs to compare with
+  std::string device = "vulkan";
+  bool json = false;
+  bool dynamic = false;  // every dim symbolic (Dynamic::kTrue)
+  int repeat = 5;        // timed steady calls
+  int warmup = 1;        // untimed calls after the first
+  int profile = 1;       // calls with per-kernel GPU timestamps (Vulkan); 0: none
+  int top = 10;          // kernels listed by time
+  double flops = 0;      // FLOPs per call (for GFLOP/s); 0: unknown
+  double tol = 1e-4;     // |kiln - expected| <= tol * (1 + |expected|)
+};
+int bench_model_main(const BenchModelOptions& options);
+
 }  // namespace kiln::tools

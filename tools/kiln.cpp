@@ -75,23 +75,75 @@ int main(int argc, char** argv) {
   onnx_test_cmd->add_flag("-q,--quiet", onnx_test.quiet, "Print only cases that did not pass");
 
   kiln::tools::BenchOptions bench;
+  kiln::tools::BenchModelOptions bench_model;
   auto* bench_cmd = app.add_subcommand(
       "bench",
       "The benchmark suite: fused vs unfused chain, copy bandwidth, GEMM, per-call overhead, "
-      "cold vs warm start, peak memory; measured values, ratios and goals (docs/perf.md)");
-  bench_cmd->add_flag("--quick", bench.quick, "Small sizes and few repetitions (CI)");
+      "cold vs warm start, peak memory; measured values, ratios and goals. With MODEL.onnx: "
+      "that model's compile time, first call, steady latency and per-kernel GPU times "
+      "(docs/perf.md)");
+  auto* model_opt =
+      bench_cmd
+          ->add_option("model", bench_model.model,
+                       "An .onnx file to benchmark instead of the suite (inputs with -i)")
+          ->check(CLI::ExistingFile);
+  bench_cmd->add_flag("--quick", bench.quick, "Small sizes and few repetitions (CI)")
+      ->excludes(model_opt);
   bench_cmd->add_flag("--json", bench.json, "Print one JSON document instead of tables");
   bench_cmd
       ->add_option("--only", bench.only,
                    "Comma-separated subset of chain,copy,gemm,overhead,start,memory")
       ->delimiter(',')
-      ->check(CLI::IsMember({"chain", "copy", "gemm", "overhead", "start", "memory"}));
-  bench_cmd->add_option("--repeat", bench.repeat, "Timed repetitions per variant")
+      ->check(CLI::IsMember({"chain", "copy", "gemm", "overhead", "start", "memory"}))
+      ->excludes(model_opt);
+  bench_cmd
+      ->add_option("--repeat", bench.repeat,
+                   "Timed repetitions per variant (with MODEL: steady calls, default 5)")
       ->check(CLI::PositiveNumber);
+  bench_cmd->add_option("-i,--input", bench_model.inputs, "MODEL: NAME=FILE.npy per graph input")
+      ->needs(model_opt);
+  bench_cmd
+      ->add_option("--expect", bench_model.expects,
+                   "MODEL: NAME=FILE.npy, a reference output to compare with")
+      ->needs(model_opt);
+  bench_cmd
+      ->add_option("--tol", bench_model.tol,
+                   "MODEL: outputs match when |diff| <= tol * (1 + |expected|) (default 1e-4)")
+      ->needs(model_opt);
+  bench_cmd
+      ->add_option("--device", bench_model.device,
+                   "MODEL: vulkan (default) or cpu (the interpreter)")
+      ->check(CLI::IsMember({"vulkan", "cpu"}))
+      ->needs(model_opt);
+  bench_cmd->add_flag("--dynamic", bench_model.dynamic, "MODEL: trace every dim as a size symbol")
+      ->needs(model_opt);
+  bench_cmd
+      ->add_option("--warmup", bench_model.warmup,
+                   "MODEL: untimed calls after the first (default 1)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(model_opt);
+  bench_cmd
+      ->add_option("--profile", bench_model.profile,
+                   "MODEL: extra calls timed per kernel with GPU timestamps (default 1; 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(model_opt);
+  bench_cmd->add_option("--top", bench_model.top, "MODEL: kernels listed by time (default 10)")
+      ->check(CLI::PositiveNumber)
+      ->needs(model_opt);
+  bench_cmd
+      ->add_option("--flops", bench_model.flops,
+                   "MODEL: FLOPs per call (a multiply-add counts 2), for GFLOP/s")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(model_opt);
   bench_cmd->add_option("--child", bench.child)->group("");
   bench_cmd->add_option("--child-config", bench.child_config)->group("");
 
   CLI11_PARSE(app, argc, argv);
+  if (app.got_subcommand("bench") && !bench_model.model.empty()) {
+    bench_model.json = bench.json;
+    if (bench.repeat > 0) bench_model.repeat = bench.repeat;
+    return kiln::tools::bench_model_main(bench_model);
+  }
   if (app.got_subcommand("bench")) return kiln::tools::bench_main(bench);
   if (app.got_subcommand("run")) return kiln::tools::run_main(run);
   if (app.got_subcommand("onnx-test")) return kiln::tools::onnx_test_main(onnx_test);
