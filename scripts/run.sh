@@ -35,7 +35,9 @@ case "$job" in
     BUILD_DIR="${BUILD_DIR:-build-fuzz}"
     # Debian 12's clang-14 and clang-15 cannot compile Kiln (std::source_location, lambda
     # captures of structured bindings); clang-16 can.
-    scripts/install-deps.sh clang-16 libclang-rt-16-dev
+    scripts/install-deps.sh clang-16 libclang-rt-16-dev llvm-16
+    # llvm-16's symbolizer names functions and lines in reports (the default one may be older).
+    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
       -DCMAKE_CXX_COMPILER=clang++-16 -DKILN_LIBFUZZER=ON "${SAN_FLAGS[@]}"
     cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${FUZZERS[@]}"
