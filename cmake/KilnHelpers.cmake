@@ -6,11 +6,6 @@ function(kiln_set_warnings target)
   if(KILN_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
-  if(KILN_ASAN)
-    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-sanitize=vptr
-                           -fno-omit-frame-pointer)
-    target_link_options(${target} PRIVATE -fsanitize=address,undefined -fno-sanitize=vptr)
-  endif()
 endfunction()
 
 function(kiln_add_library name)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Kiln builds and tests with. Idempotent; needs root (or sudo).
+# Installs the Debian 12 packages Kiln builds and tests with, plus any packages named as
+# arguments (scripts/run.sh fuzz adds clang). Idempotent; needs root (or sudo).
 set -euo pipefail
 
 PACKAGES=(
@@ -10,6 +11,7 @@ PACKAGES=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy
 )
+PACKAGES+=("$@")
 
 missing=()
 for p in "${PACKAGES[@]}"; do

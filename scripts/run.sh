@@ -3,16 +3,56 @@
 #   scripts/run.sh demo    install packages, build, run `kiln demo --small` (the seed benchmark, small)
 #   scripts/run.sh test    install packages, build, run the whole test suite (validation layer on)
 #   scripts/run.sh build   install packages and build only
-# BUILD_DIR (default: build) and BUILD_TYPE (default: RelWithDebInfo) may be set.
+#   scripts/run.sh asan    the whole test suite again, every target built with AddressSanitizer +
+#                          UBSan (KILN_ASAN; own build dir, default build-asan; docs/testing.md)
+#   scripts/run.sh fuzz    install clang, build the libFuzzer targets (KILN_LIBFUZZER; own build
+#                          dir, default build-fuzz) and run each from its seed corpus for
+#                          FUZZ_RUNS inputs (default 20000)
+# BUILD_DIR and BUILD_TYPE (default: RelWithDebInfo) may be set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 job="${1:-}"
-case "$job" in demo|test|build) ;; *) echo "usage: scripts/run.sh demo|test|build" >&2; exit 2 ;; esac
+case "$job" in demo|test|build|asan|fuzz) ;; *) echo "usage: scripts/run.sh demo|test|build|asan|fuzz" >&2; exit 2 ;; esac
+
+BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
+# Sanitizer builds: -O1 and line tables only (-g1) build and link much faster than -O2 -g, and
+# the reports still name files and lines.
+SAN_FLAGS=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DKILN_BUILD_BENCH=OFF)
+FUZZERS=(fuzz_onnx fuzz_npy fuzz_cache_file)
+
+case "$job" in
+  asan)
+    BUILD_DIR="${BUILD_DIR:-build-asan}"
+    scripts/install-deps.sh
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
+      -DKILN_ASAN=ON "${SAN_FLAGS[@]}"
+    cmake --build "$BUILD_DIR" -j "$(nproc)"
+    # The sanitizer options and suppressions come with each test (tests/CMakeLists.txt).
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+    exit 0 ;;
+  fuzz)
+    BUILD_DIR="${BUILD_DIR:-build-fuzz}"
+    # Debian 12's clang-14 and clang-15 cannot compile Kiln (std::source_location, lambda
+    # captures of structured bindings); clang-16 can.
+    scripts/install-deps.sh clang-16 libclang-rt-16-dev llvm-16
+    # llvm-16's symbolizer names functions and lines in reports (the default one may be older).
+    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
+      -DCMAKE_CXX_COMPILER=clang++-16 -DKILN_LIBFUZZER=ON "${SAN_FLAGS[@]}"
+    cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${FUZZERS[@]}"
+    for f in "${FUZZERS[@]}"; do
+      reader="${f#fuzz_}"
+      work="$BUILD_DIR/fuzz-corpus/$reader"  # new inputs go here, the committed seeds stay as they are
+      mkdir -p "$work"
+      echo "== $f: ${FUZZ_RUNS:-20000} runs from tests/fuzz/libfuzzer/corpus/$reader"
+      "$BUILD_DIR/tests/fuzz/libfuzzer/$f" -runs="${FUZZ_RUNS:-20000}" -timeout=30 \
+        -print_final_stats=1 "$work" "tests/fuzz/libfuzzer/corpus/$reader"
+    done
+    exit 0 ;;
+esac
 
 BUILD_DIR="${BUILD_DIR:-build}"
-BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
-
 scripts/install-deps.sh
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON
 cmake --build "$BUILD_DIR" -j "$(nproc)"

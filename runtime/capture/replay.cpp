@@ -14,10 +14,12 @@ namespace {
 constexpr uint64_t kCopyInputBytes = 1 << 20;  // device inputs up to this size are copied in
 
 /// Every live Replayer, so that one that cannot get its arena can make others give theirs up.
+/// Never destroyed: Replayers owned by static caches are destroyed at exit, possibly after a
+/// function-local static vector (constructed later than those caches) would already be gone.
 std::mutex registry_mu;
 std::vector<Replayer*>& registry() {
-  static std::vector<Replayer*> all;
-  return all;
+  static auto* all = new std::vector<Replayer*>;
+  return *all;
 }
 
 bool is_host(const Tensor& t) {

@@ -248,6 +248,7 @@ Status triangular(const Node& node, const HostTensor& x, HostTensor& out) {
   const size_t es = dtype_size(x.meta.dtype);
   const int64_t k = node.attrs.index;
   const bool upper = node.op == OpKind::Triu;
+  if (out.data.empty()) return {};  // memset of an empty vector's null data() is undefined
   std::memset(out.data.data(), 0, out.data.size());
   for (int64_t e = 0; e < x.meta.numel(); ++e) {
     const int64_t c = e % cols, r = (e / cols) % rows;

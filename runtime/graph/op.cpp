@@ -281,9 +281,14 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     case OpCategory::kMovement: {
       const Shape& in = ins[0].shape;
       if (op == OpKind::Reshape) {
-        for (Dim d : attrs.dims)
+        int64_t count = 1;
+        for (Dim d : attrs.dims) {
           if (d < 0) return op_error(op, ins, "negative size in shape " + dims_str(attrs.dims));
-        if (numel(attrs.dims) != numel(in))
+          if (__builtin_mul_overflow(count, d, &count))
+            return op_error(op, ins,
+                            "shape " + dims_str(attrs.dims) + " has more than 2^63 elements");
+        }
+        if (count != numel(in))
           return op_error(op, ins,
                           "cannot reshape to " + dims_str(attrs.dims) + " (" +
                               std::to_string(numel(in)) + " elements vs " +

@@ -160,12 +160,17 @@ void pad_op(NodeCtx& c) {
     const int64_t before = pads[k], after = pads[k + n];
     if (before < 0 || after < 0) {
       const int64_t size = x.sizes()[static_cast<size_t>(axis)].value();
+      if (before < -size || after < -size)
+        c.fail("pads " + std::to_string(before) + ", " + std::to_string(after) +
+               " remove more than axis " + std::to_string(axis) + "'s " + std::to_string(size) +
+               " elements");
       x = slice(x, axis, before < 0 ? -before : 0, after < 0 ? size + after : size);
     }
     std::vector<Tensor> parts;
     auto block = [&](int64_t len) {
       Sizes s = x.sizes();
       s[static_cast<size_t>(axis)] = len;
+      check_size(c, s);  // corrupt or hostile pads
       return full(s, value, x.dtype(), c.device());
     };
     if (before > 0) parts.push_back(block(before));

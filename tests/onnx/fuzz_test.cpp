@@ -112,6 +112,48 @@ void fuzz_model(const std::string& valid, uint32_t seed, Counts& c) {
 
 const fs::path kData = KILN_ONNX_TEST_DATA;
 
+// Found by the libFuzzer target (tests/fuzz/libfuzzer): a Reshape whose target shape's element
+// count overflows int64. These sizes multiply to 6 modulo 2^64, as many as the input has, so
+// a wrapping count would accept the shape; it must be a clear error instead.
+// Found by the libFuzzer target: Pad with pads far beyond any real size (one allocated 2^53
+// bytes), and negative pads that remove more than the axis holds (INT64_MIN cannot be negated).
+TEST(OnnxFuzz, PadWithHugeOrOverlyNegativePads) {
+  for (const std::vector<int64_t>& pads :
+       {std::vector<int64_t>{0, int64_t{1} << 40, 0, 0}, std::vector<int64_t>{INT64_MIN, 0, 0, 0},
+        std::vector<int64_t>{0, 0, 0, -4}}) {
+    OnnxBuilder b(13);
+    b.input("x", ::onnx::TensorProto::FLOAT, {2, 3}).output("y", ::onnx::TensorProto::FLOAT);
+    b.init_i64("pads", pads, {4});
+    b.node("Pad", {"x", "pads"}, {"y"});
+    Expected<onnx::Model> m = onnx::Model::parse(as_bytes(b.bytes()), Device::cpu(), "pad");
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    try {
+      (*m)({Tensor::full({2, 3}, 1.0)});
+      ADD_FAILURE() << "pads " << pads[0] << " " << pads[1] << " " << pads[3] << " accepted";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("more than 2^31 elements") != std::string::npos ||
+                  what.find("remove more than axis") != std::string::npos)
+          << what;
+    }
+  }
+}
+
+TEST(OnnxFuzz, ReshapeWhoseElementCountOverflows) {
+  OnnxBuilder b(13);
+  b.input("x", ::onnx::TensorProto::FLOAT, {2, 3}).output("y", ::onnx::TensorProto::FLOAT);
+  b.init_i64("shape", {(int64_t{1} << 32) + 1, (int64_t{1} << 32) - 1, 2, INT64_MAX - 2}, {4});
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  Expected<onnx::Model> m = onnx::Model::parse(as_bytes(b.bytes()), Device::cpu(), "reshape");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  try {
+    (*m)({Tensor::full({2, 3}, 1.0)});
+    ADD_FAILURE() << "a shape of more than 2^63 elements was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 2^63 elements"), std::string::npos) << e.what();
+  }
+}
+
 TEST(OnnxFuzz, TruncatedAndCorruptedModels) {
   uint32_t seed = 1;
   Counts c;
