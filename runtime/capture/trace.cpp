@@ -125,15 +125,20 @@ std::vector<Tensor> TraceContext::locked_constants() const {
   return out;
 }
 
-Tensor TraceContext::argument(size_t index) {
+Tensor TraceContext::slot_placeholder(int32_t slot) {
   auto impl = std::make_shared<TensorImpl>();
-  impl->meta = slots_.at(index).meta();
+  impl->meta = slots_.at(static_cast<size_t>(slot)).meta();
   impl->device = device_;
   impl->trace = this;
   impl->trace_id = t_current_id;
-  impl->slot = static_cast<int32_t>(index);
-  impl->sym = arg_syms_.at(index);
+  impl->slot = slot;
   return Tensor(std::move(impl));
+}
+
+Tensor TraceContext::argument(size_t index) {
+  Tensor t = slot_placeholder(static_cast<int32_t>(index));
+  t.impl()->sym = arg_syms_.at(index);
+  return t;
 }
 
 Tensor TraceContext::placeholder(NodeId node) {
@@ -275,13 +280,7 @@ Scalar TraceContext::read_scalar(const Tensor& t, const std::string& loc) {
   step.label = "item()";
   step.where = why;
   program_.steps.push_back(std::move(step));
-  auto impl = std::make_shared<TensorImpl>();
-  impl->meta = slots_[slot].meta();
-  impl->device = device_;
-  impl->trace = this;
-  impl->trace_id = t_current_id;
-  impl->slot = slot;
-  return Scalar::traced(std::move(impl), scalar_of(to_host(slots_[slot])));
+  return Scalar::traced(slot_placeholder(slot).impl_ptr(), scalar_of(to_host(slots_[slot])));
 }
 
 Scalar TraceContext::scalar_argument(size_t index, const Scalar& value) {
@@ -334,13 +333,7 @@ std::vector<Tensor> TraceContext::host_call(const std::string& name, const HostF
     step.out_metas.push_back(o.meta());
     int32_t s = new_slot(std::move(o));
     step.out.push_back(s);
-    auto impl = std::make_shared<TensorImpl>();
-    impl->meta = slots_[s].meta();
-    impl->device = device_;
-    impl->trace = this;
-    impl->trace_id = t_current_id;
-    impl->slot = s;
-    result.emplace_back(std::move(impl));
+    result.push_back(slot_placeholder(s));
   }
   step.fn = fn;
   step.label = name;

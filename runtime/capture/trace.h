@@ -105,6 +105,8 @@ class TraceContext {
   const std::string& name() const { return options_.name; }
 
  private:
+  /// A placeholder whose value lives in `slot` (arguments, break results).
+  Tensor slot_placeholder(int32_t slot);
   /// The slot holding `t`'s value, running the current segment if `t` is computed in it.
   int32_t slot_of(const Tensor& t);
   /// Compiles and runs the current segment; every live placeholder of it gets a slot.
