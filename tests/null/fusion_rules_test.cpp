@@ -17,12 +17,7 @@ namespace {
 
 using test::add;
 using test::generic_options;
-
-CodegenOptions shuffle_options() {
-  CodegenOptions o = generic_options();
-  o.caps.subgroup_shuffle = o.caps.subgroup_vote = true;
-  return o;
-}
+using test::shuffle_options;
 
 KernelPlan plan_and_compile(const Graph& g, const CodegenOptions& opt = shuffle_options()) {
   auto plan = plan_kernels(g, opt);

@@ -25,6 +25,13 @@ inline CodegenOptions generic_options(bool fuse = true) {
   return o;
 }
 
+/// generic_options() on a device with subgroup shuffle and vote (the attention kernel's needs).
+inline CodegenOptions shuffle_options() {
+  CodegenOptions o = generic_options();
+  o.caps.subgroup_shuffle = o.caps.subgroup_vote = true;
+  return o;
+}
+
 /// y = relu((x * a + b) * c - d), x f32[rows, cols], a..d f32[cols] (broadcast).
 inline Graph chain_graph(Dim rows, Dim cols) {
   Graph g;
