@@ -217,7 +217,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
                         start_kernel(e, g.node(out_id), KernelVariant::kMatmulRowBlock, opt.caps));
   if (epilogue_root >= 0) mark_epilogue(kern, n, g.node(epilogue_root));
   kern.local_size = s.local_size;
-  kern.groups = {col_blocks, row_blocks, SymInt(1)};
+  kern.groups = {row_blocks, col_blocks, SymInt(1)};
   Kernel::RowSplit split;
   split.rows_slot = rows_slot;
   split.row0_slot = row0_slot;

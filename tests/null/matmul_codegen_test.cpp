@@ -206,8 +206,9 @@ TEST(MatmulCodegen, RowBlockRegisterBlocks) {
     ASSERT_TRUE(k.row_split.has_value());
     EXPECT_EQ(k.row_split->rows_per_group, 32u);
     EXPECT_EQ(k.local_size, tb ? 32u : 64u);
-    // 100 rows in 4 groups of 32; 520 columns in 128-column (A·Bᵀ) or 256-column (A·B) blocks.
-    EXPECT_EQ(groups(k), (std::array<uint32_t, 3>{tb ? 5u : 3u, 4, 1})) << label(c);
+    // Row groups along x (100 rows in 4 groups of 32), then 520 columns in 128-column (A·Bᵀ) or
+    // 256-column (A·B) blocks.
+    EXPECT_EQ(groups(k), (std::array<uint32_t, 3>{4, tb ? 5u : 3u, 1})) << label(c);
   }
 }
 
