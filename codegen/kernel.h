@@ -49,6 +49,7 @@ enum class KernelVariant {
   kMatmulRowBlock,  // f32 A·B / A·Bᵀ of stored operands: register row blocks, no shared memory
   kAttention,       // softmax(chain(Q·Kᵀ))·V with an online softmax (FusionRule::kAttention)
   kWindow,          // conv, max_pool, avg_pool: one invocation per output element, window loop
+  kConvGemm,        // f32 conv without groups as an implicit GEMM: register row blocks of channels
 };
 const char* kernel_variant_name(KernelVariant v);
 

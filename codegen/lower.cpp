@@ -313,6 +313,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "attention";
     case KernelVariant::kWindow:
       return "window";
+    case KernelVariant::kConvGemm:
+      return "conv_gemm";
   }
   return "?";
 }

@@ -85,4 +85,15 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
 Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt);
 
+/// Conv as an implicit GEMM (codegen/lower_conv_gemm.cpp, shaders/conv_gemm.comp): f32, no
+/// groups, at least 16 output channels, on targets with the row-block kernel's subgroup
+/// shuffles. window_kernel emits it with window.comp's functions and macros plus
+/// KILN_POSITIONS (N times the output's spatial sizes).
+inline constexpr uint32_t kConvGemmLocalSize = 32;
+bool conv_gemm_applies(const Graph& g, const Node& conv, const TargetCaps& caps);
+/// kiln_conv_block(rb, cb): 32 output channels x `cols` positions per lane.
+std::string conv_gemm_block(uint32_t cols);
+/// Workgroups along x: blocks of 32 output channels.
+SymInt conv_gemm_row_blocks(const SymInt& channels);
+
 }  // namespace kiln
