@@ -3,7 +3,8 @@
 //   BM_Gemm/1024/mode   f32 1024^3 matmul, GFLOP/s counter. mode 0: A·B and 1: A·Bᵀ (the
 //                       row-block kernel on devices with subgroup shuffles), 2: Aᵀ·B (the tiled
 //                       shared-memory kernel, which serves operands with fused prologues)
-//   BM_Head/M/mode      f32 [M, 512] x [512, 30000] (the vocabulary head): A·B (0), A·Bᵀ (1)
+//   BM_Head/M/mode/K/N  f32 [M, K] x [K, N]: A·B (0), A·Bᵀ (1); the vocabulary head's
+//                       [512, 512] x [512, 30000] and a GPT-2 MLP's two products
 //   BM_Attention/S/fused  causal attention over q, k, v f32[4, 8, S, 64]: the flash-style
 //                       kernel (fused:1) against scores + softmax + product kernels (fused:0)
 //   BM_Encoder/fused    the small encoder (d 64, 4 heads, FFN 128, 2 layers, vocab 100, B 4,
@@ -49,11 +50,12 @@ BENCHMARK(BM_Gemm)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-/// The vocabulary head's shape: A f32[M, 512] times a [512, 30000] weight, as A·B (mode 0, the
-/// layout ONNX exporters write) or A·Bᵀ with the weight stored [30000, 512] (mode 1, the layout
-/// of nn::Linear). The weight (61 MB) does not fit in the caches, unlike BM_Gemm's.
+/// A linear layer's product: A f32[M, K] times a [K, N] weight, as A·B (mode 0, the layout ONNX
+/// exporters write) or A·Bᵀ with the weight stored [N, K] (mode 1, the layout of nn::Linear).
+/// The vocabulary head's weight (61 MB) does not fit in the caches, unlike BM_Gemm's.
 void BM_Head(benchmark::State& state) {
-  const int64_t m = state.range(0), mode = state.range(1), k = 512, n = 30000;
+  const int64_t m = state.range(0), mode = state.range(1);
+  const int64_t k = state.range(2), n = state.range(3);
   Tensor a = random_matrix(m, k, 6);
   Tensor w = mode == 1 ? random_matrix(n, k, 7) : random_matrix(k, n, 7);
   auto f = kiln::compile(
@@ -68,7 +70,13 @@ void BM_Head(benchmark::State& state) {
           static_cast<double>(state.iterations()) / 1e9,
       benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Head)->Args({512, 0})->Args({512, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Head)
+    ->Args({512, 0, 512, 30000})
+    ->Args({512, 1, 512, 30000})
+    ->Args({1024, 0, 768, 3072})
+    ->Args({1024, 0, 3072, 768})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 /// Causal multi-head attention at the seed's head shape: q, k, v f32[4, 8, S, 64], the mask
 /// built in the graph. Fused, it is one flash-style kernel (FusionRule::kAttention); unfused,
