@@ -92,7 +92,8 @@ struct Kernel {
     uint32_t a_binding = 1;
     uint64_t a_row_bytes = 0;
     SymInt c_row_elements;        // C's row length (4-byte elements)
-    uint32_t rows_per_group = 1;  // groups on axis 0 = ceil(rows / rows_per_group)
+    uint32_t rows_per_group = 1;  // groups on row_axis = ceil(rows / rows_per_group)
+    uint32_t row_axis = 1;        // the grid axis of row blocks (0 or 1)
   };
   std::optional<RowSplit> row_split;
   /// Bindings read as rgba32f storage texel buffers (imageBuffer) rather than storage buffers.

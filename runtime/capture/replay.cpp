@@ -164,8 +164,8 @@ Status Replayer::write_params(std::span<const int64_t> values) {
       const uint64_t n = m > p.row0 ? std::min<uint64_t>(m - p.row0, p.rows) : 0;
       slots[rs.rows_slot] = static_cast<uint32_t>(n);
       slots[rs.row0_slot] = static_cast<uint32_t>(p.row0);
-      groups[0] = static_cast<uint32_t>(
-          std::min<uint64_t>((n + rs.rows_per_group - 1) / rs.rows_per_group, max_count[0]));
+      groups[rs.row_axis] = static_cast<uint32_t>(std::min<uint64_t>(
+          (n + rs.rows_per_group - 1) / rs.rows_per_group, max_count[rs.row_axis]));
       if (n == 0) groups = {0, 0, 0};
     }
     std::memcpy(base + p.indirect_offset, groups.data(), sizeof(groups));
