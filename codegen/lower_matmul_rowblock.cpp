@@ -233,7 +233,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
                                                  {{"KILN_LOCAL_SIZE", u(s.local_size)},
                                                   {"KILN_ROW_BLOCKS", rb_glsl},
                                                   {"KILN_COL_BLOCKS", cb_glsl}},
-                                                 kern));
+                                                 kern, opt.caps));
   return kern;
 }
 

@@ -130,7 +130,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.groups = {groups_for(work, kern.local_size), 1, 1};
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,
-                                                 std::move(macros), kern));
+                                                 std::move(macros), kern, opt.caps));
   return kern;
 }
 

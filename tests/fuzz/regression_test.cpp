@@ -71,13 +71,11 @@ TEST_F(FuzzRegression, DivisionByZero) {
       "1 / f32", Tol::exact(), [](const Tensor& t) { return 1.0 / t; }, f);
 }
 
-// KNOWN FAILURE (not yet fixed): kernels are compiled without the SignedZeroInfNanPreserve
-// execution mode, so the driver folds x - x, x * 0 and the x - mean of a one-element row to
-// plain numbers, dropping NaN, inf and -0.0. The fuzzer keeps these patterns out of its
-// default programs (graph_gen: fold_risk).
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_InfNanThroughFoldedArithmetic) {
+// NaN, inf and -0.0 through arithmetic the driver may fold: x - x, x * 0 and the x - mean of a
+// one-element row gave plain numbers. Kernels now declare SignedZeroInfNanPreserve (where the
+// device has it), and arithmetic with a literal +0.0 goes through kiln_*_zero helpers, since
+// lavapipe folds x * 0.0, x + 0.0, 0.0 - x and 0.0 / x by the constant even under that mode.
+TEST_F(FuzzRegression, InfNanThroughFoldedArithmetic) {
   Tensor x = test::tensor_from_doubles(DType::kF32, {3, 1}, {kNaN, 1.0, kInf});
   check(
       "x - x", Tol::exact(), [](const Tensor& t) { return t - t; }, x);
@@ -153,13 +151,10 @@ TEST_F(FuzzRegression, DISABLED_BroadcastOfASymbolicLengthOneSlice) {
   check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5})}, "x + x[3::3]");
 }
 
-// KNOWN FAILURE (root cause not established): i64 ** i32 with a negative exponent gives
-// wrapped garbage for odd bases on Vulkan (the interpreter and i64 ** i64 give 0), as if the
-// exponent, converted with int64_t(int) before kiln_ipow, had lost its sign. i64 + i32 with
-// the same conversion is right. The fuzzer avoids mixed-width integer pow by default.
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_IntegerPowWithLargeExponents) {
+// i64 ** i32 with a negative exponent gave wrapped garbage for odd bases: Mesa 22.3's lavapipe
+// compiles the exponent's int64_t(int) as a zero extension where `y < 0` reads it, so the
+// negative-exponent branch was skipped. Codegen now spells the sign extension out.
+TEST_F(FuzzRegression, IntegerPowWithLargeExponents) {
   Tensor x = Tensor::from_vector<int64_t>({2, 3, -4, 5, 1, -1, 0}, {7});
   for (int32_t e : {INT32_MIN, INT32_MAX, INT32_MAX - 1, -(1 << 24) - 1, (1 << 30) + 3}) {
     Tensor y = Tensor::from_vector<int32_t>({e}, {});
@@ -176,14 +171,11 @@ TEST_F(FuzzRegression, DISABLED_IntegerPowWithLargeExponents) {
   }
 }
 
-// KNOWN FAILURE (codegen: f16 values inside a fused kernel are floats never rounded to half):
-// an i32 of 2^30 promoted to f16 is inf in the interpreter (f16's range ends at 65504), so
-// cast to i64 saturates; the fused kernel casts the unrounded 2^30. Eager Vulkan (one op per
-// kernel, f16 storage between them) agrees with the interpreter. The fuzzer keeps integers
-// beyond f16's range out of f16 results by default.
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_F16OverflowInsideAFusedKernel) {
+// f16 values inside a fused kernel were floats never rounded to half: an i32 of 2^30 promoted
+// to f16 is inf in the interpreter (f16's range ends at 65504), so the cast to i64 saturates;
+// the fused kernel cast the unrounded 2^30. Every f16 result is now rounded to half where it is
+// computed (kiln_f16), as the interpreter stores it.
+TEST_F(FuzzRegression, F16OverflowInsideAFusedKernel) {
   Tensor i = Tensor::from_vector<int32_t>({(1 << 30) + 3, 7}, {2});
   Tensor h = test::tensor_from_doubles(DType::kF16, {2}, {1.5, -2.0});
   check(
