@@ -136,19 +136,26 @@ TEST_F(FuzzRegression, ReplayOfHostCallsOnACapturedConstant) {
               "host calls");
 }
 
-// KNOWN FAILURE (not yet fixed; the symbolic broadcast rule in runtime/graph/sym_rules.cpp
-// and the emitter's broadcast indexing): under Dynamic::kTrue the length of x[3::3] is an
-// expression of s0 that is 1 at these sizes, not the constant 1, and broadcasting it against
-// x fails the trace ("sizes s0 and max(0, ...) differ"). Guarding the expression to 1 in the
-// rule is not enough: codegen broadcasts only constant-1 dims and would read past it. The
-// fuzzer does not generate length-1 slices in Dynamic::kTrue programs by default.
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_BroadcastOfASymbolicLengthOneSlice) {
+// Under Dynamic::kTrue the length of x[3::3] is an expression of s0 that is 1 at these sizes,
+// and broadcasting it against x failed the trace ("sizes s0 and max(0, ...) differ"); codegen
+// broadcasts only constant-1 dims. A derived size that is 0 or 1 at trace time is now that
+// constant under a guard, as input sizes 0 and 1 are; a size where it is 2 (s0 = 7) retraces,
+// and x + x[3::3] is then a shape error on every path.
+TEST_F(FuzzRegression, BroadcastOfASymbolicLengthOneSlice) {
   auto fn = [](const Tensor& x) -> std::vector<Tensor> {
     return {x + slice(x, 0, 3, int64_t{1} << 40, 3)};
   };
-  check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5})}, "x + x[3::3]");
+  check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5}), rnd(DType::kF32, {4})},
+              "x + x[3::3]");
+  // Lengths 1, 1, 2, 3, 1: specialised, then symbolic after the retrace, then specialised.
+  auto g = [](const Tensor& x) -> std::vector<Tensor> {
+    Tensor s = slice(x, 0, 3, int64_t{1} << 40, 3);
+    return {s * 2.0, sum(s, {0})};
+  };
+  check_calls(g,
+              {rnd(DType::kF32, {6}), rnd(DType::kF32, {5}), rnd(DType::kF32, {7}),
+               rnd(DType::kF32, {12}), rnd(DType::kF32, {4})},
+              "x[3::3]");
 }
 
 // i64 ** i32 with a negative exponent gave wrapped garbage for odd bases: Mesa 22.3's lavapipe
