@@ -18,11 +18,12 @@ float kiln_erf(float x) {
 }
 vec4 kiln_erf(vec4 x) { return vec4(kiln_erf(x.x), kiln_erf(x.y), kiln_erf(x.z), kiln_erf(x.w)); }
 
-// tanh without the overflow of (e^2x - 1) / (e^2x + 1) for large |x|.
+// tanh without the overflow of (e^2x - 1) / (e^2x + 1) for large |x|; odd by the sign bit, so
+// tanh(-0.0) = -0.0 as std::tanh gives.
 float kiln_tanh(float x) {
   float e = exp(-2.0 * abs(x));
   float y = (1.0 - e) / (1.0 + e);
-  return x >= 0.0 ? y : -y;
+  return (floatBitsToUint(x) >> 31) == 0u ? y : -y;
 }
 vec4 kiln_tanh(vec4 x) { return vec4(kiln_tanh(x.x), kiln_tanh(x.y), kiln_tanh(x.z), kiln_tanh(x.w)); }
 

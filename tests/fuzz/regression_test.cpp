@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "device/test_util.h"
@@ -93,6 +96,42 @@ TEST_F(FuzzRegression, InfNanThroughFoldedArithmetic) {
   check(
       "1 / (x * 0) keeps the sign of zero", Tol::exact(),
       [](const Tensor& t) { return 1.0 / (t * 0.0); }, m);
+}
+
+// Arithmetic with a literal +0.0 and signed zeros through the kernels' helpers, in scalar and
+// vec4 kernels ([2, 4] f32 is vec4): lavapipe folds x * 0.0, x + 0.0, 0.0 - x and 0.0 / x by
+// the constant, even under SignedZeroInfNanPreserve.
+TEST_F(FuzzRegression, ArithmeticWithALiteralZero) {
+  const double nz = -0.0;
+  for (const Shape& shape : {Shape{8}, Shape{2, 4}, Shape{7}}) {
+    std::vector<double> v = {kNaN, 1.0, kInf, -1.0, -kInf, nz, 0.0, 2.5};
+    v.resize(static_cast<size_t>(numel(shape)));
+    Tensor x = test::tensor_from_doubles(DType::kF32, shape, v);
+    const std::string at = " " + shape_str(shape);
+    check(
+        "1 / (x + 0)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (t + 0.0); }, x);
+    check(
+        "1 / (0 - x)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (0.0 - t); }, x);
+    check(
+        "1 / (x * 0)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (t * 0.0); }, x);
+    check(
+        "1 / (0 / x)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (0.0 / t); }, x);
+    check(
+        "1 / (x * -0)" + at, Tol::exact(), [nz](const Tensor& t) { return 1.0 / (t * nz); }, x);
+    const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> unary = {
+        {"tanh", [](const Tensor& t) { return tanh(t); }},
+        {"relu", [](const Tensor& t) { return relu(t); }},
+        {"sign", [](const Tensor& t) { return sign(t); }},
+        {"abs", [](const Tensor& t) { return abs(t); }},
+        {"neg", [](const Tensor& t) { return -t; }}};
+    for (const auto& [name, f] : unary)
+      check(
+          "1 / " + name + "(x * 0)" + at, Tol::exact(),
+          [f](const Tensor& t) { return 1.0 / f(t * 0.0); }, x);
+    Tensor h = cast(x, DType::kF16);
+    check(
+        "f16 x * 0" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (t * 0.0); }, h);
+  }
 }
 
 std::vector<Tensor> twice_plus_one(const std::vector<Tensor>& in) {

@@ -20,7 +20,7 @@ vec4 kiln_erf(vec4 x){ return vec4(kiln_erf(x . x), kiln_erf(x . y), kiln_erf(x 
 float kiln_tanh(float x){
   float e = exp(- 2.0 * abs(x));
   float y =(1.0 - e)/(1.0 + e);
-  return x >= 0.0 ? y : - y;
+  return(floatBitsToUint(x)>> 31)== 0u ? y : - y;
 }
 vec4 kiln_tanh(vec4 x){ return vec4(kiln_tanh(x . x), kiln_tanh(x . y), kiln_tanh(x . z), kiln_tanh(x . w));}
 float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
