@@ -239,6 +239,13 @@ constexpr const char* kPowHelpers64 = R"(int64_t kiln_ipow(int64_t x, int64_t y)
   return r;
 }
 )";
+// max / min of int64 with a compare and a select: SPIRV-Tools 2023.1's spirv-opt folds GLSL.std.450
+// SMax / SMin of 64-bit constants by their low words (max(INT64_MIN, -6) gave INT64_MIN once a
+// reduction loop over a literal was unrolled). Defined in every kernel that uses int64.
+constexpr const char* kInt64Helpers =
+    R"(int64_t kiln_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+int64_t kiln_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+)";
 constexpr const char* kSignHelpers =
     R"(float kiln_sign(float x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
 vec4 kiln_sign(vec4 x) { return vec4(kiln_sign(x.x), kiln_sign(x.y), kiln_sign(x.z), kiln_sign(x.w)); }
@@ -325,6 +332,7 @@ std::string Emitter::declarations() const {
     if (max_texels_ > 0 && i != 0 && vec_use_[i] && !texel_binding(i))
       s += "#define kiln_load" + b + "(i) b" + b + "v.data[i]\n";
   }
+  if (int64_) s += kInt64Helpers;
   if (pow_) s += pow_helpers(int64_);
   if (sign_) s += kSignHelpers;
   if (div_) s += kDivHelpers;
@@ -681,9 +689,10 @@ std::string Emitter::clamped_index(NodeId index_node, const Index& at, const Sym
   const std::string last =
       extent.is_constant()
           ? "int64_t(" + std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + ")"
-          : "max(int64_t(" + size(extent) + ") - int64_t(1), int64_t(0))";
+          : "kiln_max_i64(int64_t(" + size(extent) + ") - int64_t(1), int64_t(0))";
   std::string var = fresh("j");
-  add_statement("const uint " + var + " = uint(clamp(" + raw + ", int64_t(0), " + last + "));");
+  add_statement("const uint " + var + " = uint(kiln_min_i64(kiln_max_i64(" + raw +
+                ", int64_t(0)), " + last + "));");
   return var;
 }
 
@@ -776,7 +785,10 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
         const std::string r = value(ix.id, at);
         add_statement("const " + IT + " " + w + " = " + r + " < " + IT + "(0) ? " + r + " + " +
                       extent + " : " + r + ";");
-        add_statement("const uint " + var + " = uint(clamp(" + w + ", " + IT + "(0), max(" +
+        const bool wide = ix.meta.dtype == DType::kI64;  // (kInt64Helpers: not GLSL's max)
+        const std::string mx = wide ? "kiln_max_i64(" : "max(",
+                          mn = wide ? "kiln_min_i64(" : "min(";
+        add_statement("const uint " + var + " = uint(" + mn + mx + w + ", " + IT + "(0)), " + mx +
                       extent + " - " + IT + "(1), " + IT + "(0))));");
         in[b + j] = {var, -1};
       }
@@ -920,6 +932,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       return "kiln_sigmoid(" + arg(0) + ")";
     case OpKind::Relu:
       if (is_floating(operand)) return "kiln_relu(" + arg(0) + ")";  // keeps NaN
+      if (operand == DType::kI64) return "kiln_max_i64(" + arg(0) + ", int64_t(0))";
       return "max(" + arg(0) + ", " + T + "(0))";
     case OpKind::Gelu:
       return "kiln_gelu(" + arg(0) + ")";
@@ -954,11 +967,15 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       div_ = true;
       return "kiln_div(" + arg(0) + ", " + arg(1) + ")";
     case OpKind::Maximum:
-      return std::string(is_floating(operand) ? "kiln_maximum(" : "max(") + arg(0) + ", " + arg(1) +
-             ")";
+      return std::string(is_floating(operand)     ? "kiln_maximum("
+                         : operand == DType::kI64 ? "kiln_max_i64("
+                                                  : "max(") +
+             arg(0) + ", " + arg(1) + ")";
     case OpKind::Minimum:
-      return std::string(is_floating(operand) ? "kiln_minimum(" : "min(") + arg(0) + ", " + arg(1) +
-             ")";
+      return std::string(is_floating(operand)     ? "kiln_minimum("
+                         : operand == DType::kI64 ? "kiln_min_i64("
+                                                  : "min(") +
+             arg(0) + ", " + arg(1) + ")";
     case OpKind::Eq:
       return "(" + arg(0) + " == " + arg(1) + ")";
     case OpKind::Ne:

@@ -214,7 +214,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       init = "int(0x80000000)", combine = "max(a, b)";
     else
       init = "(int64_t(1) << 63)",
-      combine = "max(a, b)";  // no 64-bit literal: macros precede #extension
+      combine = "kiln_max_i64(a, b)";  // no 64-bit literal: macros precede #extension
   } else if (n.op == OpKind::Min) {
     if (acc == DType::kBool)
       init = "true", combine = "((a) && (b))";
@@ -223,7 +223,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     else if (acc == DType::kI32)
       init = "int(0x7fffffff)", combine = "min(a, b)";
     else
-      init = "(~(int64_t(1) << 63))", combine = "min(a, b)";
+      init = "(~(int64_t(1) << 63))", combine = "kiln_min_i64(a, b)";
   } else {
     init = acc_t + "(0)", combine = "((a) + (b))";
   }

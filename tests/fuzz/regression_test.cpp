@@ -232,6 +232,33 @@ TEST_F(FuzzRegression, F16OverflowInsideAFusedKernel) {
       i, h);
 }
 
+// max / min of int64 values that the optimiser can see as constants (seed 5000, program 45: the
+// max over full(-6) gave INT64_MIN): SPIRV-Tools 2023.1's spirv-opt folds 64-bit SMax / SMin by
+// their low words once the reduction loop is unrolled; int64 max / min are now a compare and a
+// select (kiln_max_i64 / kiln_min_i64).
+TEST_F(FuzzRegression, Int64MaxMinOfLiterals) {
+  Tensor x = Tensor::from_vector<int64_t>({3, -7, int64_t{1} << 40, -(int64_t{1} << 33)}, {4});
+  check(
+      "max over full(-6, i64)", Tol::exact(),
+      [](const Tensor& t) {
+        return max(full({2, 2, 4}, -6.0, DType::kI64, t.device()), {0, 2}) + slice(t, 0, 0, 2);
+      },
+      x);
+  check(
+      "min over full(2^32, i64)", Tol::exact(),
+      [](const Tensor& t) {
+        return min(full({3, 5}, 4294967296.0, DType::kI64, t.device()), {1}) + slice(t, 0, 0, 3);
+      },
+      x);
+  check(
+      "maximum / minimum / relu with i64 literals", Tol::exact(),
+      [](const Tensor& t) {
+        return maximum(t, scalar(-6.0, DType::kI64)) * 3 +
+               minimum(t, scalar(4294967296.0, DType::kI64)) + relu(t);
+      },
+      x);
+}
+
 // A reduction over a reshape that splits a merged dim: the split's index variables (r<k>)
 // collided with the reduction's dims (r0, r1, ...): "'r2' : redefinition".
 TEST_F(FuzzRegression, ReductionOverASplitReshape) {

@@ -63,6 +63,8 @@ layout(local_size_x = 128u)in;
 layout(std430, set = 0, binding = 0)buffer KilnB0 { float data[];} b0;
 layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { uint8_t data[];} b1;
 layout(std430, set = 0, binding = 2)readonly buffer KilnB2 { int64_t data[];} b2;
+int64_t kiln_max_i64(int64_t a, int64_t b){ return a > b ? a : b;}
+int64_t kiln_min_i64(int64_t a, int64_t b){ return a < b ? a : b;}
 void kiln_element(uint g){
   const uint i0 =(g / 5u);
   const uint i1 =(g % 5u);
