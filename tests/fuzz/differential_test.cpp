@@ -108,7 +108,7 @@ TEST_F(DifferentialFuzz, RandomPrograms) {
       if (reported++ < kMaxReports)
         ADD_FAILURE() << "program " << i << " of seed " << seed << ":\n" << why;
     }
-    if (programs % 1000 == 0) {
+    if (programs % 100 == 0) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("progress: %llu programs, %zu mismatching, %.0f s\n",
                   static_cast<unsigned long long>(programs), failing.size(), s);

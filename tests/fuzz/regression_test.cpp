@@ -259,6 +259,21 @@ TEST_F(FuzzRegression, Int64MaxMinOfLiterals) {
       x);
 }
 
+// erf(x) / x of tiny x (seed 1, program 942: erf(0 - x) / (0 - x)): kiln_erf's erfc-based
+// formula has an absolute error near 1e-7, so erf of a tiny x came out 0 where it is
+// 1.128 x. Below |x| = 0.5 it is now a Taylor series.
+TEST_F(FuzzRegression, ErfOfTinyValues) {
+  Tensor x = test::tensor_from_doubles(
+      DType::kF32, {12},
+      {1e-30, -1e-20, 1e-8, -3e-5, 1e-3, 0.3, -0.49, 0.5, -0.51, 2.0, 0.0, -0.0});
+  check(
+      "erf(x) / x", Tol::for_dtype(DType::kF32), [](const Tensor& t) { return erf(t) / t; }, x);
+  check(
+      "1 / erf(x * 0)", Tol::exact(), [](const Tensor& t) { return 1.0 / erf(t * 0.0); }, x);
+  check(
+      "gelu(x) / x", Tol::for_dtype(DType::kF32), [](const Tensor& t) { return gelu(t) / t; }, x);
+}
+
 // A reduction over a reshape that splits a merged dim: the split's index variables (r<k>)
 // collided with the reduction's dims (r0, r1, ...): "'r2' : redefinition".
 TEST_F(FuzzRegression, ReductionOverASplitReshape) {

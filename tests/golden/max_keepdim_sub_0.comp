@@ -3,6 +3,13 @@
 #extension GL_EXT_spirv_intrinsics : require
 spirv_execution_mode(extensions =["SPV_KHR_float_controls"], capabilities =[4466], 4461, 32);
 float kiln_erf(float x){
+  if(abs(x)< 0.5){
+    const float z = x * x;
+    return x * 1.1283791670955126 *
+           (1.0 + z *(- 0.3333333333333333 + z *(0.1 + z *(- 0.023809523809523808 +
+           z *(0.004629629629629629 + z *(- 0.0007575757575757576 +
+           z * 0.00010683760683760684))))));
+  }
   float t = 1.0 /(1.0 + 0.5 * abs(x));
   float y = 1.0 - t * exp(- x * x - 1.26551223 +
                           t *(1.00002368 +
