@@ -10,7 +10,7 @@
 // Ops whose operand lacks a needed fact get one by a wrapper step (abs(x) + 0.5), as user code
 // would write it.
 //
-// Known defects tracked elsewhere, kept out unless GenOptions::known_defects is set:
+// Known limits (docs/testing.md), kept out unless GenOptions::known_defects is set:
 //   * eager Vulkan ops are cached by the op's printed text, where scalars keep 9 digits: two
 //     integer scalars above 1e9 that agree in 9 digits share one kernel. Integer scalars above
 //     1e9 are drawn from kLargeScalars (distinct in 9 digits) instead.
