@@ -27,6 +27,9 @@ struct TargetCaps {
   bool shader_int64 = false;
   bool storage_buffer_16bit = false;
   bool storage_buffer_8bit = false;
+  /// shaderSignedZeroInfNanPreserveFloat32: kernels declare SignedZeroInfNanPreserve, so the
+  /// driver keeps IEEE NaN, inf and -0.0 through arithmetic (docs/ops.md, "Floating point").
+  bool signed_zero_inf_nan_preserve = false;
   std::string device_key;  // device + driver identity, part of every pipeline-cache key
 
   /// Capabilities assumed when no device is at hand (GLSL/SPIR-V tests).

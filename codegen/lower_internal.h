@@ -15,8 +15,9 @@ namespace kiln {
 /// Workgroups for `work` items at `local_size` per group (uncapped: kernel_groups() caps them at
 /// the device limit, and kernels use grid-stride loops, so a capped grid still covers everything).
 SymInt groups_for(const SymInt& work, uint32_t local_size);
-/// The #extension lines the emitted body needs.
-std::string extensions(const Emitter& e);
+/// The #extension lines the emitted body needs, and the float-controls execution mode where
+/// the target has it.
+std::string extensions(const Emitter& e, const TargetCaps& caps);
 /// unimplemented when the body needs a feature the device lacks.
 Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& caps);
 /// A kernel for `root`: the emitter's bindings, the fused nodes (root included) in graph
@@ -29,7 +30,8 @@ Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant 
 /// kMaxSizeSlots). Call after every Emitter::size() of the kernel.
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
-                                    std::map<std::string, std::string> macros, Kernel& k);
+                                    std::map<std::string, std::string> macros, Kernel& k,
+                                    const TargetCaps& caps);
 
 /// Softmax, LogSoftmax and LayerNorm: one workgroup per normalised row (codegen/lower_norm.cpp).
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

@@ -244,7 +244,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
                                                   {"KILN_ROW_BLOCKS", rb_glsl},
                                                   {"KILN_COL_BLOCKS", cb_glsl},
                                                   {"KILN_ROWS_ON_X", rows_on_x ? "1" : "0"}},
-                                                 kern));
+                                                 kern, opt.caps));
   return kern;
 }
 

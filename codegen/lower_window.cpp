@@ -119,7 +119,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   } else {
     // No 64-bit literal: the macros precede #extension.
     macros["KILN_LOWEST"] = acc == DType::kI32 ? "int(0x80000000)" : "(int64_t(1) << 63)";
-    macros["KILN_MAX(a, b)"] = "max(a, b)";
+    macros["KILN_MAX(a, b)"] = acc == DType::kI64 ? "kiln_max_i64(a, b)" : "max(a, b)";
     macros["KILN_TAKE(a, v)"] = "((v) > (a))";
   }
   macros["KILN_COUNT_INCLUDE_PAD"] = w.count_include_pad ? "1" : "0";
@@ -146,7 +146,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     KILN_ASSIGN_OR_RETURN(
         kern.glsl, kernel_source("conv_gemm.comp", e,
                                  e.declarations() + "\n" + body + "\n" + conv_gemm_block(cols),
-                                 std::move(macros), kern));
+                                 std::move(macros), kern, opt.caps));
     return kern;
   }
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
@@ -154,7 +154,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.groups = {groups_for(work, kern.local_size), 1, 1};
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,
-                                                 std::move(macros), kern));
+                                                 std::move(macros), kern, opt.caps));
   return kern;
 }
 

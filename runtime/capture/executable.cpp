@@ -35,6 +35,7 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   c.shader_int64 = info.shader_int64;
   c.storage_buffer_16bit = info.storage_buffer_16bit;
   c.storage_buffer_8bit = info.storage_buffer_8bit;
+  c.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve_f32;
   c.device_key = info.name + "|" + info.driver_name + "|" + info.driver_info + "|";
   for (uint8_t b : info.driver_uuid) c.device_key += std::to_string(b) + ".";
   return c;

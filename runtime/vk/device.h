@@ -61,6 +61,9 @@ struct DeviceInfo {
   bool subgroup_shuffle = false;
   bool subgroup_ballot = false;
   bool subgroup_vote = false;
+  /// VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2): 32-bit float shaders may declare
+  /// SignedZeroInfNanPreserve (codegen does, keeping IEEE NaN / inf / -0.0 arithmetic).
+  bool signed_zero_inf_nan_preserve_f32 = false;
 };
 
 /// A sub-allocated range of a device memory block. Freed (returned to its block) when the last
