@@ -209,15 +209,14 @@ Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
       ++stats_.pipelines_created;
     }
     for (size_t i = 0; i < descs.size(); ++i) {
-      // Every one, fresh or not, gets the interface check; a repeat counts as a hit.
+      // A fresh one (unless another caller stored a different interface first) is not a hit;
+      // the rest are looked up as pipeline() would, with its interface check.
       const bool fresh = std::find(misses.begin(), misses.end(), i) != misses.end();
-      if (fresh && pipelines_.at(keys[i]).get() != nullptr) {
-        const Pipeline* p = pipelines_.at(keys[i]).get();
-        if (p->num_bindings == descs[i].num_bindings &&
-            p->push_constant_bytes == descs[i].push_constant_bytes) {
-          out.push_back(p);
-          continue;
-        }
+      const Pipeline* stored = pipelines_.at(keys[i]).get();
+      if (fresh && stored->num_bindings == descs[i].num_bindings &&
+          stored->push_constant_bytes == descs[i].push_constant_bytes) {
+        out.push_back(stored);
+        continue;
       }
       Expected<const Pipeline*> p = find_pipeline_locked(keys[i], descs[i]);
       if (!p.ok()) {

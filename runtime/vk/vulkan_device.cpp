@@ -182,7 +182,10 @@ Status VulkanDeviceImpl::init() {
 
 VulkanDeviceImpl::~VulkanDeviceImpl() {
   if (device() == VK_NULL_HANDLE) return;
-  vkDeviceWaitIdle(device());
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);  // the queue is externally synchronised
+    vkDeviceWaitIdle(device());
+  }
   for (auto& [key, pipeline] : pipelines_) destroy_pipeline(*pipeline);
   pipelines_.clear();
   for (auto& slot : slots_) destroy_slot(*slot);
