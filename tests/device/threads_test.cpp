@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -200,6 +201,7 @@ TEST_F(Threads, ManyThreadsCompileReplayAndRunEagerOpsAtOnce) {
   Mailbox mailbox;
   Failures failures;
   std::atomic<uint64_t> mlp_calls{0}, rowsq_calls{0}, branchy_calls{0};
+  std::atomic<uint64_t> own_calls{0}, eager_calls{0}, received{0};
 
   auto worker = [&](int id) {
     std::mt19937 rng(1000 + static_cast<uint32_t>(id));
@@ -253,6 +255,7 @@ TEST_F(Threads, ManyThreadsCompileReplayAndRunEagerOpsAtOnce) {
             const int64_t n = 2 + static_cast<int64_t>(rng() % 3);
             const Mat x = random_mat(rng, n, 4, -5, 5), y = random_mat(rng, n, 4, -5, 5);
             Tensor r = own(on_device(x), on_device(y));
+            ++own_calls;
             std::vector<float> want = own_ref(x, y);
             if (check("own", call, r, want, {n, 4})) mailbox.put({r, std::move(want), {n, 4}});
             break;
@@ -260,6 +263,7 @@ TEST_F(Threads, ManyThreadsCompileReplayAndRunEagerOpsAtOnce) {
           case 4: {  // eager ops on fresh data
             const Mat x = random_mat(rng, 4, 6, -6, 6), y = random_mat(rng, 4, 6, -6, 6);
             Tensor r = eager_ops(on_device(x), on_device(y));
+            ++eager_calls;
             std::vector<float> want = eager_ref(x.v, y.v);
             if (check("eager", call, r, want, {4, 6})) held.push_back({r, std::move(want), {4, 6}});
             break;
@@ -267,6 +271,7 @@ TEST_F(Threads, ManyThreadsCompileReplayAndRunEagerOpsAtOnce) {
           default: {  // another thread's result: still intact, and usable here
             Known k;
             if (!mailbox.take(&k)) break;
+            ++received;
             if (!check("received", call, k.t, k.want, k.shape)) break;
             const Mat y = random_mat(rng, k.shape[0], k.shape[1], -3, 3);
             Tensor r = eager_ops(k.t, on_device(y));
@@ -295,6 +300,18 @@ TEST_F(Threads, ManyThreadsCompileReplayAndRunEagerOpsAtOnce) {
   for (int i = 0; i < kThreads; ++i) threads.emplace_back(worker, i);
   for (std::thread& t : threads) t.join();
   ASSERT_EQ(failures.count(), 0) << failures.report();
+  std::printf(
+      "%d threads x %d calls: shared_mlp %llu, shared_rowsq %llu, shared_branchy %llu, "
+      "own %llu, eager %llu, received from another thread %llu\n",
+      kThreads, calls, static_cast<unsigned long long>(mlp_calls.load()),
+      static_cast<unsigned long long>(rowsq_calls.load()),
+      static_cast<unsigned long long>(branchy_calls.load()),
+      static_cast<unsigned long long>(own_calls.load()),
+      static_cast<unsigned long long>(eager_calls.load()),
+      static_cast<unsigned long long>(received.load()));
+  for (const auto* n :
+       {&mlp_calls, &rowsq_calls, &branchy_calls, &own_calls, &eager_calls, &received})
+    EXPECT_GT(n->load(), 0u);
 
   // Every call is counted once, as a cache hit, a compile or an eager call.
   auto consistent = [](const CompileStats& s, uint64_t made, const char* name) {
@@ -307,6 +324,7 @@ TEST_F(Threads, ManyThreadsCompileReplayAndRunEagerOpsAtOnce) {
   // Each distinct shape of the static function compiles once, however many threads met it at
   // the same time; the branchy function has one entry per branch.
   EXPECT_LE(shared_rowsq.stats().compiles, rowsq_shapes.size());
+  EXPECT_GT(shared_rowsq.stats().recompiles, 0u);
   EXPECT_LE(shared_branchy.stats().compiles, 2u);
   EXPECT_EQ(shared_rowsq.stats().eager_calls, 0u);
   EXPECT_EQ(shared_branchy.stats().eager_calls, 0u);
