@@ -13,11 +13,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "device/test_util.h"
 #include "kiln/kiln.h"
@@ -27,6 +30,33 @@ namespace {
 
 constexpr int kThreads = 8;
 constexpr int kDefaultCalls = 40;
+
+/// A persistent cache of this process's own, empty at the start (inside KILN_CACHE_DIR, or the
+/// temporary directory; left alone when KILN_CACHE_DIR disables the cache): every kernel is
+/// compiled by glslang and the driver on some thread and stored while others read the cache.
+/// Set before any Kiln call (the cache directory is read once), removed at exit after the
+/// default device (a later static) has saved its pipeline cache into it.
+class FreshCache {
+ public:
+  FreshCache() {
+    const char* base = std::getenv("KILN_CACHE_DIR");
+    if (base != nullptr && !std::filesystem::path(base).is_absolute()) return;  // "off", ...
+    const std::filesystem::path root =
+        base != nullptr ? std::filesystem::path(base) : std::filesystem::temp_directory_path();
+    dir_ = root / ("threads_test_" + std::to_string(::getpid()));
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    ::setenv("KILN_CACHE_DIR", dir_.c_str(), 1);
+  }
+  ~FreshCache() {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+const FreshCache fresh_cache;
 
 int calls_per_thread() {
   const char* v = std::getenv("KILN_STRESS_CALLS");
