@@ -217,7 +217,6 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
   }
   KILN_ASSIGN_OR_RETURN(const size_t use, choose_bank());
   Bank& bank = banks_[use];
-  if (use != kSpill) last_bank_ = use;
   bank.handed_out.clear();
   for (const External& e : externals_) {  // copy in
     if (e.mode != Mode::kSlot) continue;

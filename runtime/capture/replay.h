@@ -133,7 +133,6 @@ class Replayer {
   /// are copied out, so it is never held.
   static constexpr size_t kSpill = kMaxBanks;
   std::vector<Bank> banks_;
-  size_t last_bank_ = 0;
   std::vector<External> externals_;
   std::vector<vk::BufferRef> bound_;  // per node: the buffer a kernel binding reads (this layout)
   std::vector<Part> parts_;
