@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/device.h"
 #include "kiln/dtype.h"
 #include "kiln/scalar.h"
 #include "kiln/status.h"
@@ -26,27 +27,6 @@ namespace kiln {
 
 struct TensorImpl;
 using Loc = std::source_location;
-
-/// Where a tensor's data lives.
-class Device {
- public:
-  enum class Kind : uint8_t { kCpu, kVulkan };
-  static Device cpu() { return Device(Kind::kCpu); }
-  /// The default Vulkan device (KILN_DEVICE selects it; see docs/runtime.md).
-  static Device vulkan() { return Device(Kind::kVulkan); }
-  Kind kind() const { return kind_; }
-  bool is_cpu() const { return kind_ == Kind::kCpu; }
-  std::string str() const { return is_cpu() ? "cpu" : "vulkan"; }
-  bool operator==(const Device&) const = default;
-
- private:
-  explicit Device(Kind kind) : kind_(kind) {}
-  Kind kind_;
-};
-
-/// True if a Vulkan device can be created (the error is available from vulkan_status()).
-bool vulkan_available();
-Status vulkan_status();
 
 class Tensor {
  public:

@@ -8,17 +8,6 @@
 
 namespace kiln {
 
-std::shared_ptr<vk::VulkanDevice> default_vulkan_device() {
-  return value_or_throw(vk::VulkanDevice::default_device());
-}
-
-bool vulkan_available() {
-  return vk::VulkanDevice::default_device().ok();
-}
-Status vulkan_status() {
-  return vk::VulkanDevice::default_device().status();
-}
-
 HostTensor to_host(const Tensor& t) {
   TensorImpl* impl = t.impl();
   if (!impl) throw Error(invalid_argument("use of an undefined tensor"));
@@ -33,7 +22,7 @@ HostTensor to_host(const Tensor& t) {
                        impl->literal_int ? Scalar(*impl->literal_int) : Scalar(*impl->literal));
   if (impl->device.is_cpu()) return *impl->host;
   HostTensor h(impl->meta);
-  auto dev = default_vulkan_device();
+  auto dev = impl->device.vulkan_device();
   throw_if_error(dev->download(impl->buffer, h.data.data(), h.data.size()));
   return h;
 }
@@ -45,7 +34,7 @@ Tensor from_host(HostTensor host, Device device) {
   if (device.is_cpu()) {
     impl->host = std::make_shared<HostTensor>(std::move(host));
   } else {
-    auto dev = default_vulkan_device();
+    auto dev = device.vulkan_device();
     impl->buffer = value_or_throw(dev->allocate(host.data.size()));
     throw_if_error(dev->upload(impl->buffer, host.data.data(), host.data.size()));
   }
@@ -201,7 +190,7 @@ void Tensor::copy_from(const void* data, size_t bytes) {
   if (impl.device.is_cpu()) {
     if (bytes) std::memcpy(impl.host->data.data(), data, bytes);
   } else {
-    throw_if_error(default_vulkan_device()->upload(impl.buffer, data, bytes));
+    throw_if_error(impl.device.vulkan_device()->upload(impl.buffer, data, bytes));
   }
   ++impl.version;
 }
@@ -237,8 +226,7 @@ void reset_device_peak() {
 }
 
 std::vector<std::string> validation_messages() {
-  auto dev = vk::VulkanDevice::default_device();
-  return dev.ok() ? (*dev)->validation_messages() : std::vector<std::string>{};
+  return vk::VulkanDevice::all_validation_messages();
 }
 
 }  // namespace kiln

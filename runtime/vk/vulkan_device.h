@@ -118,6 +118,7 @@ class VulkanDeviceImpl final : public VulkanDevice {
   ~VulkanDeviceImpl() override;
 
   const DeviceInfo& info() const override { return core_->physical.info; }
+  bool owns_vulkan_objects() const override { return core_->owns_device; }
   Expected<BufferRef> allocate(size_t bytes, MemoryUse use) override;
   Expected<BufferRef> slice(const BufferRef& parent, size_t offset, size_t bytes) override;
   Status make_private(const BufferRef& buffer) override;
