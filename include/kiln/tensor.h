@@ -100,6 +100,9 @@ class Tensor {
   Tensor to(Device device) const;
   /// Overwrites the data in place (same dtype and element count); bumps version().
   void copy_from(const void* data, size_t bytes);
+  /// Copies the data (row-major, exactly nbytes of the meta) to `data`; the counterpart of
+  /// copy_from. A graph break when traced, as to_vector().
+  void copy_to(void* data, size_t bytes, Loc loc = Loc::current()) const;
   uint64_t version() const;
 
   std::string str() const;  // "Tensor(f32[2, 3], vulkan)"

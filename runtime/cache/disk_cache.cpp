@@ -144,6 +144,8 @@ CacheCounters DiskCache::counters() const {
 }
 
 DriverCacheScope::DriverCacheScope() {
+  static std::mutex scopes;
+  lock_ = std::unique_lock<std::mutex>(scopes);
   static std::once_flag logged;
   if (std::getenv("MESA_SHADER_CACHE_DIR") || std::getenv("MESA_GLSL_CACHE_DIR")) {
     std::call_once(logged, [] {

@@ -89,7 +89,8 @@ class DiskCache {
 /// MESA_GLSL_CACHE_DIR is already set or the cache is disabled, so that one directory holds all
 /// warm-start state. Held around instance and device creation (Mesa reads the variable when it
 /// opens its cache); the variable is removed again afterwards, so child processes do not inherit
-/// it and follow their own KILN_CACHE_DIR.
+/// it and follow their own KILN_CACHE_DIR. Scopes of different threads run one at a time, so
+/// devices opened concurrently neither see nor remove each other's setting.
 class DriverCacheScope {
  public:
   DriverCacheScope();
@@ -98,6 +99,7 @@ class DriverCacheScope {
   DriverCacheScope& operator=(const DriverCacheScope&) = delete;
 
  private:
+  std::unique_lock<std::mutex> lock_;
   bool set_ = false;
 };
 

@@ -147,6 +147,14 @@ void Tensor::read_into(DType as, void* out, size_t bytes, const Loc& loc, const 
   for (int64_t i = 0; i < h.meta.numel(); ++i) f[i] = static_cast<float>(h.get(i));
 }
 
+void Tensor::copy_to(void* data, size_t bytes, Loc loc) const {
+  const TensorImpl& impl = checked(impl_);
+  if (bytes != impl.meta.nbytes())
+    throw Error(
+        invalid_argument("copy_to: " + std::to_string(bytes) + " bytes from " + impl.meta.str()));
+  read_into(impl.meta.dtype, data, bytes, loc, "copy_to()");
+}
+
 double Tensor::item_double(const Loc& loc) const {
   if (numel() != 1)
     throw Error(
