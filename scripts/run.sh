@@ -109,7 +109,7 @@ case "$job" in
     export PKG_CONFIG_PATH
     # shellcheck disable=SC2046  # the flags are meant to split
     c++ -std=c++20 examples/compile_example.cpp -o "$work/compile_example_pc" \
-      $(pkg-config --cflags --libs kiln)
+      $(pkg-config --cflags --libs kiln) -Wl,-rpath,"$(pkg-config --variable=libdir kiln)"
     KILN_VALIDATE=1 "$work/compile_example_pc"
     exit 0 ;;
 esac
