@@ -8,12 +8,26 @@ function(kiln_set_warnings target)
   endif()
 endfunction()
 
+# The libraries named in KILN_PUBLIC_LIBRARIES (top-level CMakeLists.txt) follow
+# BUILD_SHARED_LIBS and carry the project version (libkiln.so.0 -> libkiln.so.0.1.0); every
+# other library is an internal layer: static and position-independent, so that a shared libkiln
+# can absorb it (docs/install.md). Installed consumers see only include/ (the public headers);
+# the layer-internal include directories are for targets in this tree.
 function(kiln_add_library name)
   if(NOT ARGN)
     message(FATAL_ERROR "library ${name} has no sources")
   endif()
-  add_library(${name} STATIC ${ARGN})
-  target_include_directories(${name} PUBLIC ${KILN_INCLUDES})
+  if(name IN_LIST KILN_PUBLIC_LIBRARIES)
+    add_library(${name} ${ARGN})
+    set_target_properties(${name} PROPERTIES VERSION ${PROJECT_VERSION}
+                          SOVERSION ${PROJECT_VERSION_MAJOR})
+  else()
+    add_library(${name} STATIC ${ARGN})
+  endif()
+  foreach(dir ${KILN_INCLUDES})
+    target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${dir}>)
+  endforeach()
+  target_include_directories(${name} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   kiln_set_warnings(${name})
 endfunction()

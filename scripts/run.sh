@@ -10,12 +10,17 @@
 #                          FUZZ_RUNS inputs (default 20000)
 #   scripts/run.sh tsan    the threads test and the null-label tests under ThreadSanitizer
 #                          (KILN_TSAN; own build dir, default build-tsan; docs/testing.md)
+#   scripts/run.sh package installs Kiln into a temporary prefix, checks that each installed
+#                          header compiles alone, then builds examples/ against the install out
+#                          of tree (find_package and pkg-config) and runs them (docs/install.md).
+#                          Reuses build/ when the test job configured it (nothing is rebuilt);
+#                          else configures build-package without tests and benchmarks.
 # BUILD_DIR and BUILD_TYPE (default: RelWithDebInfo) may be set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 job="${1:-}"
-case "$job" in demo|test|build|asan|fuzz|tsan) ;; *) echo "usage: scripts/run.sh demo|test|build|asan|fuzz|tsan" >&2; exit 2 ;; esac
+case "$job" in demo|test|build|asan|fuzz|tsan|package) ;; *) echo "usage: scripts/run.sh demo|test|build|asan|fuzz|tsan|package" >&2; exit 2 ;; esac
 
 BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
 # Sanitizer builds: -O1 and line tables only (-g1) build and link much faster than -O2 -g, and
@@ -69,6 +74,47 @@ case "$job" in
       "$BUILD_DIR/tests/fuzz/libfuzzer/$f" -runs="${FUZZ_RUNS:-20000}" -timeout=30 \
         -print_final_stats=1 "$work" "tests/fuzz/libfuzzer/corpus/$reader"
     done
+    exit 0 ;;
+  package)
+    if [ -z "${BUILD_DIR:-}" ]; then
+      if [ -f build/CMakeCache.txt ]; then BUILD_DIR=build; else BUILD_DIR="build-package"; fi
+    fi
+    scripts/install-deps.sh
+    if [ -f "$BUILD_DIR/CMakeCache.txt" ]; then
+      cmake -S . -B "$BUILD_DIR"  # keeps its options; regenerates only if the tree changed
+    else
+      cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
+        -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF
+    fi
+    cmake --build "$BUILD_DIR" -j "$(nproc)"  # up to date after the test job: nothing to do
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    prefix="$work/prefix"
+    cmake --install "$BUILD_DIR" --prefix "$prefix"
+    # Each public header compiles alone, from the install tree only.
+    for h in "$prefix"/include/kiln/*.h; do
+      echo "== header ${h#"$prefix"/include/}"
+      echo "#include <${h#"$prefix"/include/}>" |
+        c++ -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$prefix/include" -x c++ -
+    done
+    echo "#include <kiln/kiln_c.h>" |
+      cc -std=c99 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$prefix/include" -x c -
+    # The examples, out of tree, against the installed CMake package.
+    cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror" \
+      -DCMAKE_C_FLAGS="-Wall -Wextra -Wpedantic -Werror"
+    cmake --build "$work/examples" -j "$(nproc)"
+    KILN_VALIDATE=1 "$work/examples/compile_example"
+    KILN_VALIDATE=1 "$work/examples/onnx_example" tests/data/onnx/mlp/model.onnx \
+      tests/data/onnx/mlp/0
+    KILN_VALIDATE=1 "$work/examples/c_example" tests/data/onnx/mlp/model.onnx 3 16
+    # The same program built with nothing but pkg-config's flags.
+    PKG_CONFIG_PATH=$(find "$prefix" -name kiln.pc -printf '%h')
+    export PKG_CONFIG_PATH
+    # shellcheck disable=SC2046  # the flags are meant to split
+    c++ -std=c++20 examples/compile_example.cpp -o "$work/compile_example_pc" \
+      $(pkg-config --cflags --libs kiln) -Wl,-rpath,"$(pkg-config --variable=libdir kiln)"
+    KILN_VALIDATE=1 "$work/compile_example_pc"
     exit 0 ;;
 esac
 

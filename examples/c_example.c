@@ -1,6 +1,6 @@
 /* A plain C program using kiln_c.h, compiled as C: loads an ONNX model, runs it on the CPU
  * interpreter and on the default Vulkan device (when there is one) and checks the two agree.
- * Usage: c_program MODEL.onnx ROWS COLS (the model's one f32 input is [ROWS, COLS]). */
+ * Usage: c_example MODEL.onnx ROWS COLS (the model's one f32 input is [ROWS, COLS]). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
