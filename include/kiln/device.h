@@ -28,11 +28,11 @@ class VulkanDevice;
 
 /// One physical Vulkan device as `Device::list()` reports it.
 struct DeviceDescription {
-  uint32_t index = 0;   // what Device::open(std::to_string(index)) opens
-  std::string name;     // "NVIDIA GeForce RTX 4070", "llvmpipe (LLVM 15.0.6, 256 bits)"
-  std::string vendor;   // "NVIDIA", "AMD", "Intel", "Mesa", ...
-  std::string type;     // "discrete", "integrated", "virtual", "cpu", "other"
-  std::string driver;   // driver name and version
+  uint32_t index = 0;  // what Device::open(std::to_string(index)) opens
+  std::string name;    // "NVIDIA GeForce RTX 4070", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string vendor;  // "NVIDIA", "AMD", "Intel", "Mesa", ...
+  std::string type;    // "discrete", "integrated", "virtual", "cpu", "other"
+  std::string driver;  // driver name and version
   std::string api_version;
   bool is_default = false;  // the device Device::vulkan() picks
 };
@@ -42,6 +42,10 @@ struct DeviceOpenOptions {
   /// The Khronos validation layer (fails with `unavailable` when it is not installed). Off:
   /// KILN_VALIDATE still turns it on, as for the default device.
   bool validation = false;
+  /// The persistent cache for this device's kernels, compiled graphs and driver caches
+  /// (docs/cache.md): empty uses the process's (KILN_CACHE_DIR, else ~/.cache/kiln); "off"
+  /// uses none; anything else is a directory of its own, e.g. one an application ships.
+  std::string cache_dir;
 };
 
 class Device {

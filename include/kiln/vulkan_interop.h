@@ -53,6 +53,8 @@ struct Handles {
   /// used (shaderInt64, shaderInt16).
   const VkPhysicalDeviceFeatures* enabled_core_features = nullptr;
   QueueLock queue_lock;
+  /// The persistent cache, as DeviceOpenOptions::cache_dir (null or "": the process's).
+  const char* cache_dir = nullptr;
 };
 
 /// A kiln::Device on the application's Vulkan objects. Errors: invalid_argument for null

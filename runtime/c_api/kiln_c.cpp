@@ -234,13 +234,15 @@ size_t kiln_tensor_nbytes(const kiln_tensor* tensor) {
 
 kiln_status kiln_tensor_read(const kiln_tensor* tensor, void* dst, size_t bytes) {
   return guarded([&] {
-    if (tensor == nullptr) return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_tensor_read: tensor is NULL");
+    if (tensor == nullptr)
+      return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_tensor_read: tensor is NULL");
     const size_t n = tensor->tensor.meta().nbytes();
     if (bytes != n)
       return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_tensor_read: " + std::to_string(bytes) +
                                                    " bytes asked for a tensor of " +
                                                    std::to_string(n));
-    if (n > 0 && dst == nullptr) return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_tensor_read: dst is NULL");
+    if (n > 0 && dst == nullptr)
+      return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_tensor_read: dst is NULL");
     tensor->tensor.copy_to(dst, bytes);
     return KILN_OK;
   });
@@ -265,10 +267,10 @@ kiln_status kiln_model_load_bytes(kiln_device* device, const void* data, size_t 
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   "kiln_model_load_bytes: device, data and out must be set");
     const auto* bytes = static_cast<const std::byte*>(data);
-    return model_from(device,
-                      kiln::onnx::Model::parse(std::span<const std::byte>(bytes, size),
-                                               device->device, "model"),
-                      out);
+    return model_from(
+        device,
+        kiln::onnx::Model::parse(std::span<const std::byte>(bytes, size), device->device, "model"),
+        out);
   });
 }
 
@@ -298,9 +300,9 @@ kiln_status kiln_model_run(kiln_model* model, const kiln_tensor* const* inputs, 
       return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_run: inputs is NULL");
     const size_t want = model->compiled.model().outputs().size();
     if (num_outputs != want || (want > 0 && outputs == nullptr))
-      return fail(KILN_ERROR_INVALID_ARGUMENT,
-                  "kiln_model_run: the model has " + std::to_string(want) + " outputs, " +
-                      std::to_string(num_outputs) + " asked for");
+      return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_run: the model has " +
+                                                   std::to_string(want) + " outputs, " +
+                                                   std::to_string(num_outputs) + " asked for");
     std::vector<kiln::Tensor> args;
     for (size_t i = 0; i < num_inputs; ++i) {
       if (inputs[i] == nullptr)

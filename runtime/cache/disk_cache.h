@@ -93,7 +93,10 @@ class DiskCache {
 /// devices opened concurrently neither see nor remove each other's setting.
 class DriverCacheScope {
  public:
+  /// For devices on the global cache.
   DriverCacheScope();
+  /// For a device on `cache` (its <dir>/mesa).
+  explicit DriverCacheScope(const DiskCache& cache);
   ~DriverCacheScope();
   DriverCacheScope(const DriverCacheScope&) = delete;
   DriverCacheScope& operator=(const DriverCacheScope&) = delete;

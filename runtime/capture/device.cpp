@@ -3,6 +3,10 @@
 
 #include <optional>
 
+#include <chrono>
+#include <filesystem>
+
+#include "cache/disk_cache.h"
 #include "capture/executable_cache.h"
 #include "kiln/vulkan_interop.h"
 #include "vk/device.h"
@@ -16,6 +20,16 @@ std::shared_ptr<vk::VulkanDevice> default_or_null() {
   return dev.ok() ? *dev : nullptr;
 }
 
+/// The cache `dir` names (DeviceOpenOptions::cache_dir); null for the process's own.
+std::shared_ptr<cache::DiskCache> cache_for(const std::string& dir) {
+  if (dir.empty()) return nullptr;
+  if (dir == "off" || dir == "none" || dir == "0")
+    return std::make_shared<cache::DiskCache>(std::filesystem::path());
+  auto disk = std::make_shared<cache::DiskCache>(std::filesystem::path(dir));
+  disk->sweep(cache::cache_size_limit(), std::chrono::hours(1));
+  return disk;
+}
+
 }  // namespace
 
 Expected<Device> Device::open(const std::string& selector, const DeviceOpenOptions& options) {
@@ -24,6 +38,7 @@ Expected<Device> Device::open(const std::string& selector, const DeviceOpenOptio
   // An empty selector picks as the default device does (KILN_DEVICE, else the best by type);
   // select_device() reads KILN_DEVICE itself, so pass the selector through unchanged.
   o.selector = selector;
+  o.disk_cache = cache_for(options.cache_dir);
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<vk::VulkanDevice> dev, vk::VulkanDevice::create(o));
   return Device(Kind::kVulkan, std::move(dev));
 }
@@ -43,8 +58,8 @@ Expected<std::vector<DeviceDescription>> Device::list() {
     d.name = info.name;
     d.vendor = info.vendor;
     d.type = info.type;
-    d.driver = info.driver_name.empty() ? info.driver_info
-                                        : info.driver_name + " " + info.driver_info;
+    d.driver =
+        info.driver_name.empty() ? info.driver_info : info.driver_name + " " + info.driver_info;
     d.api_version = info.api_version;
     d.is_default = chosen && *chosen == info.index;
     out.push_back(std::move(d));
@@ -114,7 +129,9 @@ Status vulkan_status() {
 namespace vulkan {
 
 Expected<Device> adopt(const Handles& handles) {
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<vk::VulkanDevice> dev, vk::VulkanDevice::adopt(handles));
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<vk::VulkanDevice> dev,
+      vk::VulkanDevice::adopt(handles, cache_for(handles.cache_dir ? handles.cache_dir : "")));
   return Device::from_vulkan_device(std::move(dev));
 }
 

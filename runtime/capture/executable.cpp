@@ -121,6 +121,7 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
     copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
     copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
     copts.caps = caps_of(exe->vk_device_->info());
+    copts.disk_cache = exe->vk_device_->disk_cache();
     auto ms_since = [](std::chrono::steady_clock::time_point t) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
           .count();

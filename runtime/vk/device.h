@@ -24,6 +24,9 @@
 namespace kiln::vulkan {
 struct Handles;  // include/kiln/vulkan_interop.h
 }
+namespace kiln::cache {
+class DiskCache;  // runtime/cache/disk_cache.h
+}
 
 namespace kiln::vk {
 
@@ -174,6 +177,9 @@ struct DeviceOptions {
   /// Device selector: index or case-insensitive name substring. Empty: KILN_DEVICE, else the
   /// best device by type (discrete > integrated > virtual > cpu).
   std::string selector;
+  /// The persistent cache this device's kernels, compiled graphs and pipeline cache go to
+  /// (null: cache::DiskCache::global(), KILN_CACHE_DIR's).
+  std::shared_ptr<cache::DiskCache> disk_cache;
 };
 
 class VulkanDevice {
@@ -187,7 +193,8 @@ class VulkanDevice {
   /// A device on the application's own VkDevice and queue (external_device.cpp). Kiln checks
   /// what it needs, uses only the features the application enabled, and destroys none of the
   /// handles it was given.
-  static Expected<std::shared_ptr<VulkanDevice>> adopt(const vulkan::Handles& handles);
+  static Expected<std::shared_ptr<VulkanDevice>> adopt(const vulkan::Handles& handles,
+                                                       std::shared_ptr<cache::DiskCache> disk = {});
   /// Validation-layer error messages of every device Kiln created in this process, in order.
   static std::vector<std::string> all_validation_messages();
   /// The DeviceInfo::index of the device `selector` picks among `devices` (an index or a
@@ -201,6 +208,8 @@ class VulkanDevice {
   uint64_t id() const { return id_; }
   /// Whether Kiln created the VkDevice (false for adopt()).
   virtual bool owns_vulkan_objects() const { return true; }
+  /// The persistent cache of this device (DeviceOptions::disk_cache); never null.
+  virtual cache::DiskCache* disk_cache() const = 0;
   virtual const DeviceInfo& info() const = 0;
 
   /// Sub-allocates `bytes` (a zero-size request returns a valid 4-byte buffer). kHostWritable

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "cache/disk_cache.h"
 #include "vk/instance.h"
 #include "vk/physical_device.h"
 
@@ -29,6 +30,8 @@ struct DeviceCore {
   /// False when the application owns `device` (VulkanDevice::adopt): it is never destroyed here.
   bool owns_device = true;
   ExternalQueueLock queue_lock;
+  /// The persistent cache (DeviceOptions::disk_cache, else the global one).
+  std::shared_ptr<cache::DiskCache> disk;
 
   DeviceCore() = default;
   DeviceCore(const DeviceCore&) = delete;

@@ -35,7 +35,8 @@ Enabled enabled_features(const vulkan::Handles& h) {
         read_core(reinterpret_cast<const VkPhysicalDeviceFeatures2*>(s)->features, e);
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
-        e.storage16 = e.storage16 ||
+        e.storage16 =
+            e.storage16 ||
             reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess;
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
@@ -46,12 +47,13 @@ Enabled enabled_features(const vulkan::Handles& h) {
         break;
       }
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
-        e.storage16 = e.storage16 ||
-            reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)->storageBuffer16BitAccess;
+        e.storage16 =
+            e.storage16 || reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)
+                               ->storageBuffer16BitAccess;
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
-        e.storage8 = e.storage8 ||
-            reinterpret_cast<const VkPhysicalDevice8BitStorageFeatures*>(s)->storageBuffer8BitAccess;
+        e.storage8 = e.storage8 || reinterpret_cast<const VkPhysicalDevice8BitStorageFeatures*>(s)
+                                       ->storageBuffer8BitAccess;
         break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES: {
         const auto* f = reinterpret_cast<const VkPhysicalDeviceShaderFloat16Int8Features*>(s);
@@ -68,13 +70,16 @@ Enabled enabled_features(const vulkan::Handles& h) {
 
 }  // namespace
 
-Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::adopt(const vulkan::Handles& h) {
+Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::adopt(
+    const vulkan::Handles& h, std::shared_ptr<cache::DiskCache> disk) {
   if (h.instance == VK_NULL_HANDLE || h.physical_device == VK_NULL_HANDLE ||
       h.device == VK_NULL_HANDLE)
-    return invalid_argument("kiln::vulkan::adopt: instance, physical_device and device must be set");
+    return invalid_argument(
+        "kiln::vulkan::adopt: instance, physical_device and device must be set");
   if (!at_least_1_2(h.instance_api_version))
-    return unavailable("kiln::vulkan::adopt: Kiln needs an instance created for Vulkan 1.2 or "
-                       "later (instance_api_version)");
+    return unavailable(
+        "kiln::vulkan::adopt: Kiln needs an instance created for Vulkan 1.2 or "
+        "later (instance_api_version)");
   std::shared_ptr<Instance> instance = Instance::wrap(h.instance);
   KILN_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> handles, instance->physical_devices());
   uint32_t index = 0;
@@ -120,6 +125,8 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::adopt(const vulkan::Handle
   core->queue_index = h.queue_index;
   core->owns_device = false;
   core->queue_lock = {h.queue_lock.lock, h.queue_lock.unlock, h.queue_lock.user};
+  core->disk = disk ? std::move(disk)
+                    : std::shared_ptr<cache::DiskCache>(&cache::DiskCache::global(), [](auto*) {});
   return VulkanDeviceImpl::create_from_core(std::move(core));
 }
 

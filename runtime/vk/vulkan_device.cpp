@@ -108,7 +108,9 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions
   } else if (validation_env_level() > 0) {
     mode = ValidationMode::kFromEnv;
   }
-  const cache::DriverCacheScope driver_cache;  // Mesa's shader cache dir (docs/cache.md)
+  std::shared_ptr<cache::DiskCache> disk = options.disk_cache;
+  if (!disk) disk = std::shared_ptr<cache::DiskCache>(&cache::DiskCache::global(), [](auto*) {});
+  const cache::DriverCacheScope driver_cache(*disk);  // Mesa's shader cache dir (docs/cache.md)
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance, Instance::create(mode));
   KILN_ASSIGN_OR_RETURN(std::vector<PhysicalDevice> devices, query_all(*instance));
   const std::vector<DeviceInfo> infos = infos_of(devices);
@@ -116,6 +118,7 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions
 
   auto core = std::make_shared<DeviceCore>();
   core->instance = std::move(instance);
+  core->disk = std::move(disk);
   core->physical = devices[index];
   if (core->physical.queue_family == kNoQueueFamily) {
     return unavailable("Vulkan device '" + core->physical.info.name + "' has no compute queue");

@@ -43,10 +43,9 @@ std::vector<float> run_c(const char* selector, const kiln::Tensor& x, std::vecto
       << kiln_last_error();
   EXPECT_EQ(kiln_model_input_count(model), 1u);
   EXPECT_EQ(kiln_model_output_count(model), 1u);
-  EXPECT_STREQ(kiln_model_input_name(model, 0),
-               kiln::value_or_throw(kiln::onnx::Model::load(kDir + "/model.onnx"))
-                   .inputs()[0]
-                   .name.c_str());
+  EXPECT_STREQ(
+      kiln_model_input_name(model, 0),
+      kiln::value_or_throw(kiln::onnx::Model::load(kDir + "/model.onnx")).inputs()[0].name.c_str());
   EXPECT_EQ(kiln_model_input_name(model, 1), nullptr);
 
   std::vector<float> xs = x.to_vector<float>();
@@ -175,8 +174,8 @@ TEST(CApi, OneModelFromSeveralThreads) {
         if (kiln_tensor_read(out, got.data(), got.size() * sizeof(float)) != KILN_OK)
           failures[i] = kiln_last_error();
         else if (got != r.want)
-          failures[i] = "thread " + std::to_string(i) + " call " + std::to_string(call) +
-                        ": output differs";
+          failures[i] =
+              "thread " + std::to_string(i) + " call " + std::to_string(call) + ": output differs";
         kiln_tensor_release(out);
         kiln_tensor_release(in);
       }

@@ -3,14 +3,19 @@
 // adopted with kiln::vulkan::adopt, then destroyed by the application after Kiln releases it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "cache/disk_cache.h"
 #include "device/test_util.h"
 #include "kiln/kiln.h"
 #include "kiln/onnx.h"
 #include "kiln/vulkan_interop.h"
+#include "vk/device.h"
 
 namespace kiln {
 namespace {
@@ -122,6 +127,36 @@ TEST_F(Devices, CloseWaitsForEveryUser) {
   EXPECT_TRUE(d.is_cpu());
   EXPECT_EQ(Device::vulkan().close().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Device::cpu().close().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(Devices, ADeviceWithACacheOfItsOwn) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kiln_device_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::vector<float> xs = iota_f32(6 * 4, 0.5f), ws = iota_f32(4 * 2, 0.25f);
+  const Tensor x = Tensor::from_vector(xs, {6, 4}), w = Tensor::from_vector(ws, {4, 2});
+  const std::vector<float> want = act(x, w).to_vector<float>();
+  {
+    Device dev = value_or_throw(Device::open("", {.cache_dir = dir.string()}));
+    cache::DiskCache* disk = dev.vulkan_device()->disk_cache();
+    ASSERT_NE(disk, nullptr);
+    EXPECT_EQ(disk->dir(), dir);
+    // A kernel no other test compiles (its constant), so it is written here, not found.
+    auto f = compile(
+        [](const Tensor& a, const Tensor& b) { return relu(matmul(a, b) + 1.0) * 0.5 - 0.0078125; },
+        {.name = "own_cache"});
+    std::vector<float> got = f(x.to(dev), w.to(dev)).to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_FLOAT_EQ(got[i], want[i] - 0.0078125f);
+    EXPECT_GT(disk->counters().writes, 0u);
+  }
+  // Kernels and compiled-graph records went to the device's directory.
+  EXPECT_TRUE(std::filesystem::exists(dir / "spirv")) << dir;
+  EXPECT_TRUE(std::filesystem::exists(dir / "entries")) << dir;
+  // "off": no persistent cache at all for this device.
+  Device off = value_or_throw(Device::open("", {.cache_dir = "off"}));
+  EXPECT_FALSE(off.vulkan_device()->disk_cache()->enabled());
+  EXPECT_EQ(act(x.to(off), w.to(off)).to_vector<float>(), want);
+  std::filesystem::remove_all(dir);
 }
 
 // --- an application's own Vulkan ----------------------------------------------------------------
