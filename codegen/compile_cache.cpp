@@ -71,7 +71,8 @@ Status compile_kernels(KernelPlan& plan, const CodegenOptions& options) {
     k.cache_key = stable_hash(k.glsl + "|ls=" + std::to_string(k.local_size) +
                               "|shaderc:vulkan1.2:spv1.3:O|" + options.caps.device_key);
   const std::string& identity = options.caps.device_key;
-  cache::DiskCache& disk = cache::DiskCache::global();
+  cache::DiskCache& disk =
+      options.disk_cache != nullptr ? *options.disk_cache : cache::DiskCache::global();
   const bool persist = !identity.empty() && !plan.graph_key.empty() && disk.enabled();
   const std::string payload = entry_payload(plan);
   const std::string label =
@@ -88,7 +89,7 @@ Status compile_kernels(KernelPlan& plan, const CodegenOptions& options) {
   const ShaderCompileStats before = shader_compile_stats();
   for (Kernel& k : plan.kernels) {
     PersistentKey key;
-    if (persist) key = {k.cache_key, identity};
+    if (persist) key = {k.cache_key, identity, &disk};
     KILN_ASSIGN_OR_RETURN(k.spirv, compile_glsl(k.glsl, k.name, key));
   }
   if (!persist) return {};

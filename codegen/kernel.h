@@ -12,6 +12,10 @@
 
 #include "graph/graph.h"
 
+namespace kiln::cache {
+class DiskCache;
+}
+
 namespace kiln {
 
 /// The parts of a device that kernel selection depends on (filled from vk::DeviceInfo).
@@ -40,6 +44,10 @@ struct CodegenOptions {
   bool fuse = true;       // false: one kernel per compute op (views still fold into index math)
   bool vectorize = true;  // vec4 loads/stores where legal
   TargetCaps caps;
+  /// Where compiled kernels (SPIR-V) and compiled-graph records persist: the device's cache
+  /// (null: cache::DiskCache::global()). Preprocessed GLSL, which depends on no device, always
+  /// goes to the global one.
+  cache::DiskCache* disk_cache = nullptr;
 };
 
 enum class KernelVariant {

@@ -88,7 +88,8 @@ constexpr const char* kCompilerIdentity =
 /// rejected like a corrupt file).
 std::optional<std::vector<uint32_t>> load_persisted(const PersistentKey& persist,
                                                     const std::string& name) {
-  std::optional<std::string> bytes = cache::DiskCache::global().load(
+  cache::DiskCache& disk = persist.disk != nullptr ? *persist.disk : cache::DiskCache::global();
+  std::optional<std::string> bytes = disk.load(
       cache::EntryKind::kSpirv, persist.key, persist.identity + kCompilerIdentity, name);
   if (!bytes) return std::nullopt;
   std::vector<uint32_t> words(bytes->size() / 4);
@@ -217,7 +218,7 @@ Expected<std::vector<uint32_t>> compile_glsl(const std::string& source, const st
   if (optimizer.Run(spirv.data(), spirv.size(), &optimized)) spirv = std::move(optimized);
   KILN_RETURN_IF_ERROR(validate_spirv(spirv).with_context("kernel " + name));
   if (persistent)
-    cache::DiskCache::global().store(
+    (persist.disk != nullptr ? *persist.disk : cache::DiskCache::global()).store(
         cache::EntryKind::kSpirv, persist.key, persist.identity + kCompilerIdentity, name,
         std::string_view(reinterpret_cast<const char*>(spirv.data()), spirv.size() * 4));
   Memo& m = memo();

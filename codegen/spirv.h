@@ -11,6 +11,10 @@
 
 #include "kiln/status.h"
 
+namespace kiln::cache {
+class DiskCache;
+}
+
 namespace kiln {
 
 /// Source of an embedded template or include ("elementwise.comp", "common/kiln_common.glsl").
@@ -28,6 +32,7 @@ Expected<std::string> preprocess_glsl(const std::string& template_name,
 struct PersistentKey {
   std::string key;
   std::string identity;
+  cache::DiskCache* disk = nullptr;  // null: cache::DiskCache::global()
 };
 
 /// Compiles a self-contained compute shader for Vulkan 1.2 and runs spirv-val on the result.

@@ -8,8 +8,9 @@
 #   scripts/run.sh fuzz    install clang, build the libFuzzer targets (KILN_LIBFUZZER; own build
 #                          dir, default build-fuzz) and run each from its seed corpus for
 #                          FUZZ_RUNS inputs (default 20000)
-#   scripts/run.sh tsan    the threads test and the null-label tests under ThreadSanitizer
-#                          (KILN_TSAN; own build dir, default build-tsan; docs/testing.md)
+#   scripts/run.sh tsan    the multi-threaded tests under ThreadSanitizer, the stress test at
+#                          KILN_STRESS_CALLS=1000 (KILN_TSAN; own build dir, default
+#                          build-tsan; TSAN_ALL=1 adds the null-label tests; docs/testing.md)
 #   scripts/run.sh package installs Kiln into a temporary prefix, checks that each installed
 #                          header compiles alone, then builds examples/ against the install out
 #                          of tree (find_package and pkg-config) and runs them (docs/install.md).
@@ -43,13 +44,20 @@ case "$job" in
     scripts/install-deps.sh
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
       -DKILN_TSAN=ON "${SAN_FLAGS[@]}"
-    # device_threads_test and the null-label tests; the fuzz-labelled ASan test is left out (ASan
-    # and TSan cannot share a binary).
-    mapfile -t tests < <(ctest --test-dir "$BUILD_DIR" -N -L null -LE fuzz 2>/dev/null |
-                         sed -n 's/^ *Test *#[0-9]*: //p')
-    tests=(device_threads_test "${tests[@]}")
+    # The tests that run Kiln from many threads: the 8-thread stress test with
+    # KILN_STRESS_CALLS calls per thread (default here 1000), the C API's (one model from four
+    # threads) and the devices test. TSAN_ALL=1 adds the null-label tests; the fuzz-labelled
+    # ASan test is left out (ASan and TSan cannot share a binary).
+    export KILN_STRESS_CALLS="${KILN_STRESS_CALLS:-1000}"
+    tests=(device_threads_test device_c_api_test device_devices_test)
+    if [ "${TSAN_ALL:-0}" = 1 ]; then
+      mapfile -t null_tests < <(ctest --test-dir "$BUILD_DIR" -N -L null -LE fuzz 2>/dev/null |
+                                sed -n 's/^ *Test *#[0-9]*: //p')
+      tests+=("${null_tests[@]}")
+    fi
     targets=$(cmake --build "$BUILD_DIR" --target help | sed -n 's/^\([A-Za-z0-9_]*\): .*/\1/p')
-    build=(kiln_cli)  # null_onnx_models_test runs the (instrumented) CLI
+    build=()
+    if [ "${TSAN_ALL:-0}" = 1 ]; then build+=(kiln_cli); fi  # null_onnx_models_test runs it
     for t in "${tests[@]}"; do grep -qx "$t" <<<"$targets" && build+=("$t"); done
     cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${build[@]}"
     # TSAN_OPTIONS (halt on the first report, the library suppressions) come with each test.
@@ -97,13 +105,17 @@ case "$job" in
       echo "#include <${h#"$prefix"/include/}>" |
         c++ -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$prefix/include" -x c++ -
     done
+    echo "#include <kiln/kiln_c.h>" |
+      cc -std=c99 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$prefix/include" -x c -
     # The examples, out of tree, against the installed CMake package.
     cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror"
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror" \
+      -DCMAKE_C_FLAGS="-Wall -Wextra -Wpedantic -Werror"
     cmake --build "$work/examples" -j "$(nproc)"
     KILN_VALIDATE=1 "$work/examples/compile_example"
     KILN_VALIDATE=1 "$work/examples/onnx_example" tests/data/onnx/mlp/model.onnx \
       tests/data/onnx/mlp/0
+    KILN_VALIDATE=1 "$work/examples/c_example" tests/data/onnx/mlp/model.onnx 3 16
     # The same program built with nothing but pkg-config's flags.
     PKG_CONFIG_PATH=$(find "$prefix" -name kiln.pc -printf '%h')
     export PKG_CONFIG_PATH

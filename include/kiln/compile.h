@@ -270,7 +270,8 @@ struct RuntimeCounters {
 RuntimeCounters runtime_counters();
 /// Restarts RuntimeCounters::device_bytes_peak at the bytes allocated now.
 void reset_device_peak();
-/// Validation-layer error messages seen so far on the default device.
+/// Validation-layer error messages seen so far on every Vulkan device Kiln created (not on
+/// adopted devices: the application's own messenger sees those).
 std::vector<std::string> validation_messages();
 
 }  // namespace kiln

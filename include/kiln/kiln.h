@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kiln/compile.h"
+#include "kiln/device.h"
 #include "kiln/dtype.h"
 #include "kiln/io.h"
 #include "kiln/logging.h"

@@ -21,6 +21,7 @@ enum class StatusCode {
   kUnimplemented,
   kResourceExhausted,
   kInternal,
+  kFailedPrecondition,  // the call is valid, but not in the current state (Device::close)
 };
 
 const char* status_code_name(StatusCode code);
@@ -55,6 +56,9 @@ inline Status unimplemented(std::string m) {
 }
 inline Status resource_exhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
+}
+inline Status failed_precondition(std::string m) {
+  return Status(StatusCode::kFailedPrecondition, std::move(m));
 }
 inline Status internal_error(std::string m) {
   return {StatusCode::kInternal, std::move(m)};

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/device.h"
 #include "kiln/dtype.h"
 #include "kiln/scalar.h"
 #include "kiln/status.h"
@@ -26,27 +27,6 @@ namespace kiln {
 
 struct TensorImpl;
 using Loc = std::source_location;
-
-/// Where a tensor's data lives.
-class Device {
- public:
-  enum class Kind : uint8_t { kCpu, kVulkan };
-  static Device cpu() { return Device(Kind::kCpu); }
-  /// The default Vulkan device (KILN_DEVICE selects it; see docs/runtime.md).
-  static Device vulkan() { return Device(Kind::kVulkan); }
-  Kind kind() const { return kind_; }
-  bool is_cpu() const { return kind_ == Kind::kCpu; }
-  std::string str() const { return is_cpu() ? "cpu" : "vulkan"; }
-  bool operator==(const Device&) const = default;
-
- private:
-  explicit Device(Kind kind) : kind_(kind) {}
-  Kind kind_;
-};
-
-/// True if a Vulkan device can be created (the error is available from vulkan_status()).
-bool vulkan_available();
-Status vulkan_status();
 
 class Tensor {
  public:
@@ -120,6 +100,9 @@ class Tensor {
   Tensor to(Device device) const;
   /// Overwrites the data in place (same dtype and element count); bumps version().
   void copy_from(const void* data, size_t bytes);
+  /// Copies the data (row-major, exactly nbytes of the meta) to `data`; the counterpart of
+  /// copy_from. A graph break when traced, as to_vector().
+  void copy_to(void* data, size_t bytes, Loc loc = Loc::current()) const;
   uint64_t version() const;
 
   std::string str() const;  // "Tensor(f32[2, 3], vulkan)"

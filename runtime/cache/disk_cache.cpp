@@ -143,7 +143,11 @@ CacheCounters DiskCache::counters() const {
   return counters_;
 }
 
-DriverCacheScope::DriverCacheScope() {
+DriverCacheScope::DriverCacheScope() : DriverCacheScope(DiskCache::global()) {}
+
+DriverCacheScope::DriverCacheScope(const DiskCache& cache) {
+  static std::mutex scopes;
+  lock_ = std::unique_lock<std::mutex>(scopes);
   static std::once_flag logged;
   if (std::getenv("MESA_SHADER_CACHE_DIR") || std::getenv("MESA_GLSL_CACHE_DIR")) {
     std::call_once(logged, [] {
@@ -152,7 +156,6 @@ DriverCacheScope::DriverCacheScope() {
     });
     return;
   }
-  const DiskCache& cache = DiskCache::global();
   if (!cache.enabled()) return;
   const std::string mesa = (cache.dir() / "mesa").string();
   // Mesa creates only the last component of the path itself; without the parent it runs with

@@ -89,15 +89,20 @@ class DiskCache {
 /// MESA_GLSL_CACHE_DIR is already set or the cache is disabled, so that one directory holds all
 /// warm-start state. Held around instance and device creation (Mesa reads the variable when it
 /// opens its cache); the variable is removed again afterwards, so child processes do not inherit
-/// it and follow their own KILN_CACHE_DIR.
+/// it and follow their own KILN_CACHE_DIR. Scopes of different threads run one at a time, so
+/// devices opened concurrently neither see nor remove each other's setting.
 class DriverCacheScope {
  public:
+  /// For devices on the global cache.
   DriverCacheScope();
+  /// For a device on `cache` (its <dir>/mesa).
+  explicit DriverCacheScope(const DiskCache& cache);
   ~DriverCacheScope();
   DriverCacheScope(const DriverCacheScope&) = delete;
   DriverCacheScope& operator=(const DriverCacheScope&) = delete;
 
  private:
+  std::unique_lock<std::mutex> lock_;
   bool set_ = false;
 };
 

@@ -90,6 +90,7 @@ std::string Executable::target_key(Device device, const CompileOptions& options)
   KeyWriter w;
   w.str("executable");
   w.u8(static_cast<uint8_t>(device.kind()));
+  w.u64(device.id());  // executables hold their device's pipelines and memory
   w.boolean(options.fuse && !env_flag("KILN_DISABLE_FUSION"));
   w.boolean(options.vectorize && !env_flag("KILN_DISABLE_VEC4"));
   return w.take();
@@ -110,12 +111,17 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
                            exe->used_symbols_.end());
   if (!exe->used_symbols_.empty()) exe->num_symbols_ = exe->used_symbols_.back() + 1;
   if (!device.is_cpu()) {
-    KILN_ASSIGN_OR_RETURN(exe->vk_device_, vk::VulkanDevice::default_device());
+    try {
+      exe->vk_device_ = device.vulkan_device();
+    } catch (const Error& e) {
+      return e.status();
+    }
     CodegenOptions copts;
     // Kill switches for bisecting a wrong result or a slow kernel.
     copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
     copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
     copts.caps = caps_of(exe->vk_device_->info());
+    copts.disk_cache = exe->vk_device_->disk_cache();
     auto ms_since = [](std::chrono::steady_clock::time_point t) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
           .count();

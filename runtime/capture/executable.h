@@ -54,6 +54,8 @@ class Executable {
   /// The kernels, when running on a device (nullptr for the interpreter).
   const KernelPlan* plan() const { return plan_ ? &*plan_ : nullptr; }
   bool on_device() const { return plan_.has_value(); }
+  /// The Vulkan device it runs on (null for the interpreter).
+  const vk::VulkanDevice* vulkan_device() const { return vk_device_.get(); }
   double compile_ms() const { return compile_ms_; }
   /// Memory and recordings of the device path (zeros on the interpreter).
   ReplayReport replay_report() const;

@@ -39,6 +39,22 @@ ExecutableCache::Stats ExecutableCache::stats() const {
   return s;
 }
 
+size_t ExecutableCache::erase_device(const vk::VulkanDevice* device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t erased = 0;
+  for (auto it = uses_.begin(); it != uses_.end();) {
+    auto slot = slots_.find(**it);
+    if (slot->second.exe->vulkan_device() == device) {
+      it = uses_.erase(it);
+      slots_.erase(slot);
+      ++erased;
+    } else {
+      ++it;
+    }
+  }
+  return erased;
+}
+
 void ExecutableCache::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   slots_.clear();

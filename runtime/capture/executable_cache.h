@@ -37,6 +37,8 @@ class ExecutableCache {
   void insert(const GraphKey& key, std::shared_ptr<Executable> exe);
   Stats stats() const;
   void clear();
+  /// Drops every entry that runs on `device` (Device::close); returns how many.
+  size_t erase_device(const vk::VulkanDevice* device);
 
  private:
   struct Slot {

@@ -21,6 +21,12 @@ std::string fmt_scalar(const Scalar& s) {
 std::string fmt_expected(const Guard& g) {
   return g.dim ? std::to_string(g.expected) : fmt_double(std::bit_cast<double>(g.expected));
 }
+/// A device guard's expected Device::id() as Device::str() prints it.
+std::string device_label(int64_t id) {
+  if (id == 0) return "cpu";
+  if (vulkan_available() && static_cast<int64_t>(Device::vulkan().id()) == id) return "vulkan";
+  return "vulkan:" + std::to_string(id);
+}
 }  // namespace
 
 const char* guard_kind_name(GuardKind kind) {
@@ -68,7 +74,7 @@ GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstan
     int32_t idx = static_cast<int32_t>(i);
     const TensorImpl& t = *args[i].impl();
     s.guards_.push_back({GuardKind::kDType, idx, 0, static_cast<int64_t>(t.meta.dtype)});
-    s.guards_.push_back({GuardKind::kDevice, idx, 0, static_cast<int64_t>(t.device.kind())});
+    s.guards_.push_back({GuardKind::kDevice, idx, 0, static_cast<int64_t>(t.device.id())});
     s.guards_.push_back({GuardKind::kRank, idx, 0, t.meta.rank()});
     for (int d = 0; d < t.meta.rank(); ++d)
       if (!symbolic(i, d)) s.guards_.push_back({GuardKind::kSize, idx, d, t.meta.shape[d]});
@@ -110,7 +116,7 @@ bool GuardSet::check(const Guard& g, const CallArgs& call,
     case GuardKind::kDType:
       return static_cast<int64_t>(args[g.index].impl()->meta.dtype) == g.expected;
     case GuardKind::kDevice:
-      return static_cast<int64_t>(args[g.index].impl()->device.kind()) == g.expected;
+      return static_cast<int64_t>(args[g.index].impl()->device.id()) == g.expected;
     case GuardKind::kRank:
       return args[g.index].impl()->meta.rank() == g.expected;
     case GuardKind::kSize:
@@ -198,8 +204,7 @@ std::string GuardSet::describe_failure(int i, const CallArgs& call,
       got = dtype_name(t->meta.dtype);
       break;
     case GuardKind::kDevice:
-      what = "input " + std::to_string(g.index) + " device: expected " +
-             (g.expected == static_cast<int64_t>(Device::Kind::kCpu) ? "cpu" : "vulkan");
+      what = "input " + std::to_string(g.index) + " device: expected " + device_label(g.expected);
       got = t->device.str();
       break;
     case GuardKind::kRank:
@@ -256,8 +261,7 @@ std::string GuardSet::to_string(const std::vector<CapturedConstant>& constants) 
              ") == " + dtype_name(static_cast<DType>(g.expected));
         break;
       case GuardKind::kDevice:
-        s += "(input " + std::to_string(g.index) +
-             ") == " + (g.expected == static_cast<int64_t>(Device::Kind::kCpu) ? "cpu" : "vulkan");
+        s += "(input " + std::to_string(g.index) + ") == " + device_label(g.expected);
         break;
       case GuardKind::kRank:
         s += "(input " + std::to_string(g.index) + ") == " + std::to_string(g.expected);

@@ -8,17 +8,6 @@
 
 namespace kiln {
 
-std::shared_ptr<vk::VulkanDevice> default_vulkan_device() {
-  return value_or_throw(vk::VulkanDevice::default_device());
-}
-
-bool vulkan_available() {
-  return vk::VulkanDevice::default_device().ok();
-}
-Status vulkan_status() {
-  return vk::VulkanDevice::default_device().status();
-}
-
 HostTensor to_host(const Tensor& t) {
   TensorImpl* impl = t.impl();
   if (!impl) throw Error(invalid_argument("use of an undefined tensor"));
@@ -33,7 +22,7 @@ HostTensor to_host(const Tensor& t) {
                        impl->literal_int ? Scalar(*impl->literal_int) : Scalar(*impl->literal));
   if (impl->device.is_cpu()) return *impl->host;
   HostTensor h(impl->meta);
-  auto dev = default_vulkan_device();
+  auto dev = impl->device.vulkan_device();
   throw_if_error(dev->download(impl->buffer, h.data.data(), h.data.size()));
   return h;
 }
@@ -45,7 +34,7 @@ Tensor from_host(HostTensor host, Device device) {
   if (device.is_cpu()) {
     impl->host = std::make_shared<HostTensor>(std::move(host));
   } else {
-    auto dev = default_vulkan_device();
+    auto dev = device.vulkan_device();
     impl->buffer = value_or_throw(dev->allocate(host.data.size()));
     throw_if_error(dev->upload(impl->buffer, host.data.data(), host.data.size()));
   }
@@ -158,6 +147,14 @@ void Tensor::read_into(DType as, void* out, size_t bytes, const Loc& loc, const 
   for (int64_t i = 0; i < h.meta.numel(); ++i) f[i] = static_cast<float>(h.get(i));
 }
 
+void Tensor::copy_to(void* data, size_t bytes, Loc loc) const {
+  const TensorImpl& impl = checked(impl_);
+  if (bytes != impl.meta.nbytes())
+    throw Error(
+        invalid_argument("copy_to: " + std::to_string(bytes) + " bytes from " + impl.meta.str()));
+  read_into(impl.meta.dtype, data, bytes, loc, "copy_to()");
+}
+
 double Tensor::item_double(const Loc& loc) const {
   if (numel() != 1)
     throw Error(
@@ -201,7 +198,7 @@ void Tensor::copy_from(const void* data, size_t bytes) {
   if (impl.device.is_cpu()) {
     if (bytes) std::memcpy(impl.host->data.data(), data, bytes);
   } else {
-    throw_if_error(default_vulkan_device()->upload(impl.buffer, data, bytes));
+    throw_if_error(impl.device.vulkan_device()->upload(impl.buffer, data, bytes));
   }
   ++impl.version;
 }
@@ -237,8 +234,7 @@ void reset_device_peak() {
 }
 
 std::vector<std::string> validation_messages() {
-  auto dev = vk::VulkanDevice::default_device();
-  return dev.ok() ? (*dev)->validation_messages() : std::vector<std::string>{};
+  return vk::VulkanDevice::all_validation_messages();
 }
 
 }  // namespace kiln

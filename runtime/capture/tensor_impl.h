@@ -54,9 +54,6 @@ SymInt to_sym_int(const SymSize& s);
 /// A SymSize for `v` in the active trace (plain when `v` is constant).
 SymSize make_sym_size(const SymInt& v, const std::string& loc);
 
-/// The process default Vulkan device, or throws kiln::Error with the reason.
-std::shared_ptr<vk::VulkanDevice> default_vulkan_device();
-
 /// Host copy of any concrete tensor (downloads device data; materialises literals).
 HostTensor to_host(const Tensor& t);
 /// New tensor on `device` holding `host`.

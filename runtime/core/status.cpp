@@ -15,6 +15,8 @@ const char* status_code_name(StatusCode code) {
       return "unavailable";
     case StatusCode::kUnimplemented:
       return "unimplemented";
+    case StatusCode::kFailedPrecondition:
+      return "failed_precondition";
     case StatusCode::kResourceExhausted:
       return "resource_exhausted";
     case StatusCode::kInternal:

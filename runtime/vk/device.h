@@ -21,6 +21,13 @@
 
 #include "kiln/status.h"
 
+namespace kiln::vulkan {
+struct Handles;  // include/kiln/vulkan_interop.h
+}
+namespace kiln::cache {
+class DiskCache;  // runtime/cache/disk_cache.h
+}
+
 namespace kiln::vk {
 
 /// What `kiln devices` prints and what codegen reads to choose kernel variants.
@@ -170,6 +177,9 @@ struct DeviceOptions {
   /// Device selector: index or case-insensitive name substring. Empty: KILN_DEVICE, else the
   /// best device by type (discrete > integrated > virtual > cpu).
   std::string selector;
+  /// The persistent cache this device's kernels, compiled graphs and pipeline cache go to
+  /// (null: cache::DiskCache::global(), KILN_CACHE_DIR's).
+  std::shared_ptr<cache::DiskCache> disk_cache;
 };
 
 class VulkanDevice {
@@ -180,6 +190,13 @@ class VulkanDevice {
   static Expected<std::shared_ptr<VulkanDevice>> create(const DeviceOptions& options);
   /// The process-wide default device, created on first use with KILN_VALIDATE / KILN_DEVICE.
   static Expected<std::shared_ptr<VulkanDevice>> default_device();
+  /// A device on the application's own VkDevice and queue (external_device.cpp). Kiln checks
+  /// what it needs, uses only the features the application enabled, and destroys none of the
+  /// handles it was given.
+  static Expected<std::shared_ptr<VulkanDevice>> adopt(const vulkan::Handles& handles,
+                                                       std::shared_ptr<cache::DiskCache> disk = {});
+  /// Validation-layer error messages of every device Kiln created in this process, in order.
+  static std::vector<std::string> all_validation_messages();
   /// The DeviceInfo::index of the device `selector` picks among `devices` (an index or a
   /// case-insensitive name substring; empty: KILN_DEVICE, else the best by type). This is the
   /// choice create() and default_device() make; invalid_argument lists the devices on no match.
@@ -187,6 +204,12 @@ class VulkanDevice {
                                           const std::string& selector = "");
 
   virtual ~VulkanDevice() = default;
+  /// A number unique to this device among those of the process, from 1.
+  uint64_t id() const { return id_; }
+  /// Whether Kiln created the VkDevice (false for adopt()).
+  virtual bool owns_vulkan_objects() const { return true; }
+  /// The persistent cache of this device (DeviceOptions::disk_cache); never null.
+  virtual cache::DiskCache* disk_cache() const = 0;
   virtual const DeviceInfo& info() const = 0;
 
   /// Sub-allocates `bytes` (a zero-size request returns a valid 4-byte buffer). kHostWritable
@@ -237,6 +260,12 @@ class VulkanDevice {
   /// Writes the VkPipelineCache to the persistent cache if pipelines were created since it was
   /// read or last written (also done when the device is destroyed; docs/cache.md).
   virtual void save_pipeline_cache() {}
+
+ protected:
+  VulkanDevice();
+
+ private:
+  uint64_t id_;
 };
 
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.

@@ -15,6 +15,16 @@ constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 std::atomic<uint64_t> g_total_validation_errors{0};
 
+/// Every error message of every instance (all_validation_messages).
+std::mutex& all_messages_mu() {
+  static std::mutex mu;
+  return mu;
+}
+std::vector<std::string>& all_messages() {
+  static auto* messages = new std::vector<std::string>();  // outlives static destructors
+  return *messages;
+}
+
 VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                               VkDebugUtilsMessageTypeFlagsEXT /*types*/,
                                               const VkDebugUtilsMessengerCallbackDataEXT* data,
@@ -96,6 +106,10 @@ void ValidationSink::on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
     std::fprintf(stderr, "kiln: vulkan validation error: %s\n", message.c_str());
     error_count_.fetch_add(1);
     g_total_validation_errors.fetch_add(1);
+    {
+      std::lock_guard<std::mutex> all(all_messages_mu());
+      all_messages().push_back(message);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     errors_.push_back(std::move(message));
   } else if (print_warnings_) {
@@ -112,10 +126,23 @@ uint64_t total_validation_errors() {
   return g_total_validation_errors.load();
 }
 
+std::vector<std::string> all_validation_messages() {
+  std::lock_guard<std::mutex> lock(all_messages_mu());
+  return all_messages();
+}
+
 Expected<std::shared_ptr<Instance>> Instance::create(ValidationMode mode) {
   std::shared_ptr<Instance> instance(new Instance());
   KILN_RETURN_IF_ERROR(instance->init(mode));
   return instance;
+}
+
+std::shared_ptr<Instance> Instance::wrap(VkInstance instance) {
+  std::shared_ptr<Instance> wrapped(new Instance());
+  wrapped->instance_ = instance;
+  wrapped->owned_ = false;
+  wrapped->sink_ = std::make_unique<ValidationSink>(false);
+  return wrapped;
 }
 
 Status Instance::init(ValidationMode mode) {
@@ -202,7 +229,7 @@ Status Instance::init(ValidationMode mode) {
 
 Instance::~Instance() {
   if (messenger_ != VK_NULL_HANDLE) destroy_messenger_(instance_, messenger_, nullptr);
-  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+  if (instance_ != VK_NULL_HANDLE && owned_) vkDestroyInstance(instance_, nullptr);
 }
 
 Expected<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {

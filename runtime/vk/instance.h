@@ -43,6 +43,9 @@ class ValidationSink {
 class Instance {
  public:
   static Expected<std::shared_ptr<Instance>> create(ValidationMode mode);
+  /// The application's VkInstance, which this object never destroys (no messenger: the
+  /// application's own validation setup reports).
+  static std::shared_ptr<Instance> wrap(VkInstance instance);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -60,6 +63,7 @@ class Instance {
 
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  bool owned_ = true;
   PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
   std::unique_ptr<ValidationSink> sink_;
 };
@@ -67,5 +71,7 @@ class Instance {
 /// Validation errors seen by every instance of this process, including messages emitted while
 /// devices and instances are destroyed (leak reports). For tests.
 uint64_t total_validation_errors();
+/// Their messages, in order.
+std::vector<std::string> all_validation_messages();
 
 }  // namespace kiln::vk

@@ -72,7 +72,7 @@ std::string VulkanDeviceImpl::pipeline_cache_identity() const {
 }
 
 Status VulkanDeviceImpl::create_pipeline_cache() {
-  cache::DiskCache& disk = cache::DiskCache::global();
+  cache::DiskCache& disk = *core_->disk;
   std::optional<std::string> data;
   if (disk.enabled()) {
     data = disk.load(cache::EntryKind::kPipelineCache, pipeline_cache_key(),
@@ -101,7 +101,7 @@ Status VulkanDeviceImpl::create_pipeline_cache() {
 
 void VulkanDeviceImpl::save_pipeline_cache() {
   if (pipeline_cache_ == VK_NULL_HANDLE) return;
-  cache::DiskCache& disk = cache::DiskCache::global();
+  cache::DiskCache& disk = *core_->disk;
   if (!disk.enabled()) return;
   std::lock_guard<std::mutex> lock(pipeline_cache_mu_);  // one save at a time
   const uint64_t created = stats_.pipelines_created.load();

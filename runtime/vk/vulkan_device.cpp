@@ -80,6 +80,15 @@ std::string env_or_empty(const char* name) {
 
 // --- VulkanDevice statics ---------------------------------------------------------------------
 
+std::vector<std::string> VulkanDevice::all_validation_messages() {
+  return vk::all_validation_messages();
+}
+
+VulkanDevice::VulkanDevice() {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1);
+}
+
 Expected<std::vector<DeviceInfo>> VulkanDevice::enumerate() {
   const cache::DriverCacheScope driver_cache;  // Mesa's shader cache dir (docs/cache.md)
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance, Instance::create(ValidationMode::kOff));
@@ -99,7 +108,9 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions
   } else if (validation_env_level() > 0) {
     mode = ValidationMode::kFromEnv;
   }
-  const cache::DriverCacheScope driver_cache;  // Mesa's shader cache dir (docs/cache.md)
+  std::shared_ptr<cache::DiskCache> disk = options.disk_cache;
+  if (!disk) disk = std::shared_ptr<cache::DiskCache>(&cache::DiskCache::global(), [](auto*) {});
+  const cache::DriverCacheScope driver_cache(*disk);  // Mesa's shader cache dir (docs/cache.md)
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Instance> instance, Instance::create(mode));
   KILN_ASSIGN_OR_RETURN(std::vector<PhysicalDevice> devices, query_all(*instance));
   const std::vector<DeviceInfo> infos = infos_of(devices);
@@ -107,6 +118,7 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions
 
   auto core = std::make_shared<DeviceCore>();
   core->instance = std::move(instance);
+  core->disk = std::move(disk);
   core->physical = devices[index];
   if (core->physical.queue_family == kNoQueueFamily) {
     return unavailable("Vulkan device '" + core->physical.info.name + "' has no compute queue");
@@ -132,7 +144,7 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDeviceImpl::create_from_core(
 
 Status VulkanDeviceImpl::init() {
   const PhysicalDevice& pd = core_->physical;
-  vkGetDeviceQueue(device(), pd.queue_family, 0, &queue_);
+  vkGetDeviceQueue(device(), pd.queue_family, core_->queue_index, &queue_);
 
   KILN_RETURN_IF_ERROR(create_pipeline_cache());  // seeded from the persistent cache
 
@@ -182,7 +194,9 @@ Status VulkanDeviceImpl::init() {
 
 VulkanDeviceImpl::~VulkanDeviceImpl() {
   if (device() == VK_NULL_HANDLE) return;
-  {
+  // Every submission was waited for before its call returned. An adopted device is not
+  // waited on: the application may be using it (vkDeviceWaitIdle needs every queue to itself).
+  if (core_->owns_device) {
     std::lock_guard<std::mutex> lock(queue_mu_);  // the queue is externally synchronised
     vkDeviceWaitIdle(device());
   }
@@ -324,7 +338,11 @@ Status VulkanDeviceImpl::submit_and_wait(CommandSlot& slot, VkCommandBuffer cmd)
   submit.pCommandBuffers = &cmd;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    KILN_VK_RETURN_IF_ERROR(vkQueueSubmit(queue_, 1, &submit, slot.fence));
+    const ExternalQueueLock& external = core_->queue_lock;
+    if (external.lock != nullptr) external.lock(external.user);
+    const VkResult result = vkQueueSubmit(queue_, 1, &submit, slot.fence);
+    if (external.unlock != nullptr) external.unlock(external.user);
+    KILN_VK_RETURN_IF_ERROR(result);
   }
   ++stats_.submissions;
   KILN_VK_RETURN_IF_ERROR(vkWaitForFences(device(), 1, &slot.fence, VK_TRUE, UINT64_MAX));

@@ -118,6 +118,8 @@ class VulkanDeviceImpl final : public VulkanDevice {
   ~VulkanDeviceImpl() override;
 
   const DeviceInfo& info() const override { return core_->physical.info; }
+  bool owns_vulkan_objects() const override { return core_->owns_device; }
+  cache::DiskCache* disk_cache() const override { return core_->disk.get(); }
   Expected<BufferRef> allocate(size_t bytes, MemoryUse use) override;
   Expected<BufferRef> slice(const BufferRef& parent, size_t offset, size_t bytes) override;
   Status make_private(const BufferRef& buffer) override;
