@@ -3,6 +3,8 @@
 //   BM_Gemm/1024/mode   f32 1024^3 matmul, GFLOP/s counter. mode 0: A·B and 1: A·Bᵀ (the
 //                       row-block kernel on devices with subgroup shuffles), 2: Aᵀ·B (the tiled
 //                       shared-memory kernel, which serves operands with fused prologues)
+//   BM_Head/M/mode/K/N  f32 [M, K] x [K, N]: A·B (0), A·Bᵀ (1); the vocabulary head's
+//                       [512, 512] x [512, 30000] and a GPT-2 MLP's two products
 //   BM_Attention/S/fused  causal attention over q, k, v f32[4, 8, S, 64]: the flash-style
 //                       kernel (fused:1) against scores + softmax + product kernels (fused:0)
 //   BM_Encoder/fused    the small encoder (d 64, 4 heads, FFN 128, 2 layers, vocab 100, B 4,
@@ -45,6 +47,34 @@ BENCHMARK(BM_Gemm)
     ->Args({1024, 0})
     ->Args({1024, 1})
     ->Args({1024, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+/// A linear layer's product: A f32[M, K] times a [K, N] weight, as A·B (mode 0, the layout ONNX
+/// exporters write) or A·Bᵀ with the weight stored [N, K] (mode 1, the layout of nn::Linear).
+/// The vocabulary head's weight (61 MB) does not fit in the caches, unlike BM_Gemm's.
+void BM_Head(benchmark::State& state) {
+  const int64_t m = state.range(0), mode = state.range(1);
+  const int64_t k = state.range(2), n = state.range(3);
+  Tensor a = random_matrix(m, k, 6);
+  Tensor w = mode == 1 ? random_matrix(n, k, 7) : random_matrix(k, n, 7);
+  auto f = kiln::compile(
+      [mode](const Tensor& x, const Tensor& y) {
+        return kiln::matmul(x, y, false, mode == 1);
+      },
+      {.name = "head"});
+  f(a, w);
+  for (auto _ : state) benchmark::DoNotOptimize(f(a, w));
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * static_cast<double>(m * k) * static_cast<double>(n) *
+          static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Head)
+    ->Args({512, 0, 512, 30000})
+    ->Args({512, 1, 512, 30000})
+    ->Args({1024, 0, 768, 3072})
+    ->Args({1024, 0, 3072, 768})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

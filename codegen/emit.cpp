@@ -92,8 +92,22 @@ const char* glsl_storage_type(DType dtype) {
 }
 
 std::string glsl_convert(const std::string& expr, DType from, DType to) {
+  // Into f16: the float nearest in half (kiln_f16, shaders/common/kiln_common.glsl), as the
+  // interpreter encodes a value into an f16 tensor.
+  if (to == DType::kF16 && from != DType::kF16)
+    return "kiln_f16(" + glsl_compute_convert(expr, from, DType::kF32) + ")";
+  return glsl_compute_convert(expr, from, to);
+}
+
+std::string glsl_compute_convert(const std::string& expr, DType from, DType to) {
   std::string ft = glsl_compute_type(from), tt = glsl_compute_type(to);
   if (ft == tt) return expr;
+  if (from == DType::kI32 && to == DType::kI64) {
+    // Sign extension spelled out: Mesa 22.3's lavapipe miscompiles int64_t(int) (OpSConvert)
+    // as a zero extension where a compare with a constant, abs or a conversion to float reads
+    // it, so i64 ** i32 lost the exponent's sign.
+    return "packInt2x32(ivec2(" + expr + ", (" + expr + ") >> 31))";
+  }
   if (to == DType::kBool) return "(" + expr + " != " + ft + "(0))";
   if (from == DType::kBool) return "((" + expr + ") ? " + tt + "(1) : " + tt + "(0))";
   if (is_floating(from) && (to == DType::kI32 || to == DType::kI64)) {
@@ -127,11 +141,14 @@ std::string glsl_literal(double value, DType dtype) {
   char buf[64];
   switch (dtype) {
     case DType::kF32:
-    case DType::kF16:
-      if (std::isnan(value)) return "uintBitsToFloat(0x7fc00000u)";
-      if (std::isinf(value)) return value > 0 ? "KILN_INF" : "(-KILN_INF)";
-      std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(static_cast<float>(value)));
+    case DType::kF16: {
+      float f = static_cast<float>(value);
+      if (dtype == DType::kF16) f = half_to_float(float_to_half(f));  // as the interpreter encodes
+      if (std::isnan(f)) return "uintBitsToFloat(0x7fc00000u)";
+      if (std::isinf(f)) return f > 0 ? "KILN_INF" : "(-KILN_INF)";
+      std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(f));
       return buf;
+    }
     case DType::kI32: {  // the interpreter's encoding: truncated, clamped, NaN -> 0
       const int32_t v = saturate<int32_t>(value);
       if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
@@ -222,6 +239,13 @@ constexpr const char* kPowHelpers64 = R"(int64_t kiln_ipow(int64_t x, int64_t y)
   return r;
 }
 )";
+// max / min of int64 with a compare and a select: SPIRV-Tools 2023.1's spirv-opt folds GLSL.std.450
+// SMax / SMin of 64-bit constants by their low words (max(INT64_MIN, -6) gave INT64_MIN once a
+// reduction loop over a literal was unrolled). Defined in every kernel that uses int64.
+constexpr const char* kInt64Helpers =
+    R"(int64_t kiln_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+int64_t kiln_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+)";
 constexpr const char* kSignHelpers =
     R"(float kiln_sign(float x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
 vec4 kiln_sign(vec4 x) { return vec4(kiln_sign(x.x), kiln_sign(x.y), kiln_sign(x.z), kiln_sign(x.w)); }
@@ -308,6 +332,7 @@ std::string Emitter::declarations() const {
     if (max_texels_ > 0 && i != 0 && vec_use_[i] && !texel_binding(i))
       s += "#define kiln_load" + b + "(i) b" + b + "v.data[i]\n";
   }
+  if (int64_) s += kInt64Helpers;
   if (pow_) s += pow_helpers(int64_);
   if (sign_) s += kSignHelpers;
   if (div_) s += kDivHelpers;
@@ -591,6 +616,28 @@ std::string Emitter::load(NodeId node, const Index& index) {
   }
 }
 
+/// An f16 elementwise result that is already a half value: one of its f16 operands (or -1, 0,
+/// 1), or a cast, which rounds itself (glsl_convert). Every other f16 result is rounded to
+/// half where it is computed, as the interpreter stores each op's result.
+static bool exact_in_f16(const Node& n, const std::vector<DType>& types) {
+  switch (n.op) {
+    case OpKind::Cast:
+      return true;
+    case OpKind::Neg:
+    case OpKind::Abs:
+    case OpKind::Relu:
+    case OpKind::Sign:
+    case OpKind::Maximum:
+    case OpKind::Minimum:
+    case OpKind::Where:
+      for (size_t i = n.op == OpKind::Where ? 1 : 0; i < types.size(); ++i)
+        if (types[i] != DType::kF16) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string Emitter::value(NodeId id, const Index& index) {
   if (auto it = overrides_.find(id); it != overrides_.end()) return it->second;
   std::string key = std::to_string(id);
@@ -616,9 +663,11 @@ std::string Emitter::value(NodeId id, const Index& index) {
       args.push_back(value(in, broadcast_index(index, n.sym, src.sym)));
       types.push_back(src.meta.dtype);
     }
+    std::string e = zero_operand_expr(n, args, types);
+    if (e.empty()) e = op_expr(n, args, types);
+    if (n.meta.dtype == DType::kF16 && !exact_in_f16(n, types)) e = "kiln_f16(" + e + ")";
     std::string var = fresh("v");
-    add_statement("const " + vtype(n.meta.dtype) + " " + var + " = " + op_expr(n, args, types) +
-                  ";");
+    add_statement("const " + vtype(n.meta.dtype) + " " + var + " = " + e + ";");
     result = var;
   } else if (is_index_op(n.op)) {
     result = index_op_value(n, index);
@@ -640,9 +689,10 @@ std::string Emitter::clamped_index(NodeId index_node, const Index& at, const Sym
   const std::string last =
       extent.is_constant()
           ? "int64_t(" + std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + ")"
-          : "max(int64_t(" + size(extent) + ") - int64_t(1), int64_t(0))";
+          : "kiln_max_i64(int64_t(" + size(extent) + ") - int64_t(1), int64_t(0))";
   std::string var = fresh("j");
-  add_statement("const uint " + var + " = uint(clamp(" + raw + ", int64_t(0), " + last + "));");
+  add_statement("const uint " + var + " = uint(kiln_min_i64(kiln_max_i64(" + raw +
+                ", int64_t(0)), " + last + "));");
   return var;
 }
 
@@ -735,7 +785,10 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
         const std::string r = value(ix.id, at);
         add_statement("const " + IT + " " + w + " = " + r + " < " + IT + "(0) ? " + r + " + " +
                       extent + " : " + r + ";");
-        add_statement("const uint " + var + " = uint(clamp(" + w + ", " + IT + "(0), max(" +
+        const bool wide = ix.meta.dtype == DType::kI64;  // (kInt64Helpers: not GLSL's max)
+        const std::string mx = wide ? "kiln_max_i64(" : "max(",
+                          mn = wide ? "kiln_min_i64(" : "min(";
+        add_statement("const uint " + var + " = uint(" + mn + mx + w + ", " + IT + "(0)), " + mx +
                       extent + " - " + IT + "(1), " + IT + "(0))));");
         in[b + j] = {var, -1};
       }
@@ -777,6 +830,77 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
   }
 }
 
+namespace {
+/// A literal's value as the interpreter holds it: an exact integer or a float.
+struct Literal {
+  bool integral = false;
+  int64_t i = 0;
+  double f = 0;
+};
+/// `x` encoded into `dtype` as the interpreter stores it (casts and Full's encoding).
+Literal encode_literal(const Literal& x, DType dtype) {
+  const double d = x.integral ? static_cast<double>(x.i) : x.f;
+  switch (dtype) {
+    case DType::kF32:
+      return {false, 0, static_cast<float>(d)};
+    case DType::kF16:
+      return {false, 0, half_to_float(float_to_half(static_cast<float>(d)))};
+    case DType::kI32:  // integers wrap, floats saturate
+      return {true,
+              x.integral ? static_cast<int32_t>(static_cast<uint32_t>(x.i)) : saturate<int32_t>(d),
+              0};
+    case DType::kI64:
+      return {true, x.integral ? x.i : saturate<int64_t>(d), 0};
+    case DType::kBool:
+      return {true, (x.integral ? x.i != 0 : d != 0) ? 1 : 0, 0};  // NaN is true
+  }
+  unreachable("bad dtype");
+}
+}  // namespace
+
+bool Emitter::is_literal_pos_zero(NodeId id) const {
+  // Follow views and casts down to a Full, then encode its value back up the chain.
+  std::vector<DType> casts;
+  for (;;) {
+    const Node& n = graph_.node(id);
+    if (fusion_.materialize[id] && id != root_) return false;  // loaded, not a literal
+    if (n.op == OpKind::Full) break;
+    if (!is_movement(n.op) && n.op != OpKind::Cast) return false;
+    if (n.op == OpKind::Cast) casts.push_back(n.meta.dtype);
+    id = n.inputs[0];
+  }
+  const Node& full = graph_.node(id);
+  Literal v = full.attrs.scalar_is_int ? Literal{true, full.attrs.scalar_int, 0}
+                                       : Literal{false, 0, full.attrs.scalar};
+  v = encode_literal(v, full.meta.dtype);
+  for (size_t i = casts.size(); i-- > 0;) v = encode_literal(v, casts[i]);
+  return v.integral ? v.i == 0 : v.f == 0 && !std::signbit(v.f);
+}
+
+std::string Emitter::zero_operand_expr(const Node& n, const std::vector<std::string>& args,
+                                       const std::vector<DType>& types) {
+  const DType out = n.meta.dtype;
+  if (!is_floating(out) || n.inputs.size() != 2) return "";
+  const bool z0 = is_literal_pos_zero(n.inputs[0]), z1 = is_literal_pos_zero(n.inputs[1]);
+  auto arg = [&](size_t i) { return glsl_compute_convert(args[i], types[i], out); };
+  switch (n.op) {
+    case OpKind::Add:
+      if (z1) return "kiln_add_zero(" + arg(0) + ")";
+      if (z0) return "kiln_add_zero(" + arg(1) + ")";
+      return "";
+    case OpKind::Sub:  // x - 0.0 is x exactly, as folded
+      return z0 ? "kiln_zero_sub(" + arg(1) + ")" : "";
+    case OpKind::Mul:
+      if (z1) return "kiln_mul_zero(" + arg(0) + ")";
+      if (z0) return "kiln_mul_zero(" + arg(1) + ")";
+      return "";
+    case OpKind::Div:  // x / 0.0 is kiln_div's own case
+      return z0 ? "kiln_zero_div(" + arg(1) + ")" : "";
+    default:
+      return "";
+  }
+}
+
 std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args,
                              const std::vector<DType>& types) {
   DType out = n.meta.dtype;
@@ -788,7 +912,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
   }
   auto arg = [&](size_t i) {
     if (n.op == OpKind::Where && i == 0) return args[0];
-    return glsl_convert(args[i], types[i], operand);
+    return glsl_compute_convert(args[i], types[i], operand);
   };
   std::string T = vtype(operand);
   switch (n.op) {
@@ -808,6 +932,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       return "kiln_sigmoid(" + arg(0) + ")";
     case OpKind::Relu:
       if (is_floating(operand)) return "kiln_relu(" + arg(0) + ")";  // keeps NaN
+      if (operand == DType::kI64) return "kiln_max_i64(" + arg(0) + ", int64_t(0))";
       return "max(" + arg(0) + ", " + T + "(0))";
     case OpKind::Gelu:
       return "kiln_gelu(" + arg(0) + ")";
@@ -842,11 +967,15 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       div_ = true;
       return "kiln_div(" + arg(0) + ", " + arg(1) + ")";
     case OpKind::Maximum:
-      return std::string(is_floating(operand) ? "kiln_maximum(" : "max(") + arg(0) + ", " + arg(1) +
-             ")";
+      return std::string(is_floating(operand)     ? "kiln_maximum("
+                         : operand == DType::kI64 ? "kiln_max_i64("
+                                                  : "max(") +
+             arg(0) + ", " + arg(1) + ")";
     case OpKind::Minimum:
-      return std::string(is_floating(operand) ? "kiln_minimum(" : "min(") + arg(0) + ", " + arg(1) +
-             ")";
+      return std::string(is_floating(operand)     ? "kiln_minimum("
+                         : operand == DType::kI64 ? "kiln_min_i64("
+                                                  : "min(") +
+             arg(0) + ", " + arg(1) + ")";
     case OpKind::Eq:
       return "(" + arg(0) + " == " + arg(1) + ")";
     case OpKind::Ne:

@@ -33,8 +33,12 @@ const SymFacts* size_facts();
 
 const char* glsl_compute_type(DType dtype);  // float, int, int64_t, bool (f16 computes in float)
 const char* glsl_storage_type(DType dtype);  // float, float16_t, int, int64_t, uint8_t
-/// Converts a compute-typed expression between dtypes.
+/// Converts a compute-typed expression between dtypes, encoding it into `to` as the interpreter
+/// stores a value of that dtype: into f16 it is rounded to the nearest half (overflowing to inf).
 std::string glsl_convert(const std::string& expr, DType from, DType to);
+/// Converts into `to`'s compute type only (into f16: a float, not rounded), as the interpreter
+/// converts an op's operands before computing.
+std::string glsl_compute_convert(const std::string& expr, DType from, DType to);
 std::string glsl_literal(double value, DType dtype);
 /// The value of a Full node: exact for integer values (Attrs::scalar_is_int).
 std::string glsl_literal(const Attrs& full, DType dtype);
@@ -127,6 +131,13 @@ class Emitter {
   std::string slot(const SymExpr& e);
   std::string op_expr(const Node& n, const std::vector<std::string>& args,
                       const std::vector<DType>& arg_types);
+  /// A float add, sub, mul or div with a literal +0.0 operand as a kiln_*_zero helper
+  /// (shaders/common/kiln_common.glsl: drivers may fold such arithmetic by the constant);
+  /// empty for every other op.
+  std::string zero_operand_expr(const Node& n, const std::vector<std::string>& args,
+                                const std::vector<DType>& arg_types);
+  /// `id` is emitted as the literal +0.0 (a Full zero through views and casts, not loaded).
+  bool is_literal_pos_zero(NodeId id) const;
   Index view_input_index(const Node& n, const Index& index);
   /// Reshape index through groups of dims with equal size products; false if there are none.
   bool grouped_reshape_index(const SymShape& in_shape, const SymShape& out_shape,

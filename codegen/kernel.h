@@ -27,6 +27,9 @@ struct TargetCaps {
   bool shader_int64 = false;
   bool storage_buffer_16bit = false;
   bool storage_buffer_8bit = false;
+  /// shaderSignedZeroInfNanPreserveFloat32: kernels declare SignedZeroInfNanPreserve, so the
+  /// driver keeps IEEE NaN, inf and -0.0 through arithmetic (docs/ops.md, "Floating point").
+  bool signed_zero_inf_nan_preserve = false;
   std::string device_key;  // device + driver identity, part of every pipeline-cache key
 
   /// Capabilities assumed when no device is at hand (GLSL/SPIR-V tests).
@@ -49,6 +52,7 @@ enum class KernelVariant {
   kMatmulRowBlock,  // f32 A·B / A·Bᵀ of stored operands: register row blocks, no shared memory
   kAttention,       // softmax(chain(Q·Kᵀ))·V with an online softmax (FusionRule::kAttention)
   kWindow,          // conv, max_pool, avg_pool: one invocation per output element, window loop
+  kConvGemm,        // f32 conv without groups as an implicit GEMM: register row blocks of channels
 };
 const char* kernel_variant_name(KernelVariant v);
 
@@ -91,7 +95,8 @@ struct Kernel {
     uint32_t a_binding = 1;
     uint64_t a_row_bytes = 0;
     SymInt c_row_elements;        // C's row length (4-byte elements)
-    uint32_t rows_per_group = 1;  // groups on axis 1 = ceil(rows / rows_per_group)
+    uint32_t rows_per_group = 1;  // groups on row_axis = ceil(rows / rows_per_group)
+    uint32_t row_axis = 1;        // the grid axis of row blocks (0 or 1)
   };
   std::optional<RowSplit> row_split;
   /// Bindings read as rgba32f storage texel buffers (imageBuffer) rather than storage buffers.

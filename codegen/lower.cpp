@@ -40,8 +40,16 @@ Status check_size_slots(const Emitter& e, const Kernel& k) {
   return {};
 }
 
-std::string extensions(const Emitter& e) {
+std::string extensions(const Emitter& e, const TargetCaps& caps) {
   std::string s;
+  if (caps.signed_zero_inf_nan_preserve) {
+    // SPV_KHR_float_controls' SignedZeroInfNanPreserve (execution mode 4461, capability 4466)
+    // for 32-bit floats, the only float type kernels compute in: without it the driver may
+    // fold x - x, x * 0 or x + 0 to plain numbers, dropping NaN, inf and -0.0.
+    s += "#extension GL_EXT_spirv_intrinsics : require\n";
+    s += "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4466], "
+         "4461, 32);\n";
+  }
   if (e.needs_int64()) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (e.needs_16bit()) s += "#extension GL_EXT_shader_16bit_storage : require\n";
   if (e.needs_8bit()) s += "#extension GL_EXT_shader_8bit_storage : require\n";
@@ -77,11 +85,13 @@ Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant 
 
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
-                                    std::map<std::string, std::string> macros, Kernel& k) {
+                                    std::map<std::string, std::string> macros, Kernel& k,
+                                    const TargetCaps& caps) {
   KILN_RETURN_IF_ERROR(check_size_slots(e, k));
   k.size_slots = e.size_slots();
-  return preprocess_glsl(template_name, macros,
-                         {{"kiln_extensions.glsl", extensions(e)}, {"kiln_kernel.glsl", body}});
+  return preprocess_glsl(
+      template_name, macros,
+      {{"kiln_extensions.glsl", extensions(e, caps)}, {"kiln_kernel.glsl", body}});
 }
 
 namespace {
@@ -170,10 +180,10 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
   std::string kernel_src =
       e.declarations() + "\nvoid kiln_element(uint g) {\n" + e.take_body() + "}\n";
   KILN_ASSIGN_OR_RETURN(
-      k.glsl,
-      kernel_source(
-          "elementwise.comp", e, kernel_src,
-          {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"}, {"KILN_TOTAL", total}}, k));
+      k.glsl, kernel_source(
+                  "elementwise.comp", e, kernel_src,
+                  {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"}, {"KILN_TOTAL", total}},
+                  k, opt.caps));
   return k;
 }
 
@@ -204,7 +214,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       init = "int(0x80000000)", combine = "max(a, b)";
     else
       init = "(int64_t(1) << 63)",
-      combine = "max(a, b)";  // no 64-bit literal: macros precede #extension
+      combine = "kiln_max_i64(a, b)";  // no 64-bit literal: macros precede #extension
   } else if (n.op == OpKind::Min) {
     if (acc == DType::kBool)
       init = "true", combine = "((a) && (b))";
@@ -213,7 +223,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     else if (acc == DType::kI32)
       init = "int(0x7fffffff)", combine = "min(a, b)";
     else
-      init = "(~(int64_t(1) << 63))", combine = "min(a, b)";
+      init = "(~(int64_t(1) << 63))", combine = "kiln_min_i64(a, b)";
   } else {
     init = acc_t + "(0)", combine = "((a) + (b))";
   }
@@ -263,7 +273,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                        {"KILN_INIT", init},
                                        {"KILN_COMBINE(a, b)", combine},
                                        {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
-                                      k));
+                                      k, opt.caps));
   return k;
 }
 
@@ -289,6 +299,7 @@ TargetCaps TargetCaps::generic() {
   c.max_workgroup_count_x = 65535;
   c.max_shared_memory = 32768;
   c.shader_int64 = c.storage_buffer_16bit = c.storage_buffer_8bit = true;
+  c.signed_zero_inf_nan_preserve = true;
   c.device_key = "generic";
   return c;
 }
@@ -313,6 +324,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "attention";
     case KernelVariant::kWindow:
       return "window";
+    case KernelVariant::kConvGemm:
+      return "conv_gemm";
   }
   return "?";
 }

@@ -208,7 +208,7 @@ Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, 
                                                  {{"KILN_LOCAL_SIZE", u(local)},
                                                   {"KILN_BATCHES", batches_glsl},
                                                   {"KILN_ROW_BLOCKS", row_blocks_glsl}},
-                                                 kern));
+                                                 kern, opt.caps));
   return kern;
 }
 

@@ -15,8 +15,9 @@ namespace kiln {
 /// Workgroups for `work` items at `local_size` per group (uncapped: kernel_groups() caps them at
 /// the device limit, and kernels use grid-stride loops, so a capped grid still covers everything).
 SymInt groups_for(const SymInt& work, uint32_t local_size);
-/// The #extension lines the emitted body needs.
-std::string extensions(const Emitter& e);
+/// The #extension lines the emitted body needs, and the float-controls execution mode where
+/// the target has it.
+std::string extensions(const Emitter& e, const TargetCaps& caps);
 /// unimplemented when the body needs a feature the device lacks.
 Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& caps);
 /// A kernel for `root`: the emitter's bindings, the fused nodes (root included) in graph
@@ -29,7 +30,8 @@ Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant 
 /// kMaxSizeSlots). Call after every Emitter::size() of the kernel.
 Expected<std::string> kernel_source(const std::string& template_name, const Emitter& e,
                                     const std::string& body,
-                                    std::map<std::string, std::string> macros, Kernel& k);
+                                    std::map<std::string, std::string> macros, Kernel& k,
+                                    const TargetCaps& caps);
 
 /// Softmax, LogSoftmax and LayerNorm: one workgroup per normalised row (codegen/lower_norm.cpp).
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
@@ -84,5 +86,16 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
 /// inputs' elementwise producers folded into the loads (codegen/lower_window.cpp).
 Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt);
+
+/// Conv as an implicit GEMM (codegen/lower_conv_gemm.cpp, shaders/conv_gemm.comp): f32, no
+/// groups, at least 16 output channels, on targets with the row-block kernel's subgroup
+/// shuffles. window_kernel emits it with window.comp's functions and macros plus
+/// KILN_POSITIONS (N times the output's spatial sizes).
+inline constexpr uint32_t kConvGemmLocalSize = 32;
+bool conv_gemm_applies(const Graph& g, const Node& conv, const TargetCaps& caps);
+/// kiln_conv_block(rb, cb): 32 output channels x `cols` positions per lane.
+std::string conv_gemm_block(uint32_t cols);
+/// Workgroups along x: blocks of 32 output channels.
+SymInt conv_gemm_row_blocks(const SymInt& channels);
 
 }  // namespace kiln

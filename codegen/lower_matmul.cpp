@@ -193,7 +193,7 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                                   {"THREAD_N", u32(t.rn)},
                                                   {"KILN_A_K_FAST", a_k_fast ? "1" : "0"},
                                                   {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}},
-                                                 kern));
+                                                 kern, opt.caps));
   return kern;
 }
 

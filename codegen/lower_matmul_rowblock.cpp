@@ -15,6 +15,9 @@ namespace {
 // with two vec4 (or 4 scalar) columns; 24, 40, 48 and 64 rows measured within noise of 32.
 constexpr uint32_t kRows = 32;
 constexpr uint32_t kGroups = kRows / 8;  // A vec4s each lane loads per 4 K
+// The largest column panel of B (K x a workgroup's columns) that row blocks along x share
+// from cache: a typical per-core L2.
+constexpr uint64_t kPanelCacheBytes = uint64_t{1} << 20;
 
 struct RowBlockShape {
   bool abt = false;
@@ -217,7 +220,13 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
                         start_kernel(e, g.node(out_id), KernelVariant::kMatmulRowBlock, opt.caps));
   if (epilogue_root >= 0) mark_epilogue(kern, n, g.node(epilogue_root));
   kern.local_size = s.local_size;
-  kern.groups = {col_blocks, row_blocks, SymInt(1)};
+  // Row blocks along x when a workgroup's column panel of B fits in a core's cache (the
+  // shader's comment): every row block then reads the panel from cache.
+  const uint64_t panel_bytes =
+      static_cast<uint64_t>(k) * s.local_size * s.cols * (s.abt ? 1 : 4) * sizeof(float);
+  const bool rows_on_x = panel_bytes <= kPanelCacheBytes;
+  kern.groups = rows_on_x ? std::array<SymInt, 3>{row_blocks, col_blocks, SymInt(1)}
+                          : std::array<SymInt, 3>{col_blocks, row_blocks, SymInt(1)};
   Kernel::RowSplit split;
   split.rows_slot = rows_slot;
   split.row0_slot = row0_slot;
@@ -225,6 +234,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   split.a_row_bytes = static_cast<uint64_t>(k) * 4;
   split.c_row_elements = cols;
   split.rows_per_group = kRows;
+  split.row_axis = rows_on_x ? 0 : 1;
   kern.row_split = split;
   if (texel)
     kern.texel_bindings = {static_cast<uint32_t>(a_binding), static_cast<uint32_t>(b_binding)};
@@ -232,8 +242,9 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
                                                  e.declarations() + operand_decls + "\n" + body,
                                                  {{"KILN_LOCAL_SIZE", u(s.local_size)},
                                                   {"KILN_ROW_BLOCKS", rb_glsl},
-                                                  {"KILN_COL_BLOCKS", cb_glsl}},
-                                                 kern));
+                                                  {"KILN_COL_BLOCKS", cb_glsl},
+                                                  {"KILN_ROWS_ON_X", rows_on_x ? "1" : "0"}},
+                                                 kern, opt.caps));
   return kern;
 }
 

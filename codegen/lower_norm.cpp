@@ -81,7 +81,7 @@ Expected<Kernel> row_norm_kernel(const Graph& g, const FusionDecision& fusion,
   macros["KILN_R"] = r_glsl;
   macros["KILN_MODE"] = std::to_string(spec.mode);
   macros["KILN_THREAD_ROWS"] = thread_rows ? "1" : "0";
-  KILN_ASSIGN_OR_RETURN(k.glsl, kernel_source("rownorm.comp", e, body, macros, k));
+  KILN_ASSIGN_OR_RETURN(k.glsl, kernel_source("rownorm.comp", e, body, macros, k, opt.caps));
   // An empty output: nothing to dispatch (at run time the executable skips empty outputs).
   if (is_const(rows, 0) || is_const(r_count, 0)) k.groups = {0, 0, 0};
   return k;

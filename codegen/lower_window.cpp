@@ -119,18 +119,42 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   } else {
     // No 64-bit literal: the macros precede #extension.
     macros["KILN_LOWEST"] = acc == DType::kI32 ? "int(0x80000000)" : "(int64_t(1) << 63)";
-    macros["KILN_MAX(a, b)"] = "max(a, b)";
+    macros["KILN_MAX(a, b)"] = acc == DType::kI64 ? "kiln_max_i64(a, b)" : "max(a, b)";
     macros["KILN_TAKE(a, v)"] = "((v) > (a))";
   }
   macros["KILN_COUNT_INCLUDE_PAD"] = w.count_include_pad ? "1" : "0";
   macros["KILN_COLUMN_MAJOR"] = w.storage_order == 1 ? "1" : "0";
 
+  if (mode == 0 && conv_gemm_applies(g, n, opt.caps)) {
+    // Positions per lane: 4, or fewer when there are few positions (the small spatial sizes of
+    // a CNN's last stages), so that lanes are not left idle.
+    SymInt positions = n.sym[0];
+    for (size_t i = 2; i < n.sym.size(); ++i) positions = positions * n.sym[i];
+    const int64_t positions_hint = n.meta.numel() / std::max<int64_t>(n.meta.shape[1], 1);
+    const uint32_t cols = positions_hint >= 4 * kConvGemmLocalSize   ? 4
+                          : positions_hint >= 2 * kConvGemmLocalSize ? 2
+                                                                     : 1;
+    macros["KILN_POSITIONS"] = e.size(positions);
+    const SymInt row_blocks = conv_gemm_row_blocks(n.sym[1]),
+                 col_blocks = groups_for(positions, kConvGemmLocalSize * cols);
+    macros["KILN_ROW_BLOCKS"] = e.size(row_blocks);
+    macros["KILN_COL_BLOCKS"] = e.size(col_blocks);
+    macros["KILN_LOCAL_SIZE"] = std::to_string(kConvGemmLocalSize) + "u";
+    KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kConvGemm, opt.caps));
+    kern.local_size = kConvGemmLocalSize;
+    kern.groups = {row_blocks, col_blocks, SymInt(1)};
+    KILN_ASSIGN_OR_RETURN(
+        kern.glsl, kernel_source("conv_gemm.comp", e,
+                                 e.declarations() + "\n" + body + "\n" + conv_gemm_block(cols),
+                                 std::move(macros), kern, opt.caps));
+    return kern;
+  }
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
   kern.local_size = std::min(kWindowLocalSize, opt.caps.max_workgroup_invocations);
   kern.groups = {groups_for(work, kern.local_size), 1, 1};
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,
-                                                 std::move(macros), kern));
+                                                 std::move(macros), kern, opt.caps));
   return kern;
 }
 

@@ -8,12 +8,14 @@
 #   scripts/run.sh fuzz    install clang, build the libFuzzer targets (KILN_LIBFUZZER; own build
 #                          dir, default build-fuzz) and run each from its seed corpus for
 #                          FUZZ_RUNS inputs (default 20000)
+#   scripts/run.sh tsan    the threads test and the null-label tests under ThreadSanitizer
+#                          (KILN_TSAN; own build dir, default build-tsan; docs/testing.md)
 # BUILD_DIR and BUILD_TYPE (default: RelWithDebInfo) may be set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 job="${1:-}"
-case "$job" in demo|test|build|asan|fuzz) ;; *) echo "usage: scripts/run.sh demo|test|build|asan|fuzz" >&2; exit 2 ;; esac
+case "$job" in demo|test|build|asan|fuzz|tsan) ;; *) echo "usage: scripts/run.sh demo|test|build|asan|fuzz|tsan" >&2; exit 2 ;; esac
 
 BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
 # Sanitizer builds: -O1 and line tables only (-g1) build and link much faster than -O2 -g, and
@@ -30,6 +32,24 @@ case "$job" in
     cmake --build "$BUILD_DIR" -j "$(nproc)"
     # The sanitizer options and suppressions come with each test (tests/CMakeLists.txt).
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+    exit 0 ;;
+  tsan)
+    BUILD_DIR="${BUILD_DIR:-build-tsan}"
+    scripts/install-deps.sh
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
+      -DKILN_TSAN=ON "${SAN_FLAGS[@]}"
+    # device_threads_test and the null-label tests; the fuzz-labelled ASan test is left out (ASan
+    # and TSan cannot share a binary).
+    mapfile -t tests < <(ctest --test-dir "$BUILD_DIR" -N -L null -LE fuzz 2>/dev/null |
+                         sed -n 's/^ *Test *#[0-9]*: //p')
+    tests=(device_threads_test "${tests[@]}")
+    targets=$(cmake --build "$BUILD_DIR" --target help | sed -n 's/^\([A-Za-z0-9_]*\): .*/\1/p')
+    build=(kiln_cli)  # null_onnx_models_test runs the (instrumented) CLI
+    for t in "${tests[@]}"; do grep -qx "$t" <<<"$targets" && build+=("$t"); done
+    cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${build[@]}"
+    # TSAN_OPTIONS (halt on the first report, the library suppressions) come with each test.
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" \
+      -R "^($(IFS='|'; echo "${tests[*]}"))\$"
     exit 0 ;;
   fuzz)
     BUILD_DIR="${BUILD_DIR:-build-fuzz}"

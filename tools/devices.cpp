@@ -66,6 +66,8 @@ void print_device(const DeviceInfo& d, bool is_default) {
                         yes_no(d.shader_int8), yes_no(d.shader_int16), yes_no(d.shader_int64)));
   print_row("storage access", fmt::format("16-bit {:<4} 8-bit {}", yes_no(d.storage_buffer_16bit),
                                           yes_no(d.storage_buffer_8bit)));
+  print_row("float controls", fmt::format("SignedZeroInfNanPreserve (f32) {}",
+                                          yes_no(d.signed_zero_inf_nan_preserve_f32)));
   print_row(
       "subgroup ops",
       fmt::format("basic {:<4} arithmetic {:<4} shuffle {:<4} ballot {:<4} vote {}",

@@ -8,7 +8,7 @@
 /// of every captured tensor) are stored with it. Later calls check the
 /// guards and, on a hit, replay the compiled plan WITHOUT running `fn`: C++ side effects in
 /// `fn` happen at trace time only. A failing guard re-traces (a recompile, logged under
-/// KILN_LOGS=recompiles with the first failing guard). A compiled function is not thread-safe.
+/// KILN_LOGS=recompiles with the first failing guard). Threads may call it at once (runtime.md).
 #pragma once
 
 #include <cstdint>

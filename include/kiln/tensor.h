@@ -4,7 +4,7 @@
 /// Outside kiln::compile, ops run eagerly: on CPU tensors through the interpreter, on Vulkan
 /// tensors one dispatch per op (the unfused baseline). Inside a traced function they are
 /// recorded into a graph instead. Errors (bad shapes, dtypes, devices) throw kiln::Error.
-/// Tensors are reference-counted handles; copying one does not copy data. Not thread-safe.
+/// Tensors are reference-counted handles; copying one does not copy data. Threads: runtime.md.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,15 @@
 // The compile cache of one compiled function: guarded programs, trace on miss, replay on hit,
 // the recompile policy, and explain.
+//
+// Threads: any number of calls may run at once. Entries are immutable once published and
+// shared (a call replays from a snapshot of the list, without a lock); `mu` guards the list,
+// the counters and the recompile reasons. Misses trace one at a time (`trace_mu_`, recursive
+// for a host function that calls this function again while it is being traced), and a miss
+// first re-checks the entries added while it waited, so that a shape met by several threads at
+// once compiles once.
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 
 #include "capture/dump.h"
 #include "capture/guards.h"
@@ -20,20 +28,32 @@ class CompiledCore {
     Program program;
     double compile_ms = 0;
   };
+  using Entries = std::vector<std::shared_ptr<const Entry>>;
 
   explicit CompiledCore(CompileOptions o)
       : options(std::move(o)), dump_name(unique_dump_name(options.name)) {}
 
   std::vector<Tensor> call(const CallArgs& args, const ErasedFn& fn);
+  Entries snapshot() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return entries;
+  }
 
-  CompileOptions options;
-  std::string dump_name;  // KILN_DUMP_DIR folder prefix, unique in the process
+  const CompileOptions options;
+  const std::string dump_name;  // KILN_DUMP_DIR folder prefix, unique in the process
+  mutable std::mutex mu;        // guards the three below
   CompileStats stats;
-  std::vector<Entry> entries;
-  SegmentCache segments;
+  Entries entries;
   std::vector<std::string> recompile_reasons;
 
  private:
+  /// Replays the first of entries[from...] whose guards pass; failed value guards are added
+  /// to `value_failures`, hits to the counters.
+  std::optional<std::vector<Tensor>> replay_cached(const Entries& all, size_t from,
+                                                   const CallArgs& args,
+                                                   const std::vector<Tensor>& slot_args,
+                                                   HostCallMemo& memo,
+                                                   std::vector<std::string>& value_failures);
   std::vector<Tensor> trace(const CallArgs& args, const std::vector<Tensor>& slot_args,
                             const ErasedFn& fn, bool all_changed_dynamic);
   /// Undefined, traced or mixed-device arguments, and calls from inside a trace: clear errors.
@@ -44,11 +64,15 @@ class CompiledCore {
   void observe(const CallArgs& args);
   DynamicSpec dynamic_spec(const CallArgs& args, bool all_changed_dynamic) const;
   bool any_changed() const;
+  std::string miss_reason(const CallArgs& args, const Entries& all,
+                          const std::vector<std::string>& value_failures) const;
 
+  // Used with trace_mu_ held.
+  std::recursive_mutex trace_mu_;
+  SegmentCache segments_;
   bool eager_announced_ = false;  // the "now run EAGERLY" warning was logged
   std::vector<Shape> first_shapes_;
   std::vector<std::vector<bool>> changed_;  // per argument, per dim
-  std::string miss_reason(const CallArgs& args, const std::vector<std::string>& value_failures);
 };
 
 namespace {
@@ -65,13 +89,13 @@ std::vector<Tensor> lock_constants(const std::vector<CapturedConstant>& constant
 
 }  // namespace
 
-std::string CompiledCore::miss_reason(const CallArgs& args,
-                                      const std::vector<std::string>& value_failures) {
+std::string CompiledCore::miss_reason(const CallArgs& args, const Entries& all,
+                                      const std::vector<std::string>& value_failures) const {
   bool verbose = log_enabled(LogTopic::kRecompilesVerbose);
   std::string msg;
   size_t v = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const Entry& e = entries[i];
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Entry& e = *all[i];
     std::vector<int> failing = e.guards.all_failures(args, e.constants);
     if (failing.empty()) {  // input guards passed: a value guard inside the program failed
       msg += "\n  entry " + std::to_string(i) + ": " + value_failures.at(v++);
@@ -139,7 +163,7 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<
   auto start = std::chrono::steady_clock::now();
   std::optional<Device> device;
   for (const Tensor& a : args.tensors) device = a.impl()->literal ? Device::cpu() : a.device();
-  TraceContext ctx(slot_args, device.value_or(Device::cpu()), options, &segments,
+  TraceContext ctx(slot_args, device.value_or(Device::cpu()), options, &segments_,
                    dynamic_spec(args, all_changed_dynamic), args.scalars.size());
   Program program;
   std::vector<Tensor> result;
@@ -151,21 +175,19 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<
     program = ctx.finish(outs);
     for (int32_t s : program.outputs) result.push_back(ctx.slot_value(s));
   }
-  Entry e;
+  auto made = std::make_shared<Entry>();
+  Entry& e = *made;
   e.constants = ctx.constants;
   e.guards = GuardSet::build(args, e.constants, options.name, ctx.take_shape_env(),
                              ctx.symbol_sources(), ctx.specialized_scalars());
   e.program = std::move(program);
   // Symbols specialised to 0/1 leave static graphs: count the compile as dynamic only when a
   // compiled graph still has a size symbol.
+  bool symbolic = false;
   for (const ProgramStep& s : e.program.steps)
-    if (s.kind == ProgramStep::Kind::kSegment && s.exe->graph().is_symbolic()) {
-      ++stats.dynamic_compiles;
-      break;
-    }
+    symbolic |= s.kind == ProgramStep::Kind::kSegment && s.exe->graph().is_symbolic();
   e.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  stats.graph_breaks += e.program.breaks().size();
   if (log_enabled(LogTopic::kGraph)) {
     for (const ProgramStep& s : e.program.steps)
       if (s.kind == ProgramStep::Kind::kSegment)
@@ -181,7 +203,10 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<
     if (s.kind == ProgramStep::Kind::kSegment)
       dump_compile(dump_name + (segment++ ? "_g" + std::to_string(segment - 1) : ""),
                    stats.compiles, *s.exe, e.guards.to_string(e.constants));
-  entries.push_back(std::move(e));
+  std::lock_guard<std::mutex> lock(mu);
+  stats.dynamic_compiles += symbolic;
+  stats.graph_breaks += e.program.breaks().size();
+  entries.push_back(std::move(made));
   return result;
 }
 
@@ -219,9 +244,33 @@ bool CompiledCore::symbolic_recompile_helps(const CallArgs& args) const {
   return false;
 }
 
+std::optional<std::vector<Tensor>> CompiledCore::replay_cached(
+    const Entries& all, size_t from, const CallArgs& args, const std::vector<Tensor>& slot_args,
+    HostCallMemo& memo, std::vector<std::string>& value_failures) {
+  for (size_t i = from; i < all.size(); ++i) {
+    const Entry& e = *all[i];
+    if (e.guards.first_failure(args, e.constants) >= 0) continue;
+    ValueGuardFailure failure;
+    std::vector<int64_t> symbols;
+    if (e.guards.shape_env()) e.guards.bind(args.tensors, symbols);
+    memo.begin_attempt();
+    auto out = e.program.replay(slot_args, lock_constants(e.constants), &failure, symbols);
+    if (out) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++stats.cache_hits;
+      return out;
+    }
+    value_failures.push_back(failure.description);
+  }
+  return std::nullopt;
+}
+
 std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn) {
   check_args(args);
-  ++stats.calls;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ++stats.calls;
+  }
   HostCallMemo memo;  // host functions run once per call, whichever attempts reach them
   HostMemoScope memo_scope(&memo);
   // Scalar arguments live in the slots after the tensors, as rank-0 literals: a kiln::Scalar
@@ -234,24 +283,15 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
   }
   const std::vector<Tensor>& slot_args = args.scalars.empty() ? args.tensors : with_scalars;
   std::vector<std::string> value_failures;
-  for (Entry& e : entries) {
-    if (e.guards.first_failure(args, e.constants) >= 0) continue;
-    ValueGuardFailure failure;
-    // A copy: a host step of the replay may call this function again, which rebinds the
-    // guard set's scratch values.
-    std::vector<int64_t> symbols;
-    if (e.guards.shape_env()) {
-      std::span<const int64_t> bound = e.guards.bind(args.tensors);
-      symbols.assign(bound.begin(), bound.end());
-    }
-    memo.begin_attempt();
-    auto out = e.program.replay(slot_args, lock_constants(e.constants), &failure, symbols);
-    if (out) {
-      ++stats.cache_hits;
-      return std::move(*out);
-    }
-    value_failures.push_back(failure.description);
-  }
+  Entries seen = snapshot();
+  if (auto out = replay_cached(seen, 0, args, slot_args, memo, value_failures))
+    return std::move(*out);
+  // A miss: one trace at a time. Entries other threads added meanwhile may serve this call.
+  std::unique_lock<std::recursive_mutex> tracing(trace_mu_);
+  const size_t checked = seen.size();
+  seen = snapshot();
+  if (auto out = replay_cached(seen, checked, args, slot_args, memo, value_failures))
+    return std::move(*out);
   // Everything below changes the cache only once the new trace succeeded: a call that throws
   // (a shape error in fn, say) leaves entries, counters and the automatic-dynamic record as
   // they were.
@@ -260,21 +300,26 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
   observe(args);
   bool all_changed_dynamic = false;
   std::string reason;
-  const bool recompile = !entries.empty();
+  const bool recompile = !seen.empty();
   if (recompile) {
-    reason = miss_reason(args, value_failures);
+    reason = miss_reason(args, seen, value_failures);
     if (options.error_on_recompile)
       throw Error(invalid_argument("'" + options.name +
                                    "' would recompile (error_on_recompile is set):" + reason));
-    if (static_cast<int>(stats.recompiles) >= options.recompile_limit) {
+    CompileStats now;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      now = stats;
+    }
+    if (static_cast<int>(now.recompiles) >= options.recompile_limit) {
       const std::string limit = "'" + options.name + "' hit its recompile limit (" +
                                 std::to_string(options.recompile_limit) + ")";
       if (options.on_recompile_limit == RecompileLimitPolicy::kError)
         throw Error(resource_exhausted(limit + ":" + reason));
-      if (!stats.dynamic_after_limit && symbolic_recompile_helps(args)) {
+      if (!now.dynamic_after_limit && symbolic_recompile_helps(args)) {
         // Policy step 1: one more compile with every dim seen to change symbolic.
         all_changed_dynamic = true;
-        if (!stats.recompile_limit_hit)
+        if (!now.recompile_limit_hit)
           log(LogTopic::kWarning,
               limit +
                   "; recompiling ONCE with every input dim that changed made dynamic. "
@@ -286,19 +331,24 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
               limit + " and fullgraph=true forbids running it eagerly:" + reason));
         if (!eager_announced_)
           log(LogTopic::kWarning,
-              limit + "; calls that miss its " + std::to_string(entries.size()) +
+              limit + "; calls that miss its " + std::to_string(seen.size()) +
                   " cached entries now run EAGERLY (op by op, no fusion). Last miss:" + reason);
-        stats.recompile_limit_hit = true;
         eager_announced_ = true;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          stats.recompile_limit_hit = true;
+        }
+        tracing.unlock();  // eager calls run side by side
         memo.begin_attempt();
         std::vector<Tensor> out = fn(args.tensors, args.scalars);
+        std::lock_guard<std::mutex> lock(mu);
         ++stats.eager_calls;
         return out;
       }
     }
     log(log_enabled(LogTopic::kRecompilesVerbose) ? LogTopic::kRecompilesVerbose
                                                   : LogTopic::kRecompiles,
-        "recompiling '" + options.name + "' (compile #" + std::to_string(stats.compiles + 1) +
+        "recompiling '" + options.name + "' (compile #" + std::to_string(now.compiles + 1) +
             "), triggered by:" + reason);
   }
   std::vector<Tensor> out;
@@ -310,6 +360,7 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
     changed_ = saved_changed;
     throw;
   }
+  std::lock_guard<std::mutex> lock(mu);
   if (recompile) {
     recompile_reasons.push_back(reason);
     ++stats.recompiles;
@@ -366,12 +417,14 @@ std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
 }
 
 CompileStats stats(const CompiledCore& core) {
+  std::lock_guard<std::mutex> lock(core.mu);
   return core.stats;
 }
 
 std::vector<EntryInfo> entries(const CompiledCore& core) {
   std::vector<EntryInfo> out;
-  for (const auto& e : core.entries) {
+  for (const auto& entry : core.snapshot()) {
+    const CompiledCore::Entry& e = *entry;
     EntryInfo info;
     info.guards = e.guards.to_string(e.constants);
     info.compile_ms = e.compile_ms;
@@ -410,9 +463,12 @@ std::vector<EntryInfo> entries(const CompiledCore& core) {
 ExplainReport explain(const CompiledCore& core) {
   ExplainReport r;
   r.name = core.options.name;
-  r.stats = core.stats;
   r.entries = entries(core);
-  r.recompile_reasons = core.recompile_reasons;
+  {
+    std::lock_guard<std::mutex> lock(core.mu);
+    r.stats = core.stats;
+    r.recompile_reasons = core.recompile_reasons;
+  }
   for (const EntryInfo& e : r.entries) r.compile_ms += e.compile_ms;
   if (!r.entries.empty()) {
     const EntryInfo& last = r.entries.back();

@@ -35,6 +35,7 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   c.shader_int64 = info.shader_int64;
   c.storage_buffer_16bit = info.storage_buffer_16bit;
   c.storage_buffer_8bit = info.storage_buffer_8bit;
+  c.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve_f32;
   c.device_key = info.name + "|" + info.driver_name + "|" + info.driver_info + "|";
   for (uint8_t b : info.driver_uuid) c.device_key += std::to_string(b) + ".";
   return c;
@@ -153,8 +154,10 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
                                  std::to_string(ms_since(t) - spirv_ms) + " ms");
       exe->plan_ = std::move(plan).value();
       exe->nonempty_ = nonempty_sizes(exe->graph_);
-      exe->replayer_ = std::make_unique<Replayer>(exe->graph_, *exe->plan_, exe->pipelines_,
-                                                  exe->vk_device_, device, options.name);
+      exe->name_ = options.name;
+      exe->replayers_.push_back(std::make_unique<Replayer>(
+          exe->graph_, *exe->plan_, exe->pipelines_, exe->vk_device_, device, exe->name_));
+      exe->idle_.push_back(exe->replayers_.back().get());
     }
   }
   exe->compile_ms_ =
@@ -286,11 +289,45 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
       }
     }
   }
-  return replayer_->run(inputs, constants, values, symbolic ? &shapes : nullptr);
+  // A replay slot of this call's own (the most recently used idle one, so that a single
+  // thread always gets the same one).
+  Replayer* replayer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!idle_.empty()) {
+      replayer = idle_.back();
+      idle_.pop_back();
+    }
+  }
+  if (replayer == nullptr) {  // every slot is running a call on another thread
+    auto made = std::make_unique<Replayer>(graph_, *plan_, pipelines_, vk_device_, device_, name_);
+    replayer = made.get();
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    replayers_.push_back(std::move(made));
+  }
+  struct GiveBack {
+    Executable* exe;
+    Replayer* replayer;
+    ~GiveBack() {
+      std::lock_guard<std::mutex> lock(exe->pool_mu_);
+      exe->idle_.push_back(replayer);
+    }
+  } give_back{this, replayer};
+  return replayer->run(inputs, constants, values, symbolic ? &shapes : nullptr);
 }
 
 ReplayReport Executable::replay_report() const {
-  return replayer_ ? replayer_->report() : ReplayReport{};
+  // Summed over the replay slots (the largest live set is a property of the graph: the max).
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  ReplayReport sum;
+  for (const std::unique_ptr<Replayer>& r : replayers_) {
+    const ReplayReport one = r->report();
+    sum.arena_bytes += one.arena_bytes;
+    sum.largest_live_bytes = std::max(sum.largest_live_bytes, one.largest_live_bytes);
+    sum.recordings += one.recordings;
+    sum.replays += one.replays;
+  }
+  return sum;
 }
 
 }  // namespace kiln

@@ -1,6 +1,10 @@
 /// \file executable.h
 /// A graph compiled for one device: fused Vulkan kernels with their pipelines, or (for CPU
 /// tensors, and as the logged fallback when codegen cannot handle a graph) the interpreter.
+///
+/// Threads: run() may be called from any number of threads at once. Each device call takes an
+/// idle Replayer from the executable's pool (a new one when all are busy), so concurrent calls
+/// never share an arena, an output bank or a recording.
 #pragma once
 
 #include <array>
@@ -77,7 +81,12 @@ class Executable {
   std::optional<KernelPlan> plan_;
   std::vector<const vk::Pipeline*> pipelines_;
   std::shared_ptr<vk::VulkanDevice> vk_device_;
-  std::unique_ptr<Replayer> replayer_;  // after plan_ and pipelines_: it refers to them
+  std::string name_;
+  /// The replay slots (after plan_ and pipelines_: they refer to them). A call takes one from
+  /// idle_ and puts it back when done; a new one is made when every slot is busy.
+  mutable std::mutex pool_mu_;  // guards the two below
+  std::vector<std::unique_ptr<Replayer>> replayers_;
+  std::vector<Replayer*> idle_;
   double compile_ms_ = 0;
 };
 

@@ -57,7 +57,6 @@ GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstan
   if (!s.sources_.empty()) {
     s.env_ = std::move(env);
     throw_if_error(s.env_->freeze());
-    s.values_.assign(static_cast<size_t>(s.env_->num_symbols()), 0);
   }
   auto symbolic = [&](size_t arg, int dim) {
     for (const SymbolSource& src : s.sources_)
@@ -90,13 +89,12 @@ GuardSet GuardSet::build(const CallArgs& call, const std::vector<CapturedConstan
   return s;
 }
 
-std::span<const int64_t> GuardSet::bind(const std::vector<Tensor>& tensors) const {
-  for (size_t i = 0; i < sources_.size(); ++i) {
+void GuardSet::bind(const std::vector<Tensor>& tensors, std::vector<int64_t>& out) const {
+  out.assign(static_cast<size_t>(env_ ? env_->num_symbols() : 0), 0);
+  for (size_t i = 0; i < sources_.size() && i < out.size(); ++i) {
     const SymbolSource& src = sources_[i];
-    values_[i] =
-        tensors[static_cast<size_t>(src.arg)].impl()->meta.shape[static_cast<size_t>(src.dim)];
+    out[i] = tensors[static_cast<size_t>(src.arg)].impl()->meta.shape[static_cast<size_t>(src.dim)];
   }
-  return values_;
 }
 
 bool GuardSet::check(const Guard& g, const CallArgs& call,
@@ -119,8 +117,12 @@ bool GuardSet::check(const Guard& g, const CallArgs& call,
       return args[g.index].impl()->meta.shape[g.dim] == g.expected;
     case GuardKind::kConstantAlive:
       return !constants[g.index].tensor.expired();
-    case GuardKind::kShapes:
-      return env_->check_guards(bind(args)) < 0;
+    case GuardKind::kShapes: {
+      // Per thread, so that calls on several threads check at once (no allocation per call).
+      thread_local std::vector<int64_t> values;
+      bind(args, values);
+      return env_->check_guards(values) < 0;
+    }
   }
   return false;
 }
@@ -214,7 +216,8 @@ std::string GuardSet::describe_failure(int i, const CallArgs& call,
              ") no longer exists";
       return what + " (" + provenance(g, constants) + ")";
     case GuardKind::kShapes: {
-      std::span<const int64_t> v = bind(args);
+      std::vector<int64_t> v;
+      bind(args, v);
       const int bad = env_->check_guards(v);
       const ShapeGuard sg = env_->guards().at(static_cast<size_t>(std::max(bad, 0)));
       std::vector<int> syms = sg.lhs.free_symbols();

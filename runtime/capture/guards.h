@@ -51,9 +51,9 @@ class GuardSet {
                         std::vector<SymbolSource> sources = {},
                         std::vector<bool> specialized_scalars = {});
 
-  /// The symbol values of a call (one per symbol id), read from the argument dims. Valid once
-  /// the rank guards passed. The returned span points into the set's scratch buffer.
-  std::span<const int64_t> bind(const std::vector<Tensor>& tensors) const;
+  /// The symbol values of a call (one per symbol id) into `out`, read from the argument dims.
+  /// Valid once the rank guards passed.
+  void bind(const std::vector<Tensor>& tensors, std::vector<int64_t>& out) const;
   const ShapeEnv* shape_env() const { return env_.get(); }
   const std::vector<SymbolSource>& symbol_sources() const { return sources_; }
 
@@ -77,7 +77,6 @@ class GuardSet {
   std::string fn_name_;
   std::shared_ptr<ShapeEnv> env_;
   std::vector<SymbolSource> sources_;
-  mutable std::vector<int64_t> values_;  // scratch: bind() writes here (no allocation per call)
 };
 
 }  // namespace kiln

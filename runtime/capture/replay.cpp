@@ -64,9 +64,10 @@ Replayer::~Replayer() {
   }
 }
 
-uint64_t Replayer::release() {
-  if (banks_.empty()) return 0;
-  const uint64_t bytes = report_.arena_bytes;
+uint64_t Replayer::release_if_idle() {
+  std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+  if (!busy.owns_lock() || banks_.empty()) return 0;
+  const uint64_t bytes = report().arena_bytes;
   banks_.clear();  // held outputs keep their bank's memory
   std::fill(bound_.begin(), bound_.end(), nullptr);
   arena_.reset();
@@ -78,14 +79,14 @@ Expected<vk::BufferRef> Replayer::allocate_arena(uint64_t bytes) {
   Expected<vk::BufferRef> arena = device_->allocate(bytes);
   if (arena.ok() || arena.status().code() != StatusCode::kResourceExhausted) return arena;
   // Out of device memory: the arenas of other compiled graphs on this device are only needed
-  // by their next call, which plans again.
+  // by their next call, which plans again (those running a call now keep theirs).
   uint64_t freed = 0;
   size_t count = 0;
   {
     std::lock_guard<std::mutex> lock(registry_mu);
     for (Replayer* r : registry()) {
       if (r == this || r->device_ != device_) continue;
-      const uint64_t b = r->release();
+      const uint64_t b = r->release_if_idle();
       freed += b;
       count += b > 0;
     }
@@ -129,17 +130,17 @@ Expected<size_t> Replayer::choose_bank() {
       if (!w.expired()) return true;
     return false;
   };
-  for (size_t i = 0; i < banks_.size(); ++i)
+  for (size_t i = 0; i < banks_.size() && i < kMaxBanks; ++i)
     if (!held(banks_[i])) return i;
   if (banks_.size() < kMaxBanks) {  // the previous results are still held: a second bank
     KILN_RETURN_IF_ERROR(add_bank());
     return banks_.size() - 1;
   }
-  // Every bank holds live results: move the older ones out (one copy each).
-  const size_t use = (last_bank_ + 1) % banks_.size();
-  for (const std::weak_ptr<vk::Buffer>& w : banks_[use].handed_out)
-    if (vk::BufferRef b = w.lock()) KILN_RETURN_IF_ERROR(device_->make_private(b));
-  return use;
+  // Every bank holds live results: run into the spill bank and copy the outputs out. (Moving
+  // the held results out instead would change their memory under whoever uses them now,
+  // possibly on another thread.)
+  if (banks_.size() == kSpill) KILN_RETURN_IF_ERROR(add_bank());
+  return kSpill;
 }
 
 Status Replayer::write_params(std::span<const int64_t> values) {
@@ -164,8 +165,8 @@ Status Replayer::write_params(std::span<const int64_t> values) {
       const uint64_t n = m > p.row0 ? std::min<uint64_t>(m - p.row0, p.rows) : 0;
       slots[rs.rows_slot] = static_cast<uint32_t>(n);
       slots[rs.row0_slot] = static_cast<uint32_t>(p.row0);
-      groups[1] = static_cast<uint32_t>(
-          std::min<uint64_t>((n + rs.rows_per_group - 1) / rs.rows_per_group, max_count[1]));
+      groups[rs.row_axis] = static_cast<uint32_t>(std::min<uint64_t>(
+          (n + rs.rows_per_group - 1) / rs.rows_per_group, max_count[rs.row_axis]));
       if (n == 0) groups = {0, 0, 0};
     }
     std::memcpy(base + p.indirect_offset, groups.data(), sizeof(groups));
@@ -177,6 +178,7 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
                                             const std::vector<Tensor>& constants,
                                             std::span<const int64_t> values,
                                             const std::vector<Shape>* shapes) {
+  const std::lock_guard<std::mutex> busy(busy_);
   shapes_ = shapes;
   // Externals: host data and small device inputs are copied into the arena; the rest is bound.
   bool same = !banks_.empty() && timed_ == log_enabled(LogTopic::kPerf);
@@ -215,7 +217,6 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
   }
   KILN_ASSIGN_OR_RETURN(const size_t use, choose_bank());
   Bank& bank = banks_[use];
-  last_bank_ = use;
   bank.handed_out.clear();
   for (const External& e : externals_) {  // copy in
     if (e.mode != Mode::kSlot) continue;
@@ -245,14 +246,17 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     std::string msg = "'" + name_ +
                       "' replay: " + std::to_string(bank.recording->dispatch_count()) +
                       " dispatch(es), " + std::to_string(wall) + " ms wall, arena " +
-                      std::to_string(report_.arena_bytes) + " bytes";
+                      std::to_string(report().arena_bytes) + " bytes";
     for (const vk::DispatchTiming& t : timings)  // a row-split kernel once per part
       msg += "\n  " + t.label + ": " + std::to_string(t.gpu_ms) + " ms";
     log(LogTopic::kPerf, msg);
   } else {
     KILN_RETURN_IF_ERROR(device_->replay(*bank.recording));
   }
-  ++report_.replays;
+  {
+    std::lock_guard<std::mutex> lock(report_mu_);
+    ++report_.replays;
+  }
 
   std::vector<Tensor> outputs;
   for (NodeId out : graph_.outputs()) {
@@ -266,7 +270,13 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     KILN_ASSIGN_OR_RETURN(
         vk::BufferRef view,
         device_->slice(bank.buffer, output_offsets_[static_cast<size_t>(o)], bytes_of(out)));
-    bank.handed_out.push_back(view);
+    if (use == kSpill) {  // a copy of its own: the spill bank is overwritten by the next call
+      KILN_ASSIGN_OR_RETURN(vk::BufferRef copy, device_->allocate(bytes_of(out)));
+      KILN_RETURN_IF_ERROR(device_->copy(view, copy, bytes_of(out)));
+      view = std::move(copy);
+    } else {
+      bank.handed_out.push_back(view);
+    }
     auto impl = std::make_shared<TensorImpl>();
     impl->meta = TensorMeta{n.meta.dtype, shape_of(out)};
     impl->device = kiln_device_;

@@ -9,12 +9,17 @@
 /// buffers are the ones recorded replays without recording, allocating device memory or
 /// writing descriptors. Otherwise the call re-plans (capacities grow 1.5x past the need) and
 /// records again. Outputs are slices of a bank; a call takes a bank none of whose results is
-/// still referenced, and only when both banks hold live results are the older ones moved to
-/// memory of their own (VulkanDevice::make_private). docs/runtime.md.
+/// still referenced, and when both banks hold live results it runs into a spill bank and hands
+/// out copies of its outputs, so a result handed out is never written or moved again.
+///
+/// Threads: a Replayer serves one call at a time (an Executable keeps a pool of them, one per
+/// concurrent call). Another thread may only read its report() and, when the device runs out
+/// of memory, make an idle one give up its memory (release_if_idle). docs/runtime.md.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -48,11 +53,14 @@ class Replayer {
                                     const std::vector<Tensor>& constants,
                                     std::span<const int64_t> values,
                                     const std::vector<Shape>* shapes);
-  ReplayReport report() const { return report_; }
-  /// Gives up the arena and the recording (held outputs move out first); the next call plans
-  /// and records again. Returns the arena's bytes (0 when there was none or outputs could not
-  /// move).
-  uint64_t release();
+  ReplayReport report() const {
+    std::lock_guard<std::mutex> lock(report_mu_);
+    return report_;
+  }
+  /// Unless a call is running on it: gives up the arena and the recordings (held outputs keep
+  /// their bank's memory); the next call plans and records again. Returns the bytes given up
+  /// (0 when there were none or a call is running).
+  uint64_t release_if_idle();
 
  private:
   static constexpr uint64_t kAlign = 256;  // >= every device's storage/texel offset alignment
@@ -80,8 +88,8 @@ class Replayer {
                  std::span<const int64_t> values, bool timed);
   /// Allocates an output bank and records the kernels writing their outputs into it.
   Status add_bank();
-  /// A bank none of whose earlier results is still referenced (adding a second bank, or as a
-  /// last resort moving the older results out of one).
+  /// A bank none of whose earlier results is still referenced (adding a second bank), or
+  /// kSpill when both hold live results.
   Expected<size_t> choose_bank();
   /// Whether `buffer` lies in one of the output banks (an earlier result of this graph).
   bool in_a_bank(const vk::BufferRef& buffer) const;
@@ -121,14 +129,18 @@ class Replayer {
     std::vector<std::weak_ptr<vk::Buffer>> handed_out;
   };
   static constexpr size_t kMaxBanks = 2;
+  /// banks_[kSpill]: the recording a call uses while both banks hold live results; its outputs
+  /// are copied out, so it is never held.
+  static constexpr size_t kSpill = kMaxBanks;
   std::vector<Bank> banks_;
-  size_t last_bank_ = 0;
   std::vector<External> externals_;
   std::vector<vk::BufferRef> bound_;  // per node: the buffer a kernel binding reads (this layout)
   std::vector<Part> parts_;
   std::vector<uint64_t> row_bytes_;  // per kernel: C's row bytes of a row-split matmul
   vk::BufferRef arena_, params_;
   bool timed_ = false;
+  std::mutex busy_;               // held by the call running (and by release_if_idle)
+  mutable std::mutex report_mu_;  // guards report_
   ReplayReport report_;
 };
 

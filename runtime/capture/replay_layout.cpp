@@ -76,7 +76,10 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
   const MemoryLayout layout = plan_memory(arena_lifetimes, kAlign);
   layout_nodes_ = nodes;
   arena_bytes_ = layout.arena_bytes;
-  report_.largest_live_bytes = largest_live_bytes(lifetimes, kAlign);
+  {
+    std::lock_guard<std::mutex> lock(report_mu_);
+    report_.largest_live_bytes = largest_live_bytes(lifetimes, kAlign);
+  }
   std::fill(bound_.begin(), bound_.end(), nullptr);
   if (!in_arena.empty()) {
     KILN_ASSIGN_OR_RETURN(arena_, allocate_arena(layout.arena_bytes));
@@ -195,14 +198,19 @@ Status Replayer::add_bank() {
     dispatches[r.dispatch].bindings[r.binding] = bank.slices[r.output];
   KILN_ASSIGN_OR_RETURN(bank.recording, device_->record(dispatches, params_, timed_));
   banks_.push_back(std::move(bank));
-  ++report_.recordings;
-  report_.arena_bytes = arena_bytes_ + banks_.size() * bank_bytes_;
+  ReplayReport report;
+  {
+    std::lock_guard<std::mutex> lock(report_mu_);
+    ++report_.recordings;
+    report_.arena_bytes = arena_bytes_ + banks_.size() * bank_bytes_;
+    report = report_;
+  }
   if (log_enabled(LogTopic::kPerf))
     log(LogTopic::kPerf, "'" + name_ + "': recorded " + std::to_string(dispatches.size()) +
                              " dispatch(es) into output bank " + std::to_string(banks_.size()) +
                              "; arena " + std::to_string(arena_bytes_) + " bytes, outputs " +
                              std::to_string(bank_bytes_) + " bytes per bank (largest live set " +
-                             std::to_string(report_.largest_live_bytes) + ")");
+                             std::to_string(report.largest_live_bytes) + ")");
   return {};
 }
 

@@ -73,7 +73,16 @@ SymExpr ShapeEnv::simplify(const SymExpr& e) const {
     if (s < 0 || s >= num_symbols() || !replacements_[static_cast<size_t>(s)]) return std::nullopt;
     return simplify(*replacements_[static_cast<size_t>(s)]);
   };
-  return sym_substitute(e, replace, this);
+  if (known_values_.empty()) return sym_substitute(e, replace, this);
+  // Known expressions in today's canonical form (substitutions may have been added since).
+  std::vector<std::pair<SymExpr, int64_t>> known;
+  for (const auto& [x, v] : known_values_) known.emplace_back(sym_substitute(x, replace, this), v);
+  auto replace_node = [&known](const SymExpr& x) -> std::optional<SymExpr> {
+    for (const auto& [k, v] : known)
+      if (x == k) return SymExpr::constant(v);
+    return std::nullopt;
+  };
+  return sym_rewrite(e, replace, replace_node, this);
 }
 SymInt ShapeEnv::simplify(const SymInt& v) const {
   return v.is_constant() ? v : SymInt(simplify(v.expr()));
@@ -163,7 +172,12 @@ Status ShapeEnv::record_equal(const SymExpr& lhs, const SymExpr& rhs, const std:
   const bool to_constant = rhs.is_constant() || lhs.is_constant();
   record({to_constant ? ShapeGuardKind::kEqualsConstant : ShapeGuardKind::kRelation,
           lhs.is_constant() ? rhs : lhs, RelOp::kEq, lhs.is_constant() ? lhs : rhs, 0, 0, why});
-  if (pick < 0) return Status::ok_status();
+  if (pick < 0) {
+    if (to_constant)
+      known_values_.emplace_back(simplify(lhs.is_constant() ? rhs : lhs),
+                                 (lhs.is_constant() ? lhs : rhs).constant_value());
+    return Status::ok_status();
+  }
   const SymExpr sol =
       simplify((d - symbol(pick) * SymExpr::constant(coef)) * SymExpr::constant(-coef));
   SymbolInfo& s = symbols_[static_cast<size_t>(pick)];

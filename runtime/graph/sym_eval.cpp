@@ -124,41 +124,55 @@ SymRange sym_bound(const SymExpr& e, const SymFacts* facts) {
 SymExpr sym_substitute(const SymExpr& e,
                        const std::function<std::optional<SymExpr>(int symbol)>& replace,
                        const SymFacts* facts) {
-  auto sub = [&](const SymExpr& x) { return sym_substitute(x, replace, facts); };
+  return sym_rewrite(e, replace, nullptr, facts);
+}
+
+SymExpr sym_rewrite(const SymExpr& e,
+                    const std::function<std::optional<SymExpr>(int symbol)>& replace,
+                    const std::function<std::optional<SymExpr>(const SymExpr&)>& replace_node,
+                    const SymFacts* facts) {
+  auto sub = [&](const SymExpr& x) { return sym_rewrite(x, replace, replace_node, facts); };
+  SymExpr r;
   switch (e.kind()) {
     case SymKind::kConst:
       return e;
     case SymKind::kSymbol:
-      return replace(e.symbol_id()).value_or(e);
+      r = replace(e.symbol_id()).value_or(e);
+      break;
     case SymKind::kAdd: {
-      SymExpr r = SymExpr::constant(e.add_constant());
+      r = SymExpr::constant(e.add_constant());
       for (size_t i = 0; i < e.args().size(); ++i) {
         r = r + sub(e.args()[i]) * SymExpr::constant(e.ints()[i]);
       }
-      return r;
+      break;
     }
     case SymKind::kMul: {
-      SymExpr r = SymExpr::constant(1);
+      r = SymExpr::constant(1);
       for (size_t i = 0; i < e.args().size(); ++i) {
         SymExpr b = sub(e.args()[i]);
         for (int64_t k = 0; k < e.ints()[i]; ++k) r = r * b;
       }
-      return r;
+      break;
     }
     case SymKind::kFloorDiv:
-      return sym_floordiv(sub(e.args()[0]), sub(e.args()[1]), facts);
+      r = sym_floordiv(sub(e.args()[0]), sub(e.args()[1]), facts);
+      break;
     case SymKind::kMod:
-      return sym_mod(sub(e.args()[0]), sub(e.args()[1]), facts);
+      r = sym_mod(sub(e.args()[0]), sub(e.args()[1]), facts);
+      break;
     case SymKind::kMin:
     case SymKind::kMax: {
-      SymExpr r = sub(e.args()[0]);
+      r = sub(e.args()[0]);
       for (const SymExpr& a : e.args().subspan(1)) {
         r = e.kind() == SymKind::kMin ? sym_min(r, sub(a), facts) : sym_max(r, sub(a), facts);
       }
-      return r;
+      break;
     }
   }
-  return e;
+  if (replace_node && !r.is_constant()) {
+    if (std::optional<SymExpr> x = replace_node(r)) return *x;
+  }
+  return r;
 }
 
 int64_t SymExpr::evaluate(std::span<const int64_t> values) const {

@@ -32,15 +32,35 @@ class SymRules {
 
   static bool is_one(const SymInt& d) { return d.is_constant() && d.constant_value() == 1; }
 
+  /// Whether `d` broadcasts: the constant 1, or a derived size (x[3::3]'s length) that is 1 at
+  /// the hints, which is then recorded as equal to 1 (the ShapeEnv replaces the expression by
+  /// 1 from then on, in this node's input and in codegen's view of the graph, which
+  /// broadcasts constant 1s only).
+  Expected<bool> broadcasts(const SymInt& d) {
+    if (is_one(d)) return true;
+    if (d.is_constant() || !env_ || env_->hint(d) != 1) return false;
+    return env_->evaluate_guarding(sym_eq(d, SymInt(1)), prov_ + " (broadcasts a size of 1)");
+  }
+
   Expected<SymShape> broadcast(const SymShape& a, const SymShape& b) {
     const size_t rank = std::max(a.size(), b.size());
     SymShape out(rank);
     for (size_t i = 0; i < rank; ++i) {
       SymInt da = i < rank - a.size() ? SymInt(1) : a[i - (rank - a.size())];
       SymInt db = i < rank - b.size() ? SymInt(1) : b[i - (rank - b.size())];
-      if (is_one(da)) {
-        out[i] = db;
-      } else if (is_one(db)) {
+      if (da == db) {
+        out[i] = da;
+        continue;
+      }
+      if (is_one(da) || is_one(db)) {
+        out[i] = is_one(da) ? db : da;
+        continue;
+      }
+      KILN_ASSIGN_OR_RETURN(bool one_a, broadcasts(da));
+      KILN_ASSIGN_OR_RETURN(bool one_b, broadcasts(db));
+      if (one_a) {
+        out[i] = one_b ? SymInt(1) : db;
+      } else if (one_b) {
         out[i] = da;
       } else {
         KILN_ASSIGN_OR_RETURN(out[i], unify(da, db));
@@ -204,7 +224,9 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
       } else if (op == OpKind::Expand) {
         const size_t off = result.size() - ins[0].size();
         for (size_t i = 0; i < ins[0].size(); ++i) {
-          if (SymRules::is_one(ins[0][i])) continue;
+          if (SymRules::is_one(ins[0][i]) || ins[0][i] == result[i + off]) continue;
+          KILN_ASSIGN_OR_RETURN(bool one, r.broadcasts(ins[0][i]));
+          if (one) continue;
           KILN_ASSIGN_OR_RETURN(result[i + off], r.unify(ins[0][i], result[i + off]));
         }
       }

@@ -113,6 +113,12 @@ SymRange sym_bound(const SymExpr& e, const SymFacts* facts);
 SymExpr sym_substitute(const SymExpr& e,
                        const std::function<std::optional<SymExpr>(int symbol)>& replace,
                        const SymFacts* facts = nullptr);
+/// As sym_substitute, and then every rebuilt subexpression `x` (bottom-up, in canonical form)
+/// for which `replace_node(x)` has a value is replaced by it.
+SymExpr sym_rewrite(const SymExpr& e,
+                    const std::function<std::optional<SymExpr>(int symbol)>& replace,
+                    const std::function<std::optional<SymExpr>(const SymExpr&)>& replace_node,
+                    const SymFacts* facts = nullptr);
 /// GLSL `uint` expression: literals get a `u` suffix, floordiv/mod become `/` and `%`, min/max
 /// become min()/max(). Exact only when every subexpression is non-negative (true of sizes).
 std::string to_glsl(const SymExpr& e, const std::function<std::string(int symbol)>& name_of);
@@ -262,7 +268,9 @@ class ShapeEnv final : public SymFacts {
   Status mark_dynamic(int symbol);
 
   /// Records `a == b` (hints must agree); solves for a symbol when one appears linearly with
-  /// coefficient +-1, so later expressions canonicalise to the other side.
+  /// coefficient +-1, so later expressions canonicalise to the other side. An expression equal
+  /// to a constant that no symbol can be solved for (x[3::3]'s length == 1) is remembered as
+  /// it is: simplify() replaces it, wherever it appears, by the constant.
   Status add_equality(const SymInt& a, const SymInt& b, std::string provenance);
   /// Records `e % d == 0` (d > 0; the hint must agree).
   Status add_divisibility(const SymInt& e, int64_t d, std::string provenance);
@@ -322,8 +330,9 @@ class ShapeEnv final : public SymFacts {
 
   Options options_;
   std::vector<SymbolInfo> symbols_;
-  std::vector<std::optional<SymExpr>> replacements_;  // per symbol
-  std::vector<std::pair<int64_t, int>> duck_;         // hint -> first symbol
+  std::vector<std::optional<SymExpr>> replacements_;       // per symbol
+  std::vector<std::pair<SymExpr, int64_t>> known_values_;  // expression == constant
+  std::vector<std::pair<int64_t, int>> duck_;              // hint -> first symbol
   std::vector<int64_t> hints_;
   std::vector<ShapeGuard> recorded_;
   GuardProgram program_;

@@ -54,16 +54,17 @@ Status VulkanDeviceImpl::copy(const BufferRef& src, const BufferRef& dst, size_t
     std::memmove(to->mapped(), from->mapped(), bytes);
     return Status::ok_status();
   }
-  KILN_RETURN_IF_ERROR(begin_commands());
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
+  KILN_RETURN_IF_ERROR(begin_commands(*slot));
+  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_TRANSFER_BIT,
                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
   const VkBufferCopy region{from->offset(), to->offset(), bytes};
-  vkCmdCopyBuffer(command_buffer_, from->vk_buffer(), to->vk_buffer(), 1, &region);
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+  vkCmdCopyBuffer(slot->cmd, from->vk_buffer(), to->vk_buffer(), 1, &region);
+  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  return submit_and_wait();
+  return submit_and_wait(*slot);
 }
 
 }  // namespace kiln::vk

@@ -2,7 +2,11 @@
 /// The Vulkan device seam. Everything above runtime/vk talks to the GPU only through this
 /// header; no Vulkan type appears in it, so codegen and capture build without Vulkan headers.
 ///
-/// Thread safety: a VulkanDevice may be used from one thread at a time (the caller serialises).
+/// Thread safety: every VulkanDevice method may be called from any number of threads at once.
+/// The device synchronises what Vulkan requires the application to (the queue, command,
+/// descriptor and query pools, fences, the pipeline map and cache). Exceptions: one Recording
+/// must not be replayed by two threads at once, and make_private must not race with other
+/// uses of the buffer it moves (docs/runtime.md, "Threads").
 #pragma once
 
 #include <array>
@@ -61,6 +65,9 @@ struct DeviceInfo {
   bool subgroup_shuffle = false;
   bool subgroup_ballot = false;
   bool subgroup_vote = false;
+  /// VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2): 32-bit float shaders may declare
+  /// SignedZeroInfNanPreserve (codegen does, keeping IEEE NaN / inf / -0.0 arithmetic).
+  bool signed_zero_inf_nan_preserve_f32 = false;
 };
 
 /// A sub-allocated range of a device memory block. Freed (returned to its block) when the last
@@ -189,7 +196,8 @@ class VulkanDevice {
   /// suffices) as a buffer of its own: it shares the parent's memory and keeps it alive.
   virtual Expected<BufferRef> slice(const BufferRef& parent, size_t offset, size_t bytes) = 0;
   /// Moves a slice into memory of its own, contents included; every holder of `buffer` sees the
-  /// move (it is the same object). A buffer that is not a slice is left alone.
+  /// move (it is the same object). A buffer that is not a slice is left alone. Not safe while
+  /// another thread uses `buffer` (its memory changes under it).
   virtual Status make_private(const BufferRef& buffer) = 0;
   /// Copies `bytes` bytes between two buffers of this device (after earlier work finished).
   virtual Status copy(const BufferRef& src, const BufferRef& dst, size_t bytes) = 0;
@@ -217,7 +225,8 @@ class VulkanDevice {
                                                       const BufferRef& indirect,
                                                       bool timestamps) = 0;
   /// Submits a recording and waits for it. Host writes to kHostWritable buffers made before the
-  /// call are visible to it. `timings` as in run() (empty unless recorded with timestamps).
+  /// call are visible to it. One thread at a time per recording. `timings` as in run() (empty
+  /// unless recorded with timestamps).
   virtual Status replay(Recording& recording, std::vector<DispatchTiming>* timings = nullptr) = 0;
 
   virtual DeviceStats stats() const = 0;

@@ -185,7 +185,10 @@ Expected<PhysicalDevice> query_physical_device(VkPhysicalDevice handle, uint32_t
   maintenance3.pNext = &ids;
   VkPhysicalDeviceDriverProperties driver{};
   driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  VkPhysicalDeviceFloatControlsProperties float_controls{};
+  float_controls.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
   if (v12) ids.pNext = &driver;
+  if (v12) driver.pNext = &float_controls;
   VkPhysicalDeviceProperties2 props{};
   props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props.pNext = &subgroup;
@@ -232,6 +235,8 @@ Expected<PhysicalDevice> query_physical_device(VkPhysicalDevice handle, uint32_t
   info.subgroup_shuffle = ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   info.subgroup_ballot = ops & VK_SUBGROUP_FEATURE_BALLOT_BIT;
   info.subgroup_vote = ops & VK_SUBGROUP_FEATURE_VOTE_BIT;
+  info.signed_zero_inf_nan_preserve_f32 =
+      v12 && float_controls.shaderSignedZeroInfNanPreserveFloat32;
 
   VkPhysicalDeviceVulkan12Features f12{};
   f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;

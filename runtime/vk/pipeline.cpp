@@ -133,23 +133,43 @@ std::string VulkanDeviceImpl::pipeline_key(const PipelineDesc& desc) const {
          hex(info.device_uuid) + hex(info.driver_uuid);
 }
 
+Expected<const Pipeline*> VulkanDeviceImpl::find_pipeline_locked(const std::string& key,
+                                                                 const PipelineDesc& desc) {
+  auto it = pipelines_.find(key);
+  if (it == pipelines_.end()) return static_cast<const Pipeline*>(nullptr);
+  const Pipeline& cached = *it->second;
+  if (cached.num_bindings != desc.num_bindings ||
+      cached.push_constant_bytes != desc.push_constant_bytes) {
+    return invalid_argument("pipeline cache_key '" + desc.cache_key +
+                            "' was first used with a different interface (bindings or push "
+                            "constants): cache keys must identify interchangeable pipelines");
+  }
+  ++stats_.pipeline_cache_hits;
+  return &cached;
+}
+
 Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
     std::span<const PipelineDesc> descs) {
-  // Misses (first occurrence of each key) are built concurrently: pipeline creation is the
-  // driver's compile (vkCreateComputePipelines may be called from several threads; the
-  // VkPipelineCache is internally synchronised). Hits and the map stay on this thread.
+  // Misses (first occurrence of each key) are built concurrently, without holding the map's
+  // lock: pipeline creation is the driver's compile (vkCreateComputePipelines may be called
+  // from several threads; the VkPipelineCache is internally synchronised). Two callers that
+  // miss the same key both build it; the first to store it wins and the other's is destroyed.
   std::vector<std::string> keys;
   std::vector<size_t> misses;
-  for (size_t i = 0; i < descs.size(); ++i) {
-    keys.push_back(pipeline_key(descs[i]));
-    if (pipelines_.count(keys[i]) != 0) continue;
-    if (std::find_if(misses.begin(), misses.end(), [&](size_t m) { return keys[m] == keys[i]; }) !=
-        misses.end())
-      continue;
-    KILN_RETURN_IF_ERROR(
-        check_pipeline_desc(descs[i]).with_context("creating pipeline '" + descs[i].label + "'"));
-    misses.push_back(i);
+  {
+    std::lock_guard<std::mutex> lock(pipelines_mu_);
+    for (size_t i = 0; i < descs.size(); ++i) {
+      keys.push_back(pipeline_key(descs[i]));
+      if (pipelines_.count(keys[i]) != 0) continue;
+      if (std::find_if(misses.begin(), misses.end(),
+                       [&](size_t m) { return keys[m] == keys[i]; }) != misses.end())
+        continue;
+      misses.push_back(i);
+    }
   }
+  for (size_t m : misses)
+    KILN_RETURN_IF_ERROR(
+        check_pipeline_desc(descs[m]).with_context("creating pipeline '" + descs[m].label + "'"));
   std::vector<std::unique_ptr<Pipeline>> built(misses.size());
   std::vector<Status> status(misses.size());
   std::atomic<size_t> next{0};
@@ -175,37 +195,48 @@ Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
       if (p) destroy_pipeline(*p);
     return first_error;
   }
-  for (size_t m = 0; m < misses.size(); ++m) {
-    ++stats_.pipelines_created;
-    pipelines_.emplace(keys[misses[m]], std::move(built[m]));
-  }
+  std::vector<std::unique_ptr<Pipeline>> duplicates;  // built by another caller meanwhile
   std::vector<const Pipeline*> out;
-  for (size_t i = 0; i < descs.size(); ++i) {
-    const bool fresh = std::find(misses.begin(), misses.end(), i) != misses.end();
-    if (!fresh) {  // a hit (also a repeated key within this batch): same checks as pipeline()
-      KILN_ASSIGN_OR_RETURN(const Pipeline* p, pipeline(descs[i]));
-      out.push_back(p);
-    } else {
-      out.push_back(pipelines_.at(keys[i]).get());
+  {
+    std::lock_guard<std::mutex> lock(pipelines_mu_);
+    for (size_t m = 0; m < misses.size(); ++m) {
+      auto [it, added] = pipelines_.try_emplace(keys[misses[m]]);
+      if (!added) {
+        duplicates.push_back(std::move(built[m]));
+        continue;
+      }
+      it->second = std::move(built[m]);
+      ++stats_.pipelines_created;
+    }
+    for (size_t i = 0; i < descs.size(); ++i) {
+      // A fresh one (unless another caller stored a different interface first) is not a hit;
+      // the rest are looked up as pipeline() would, with its interface check.
+      const bool fresh = std::find(misses.begin(), misses.end(), i) != misses.end();
+      const Pipeline* stored = pipelines_.at(keys[i]).get();
+      if (fresh && stored->num_bindings == descs[i].num_bindings &&
+          stored->push_constant_bytes == descs[i].push_constant_bytes) {
+        out.push_back(stored);
+        continue;
+      }
+      Expected<const Pipeline*> p = find_pipeline_locked(keys[i], descs[i]);
+      if (!p.ok()) {
+        for (std::unique_ptr<Pipeline>& d : duplicates) destroy_pipeline(*d);
+        return p.status();
+      }
+      out.push_back(*p);
     }
   }
+  for (std::unique_ptr<Pipeline>& d : duplicates) destroy_pipeline(*d);
   return out;
 }
 
 Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
   const std::string key = pipeline_key(desc);
-  if (auto it = pipelines_.find(key); it != pipelines_.end()) {
-    const Pipeline& cached = *it->second;
-    if (cached.num_bindings != desc.num_bindings ||
-        cached.push_constant_bytes != desc.push_constant_bytes) {
-      return invalid_argument("pipeline cache_key '" + desc.cache_key +
-                              "' was first used with a different interface (bindings or push "
-                              "constants): cache keys must identify interchangeable pipelines");
-    }
-    ++stats_.pipeline_cache_hits;
-    return &cached;
+  {
+    std::lock_guard<std::mutex> lock(pipelines_mu_);
+    KILN_ASSIGN_OR_RETURN(const Pipeline* cached, find_pipeline_locked(key, desc));
+    if (cached != nullptr) return cached;
   }
-
   const std::string what = "creating pipeline '" + desc.label + "'";
   KILN_RETURN_IF_ERROR(check_pipeline_desc(desc).with_context(what));
   auto created = std::make_unique<Pipeline>();
@@ -214,10 +245,15 @@ Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
     destroy_pipeline(*created);
     return status.with_context(what);
   }
+  std::lock_guard<std::mutex> lock(pipelines_mu_);
+  auto [it, added] = pipelines_.try_emplace(key);
+  if (!added) {  // another thread stored one first: use it
+    destroy_pipeline(*created);
+    return find_pipeline_locked(key, desc);
+  }
+  it->second = std::move(created);
   ++stats_.pipelines_created;
-  const Pipeline* result = created.get();
-  pipelines_.emplace(key, std::move(created));
-  return result;
+  return it->second.get();
 }
 
 Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out) const {

@@ -95,7 +95,7 @@ Status VulkanDeviceImpl::create_pipeline_cache() {
   KILN_VK_RETURN_IF_ERROR(vkCreatePipelineCache(device(), &info, nullptr, &pipeline_cache_));
   pipeline_cache_loaded_ = data.has_value();
   pipeline_cache_hash_ = data ? cache::fnv1a64(*data) : 0;
-  pipelines_at_save_ = stats_.pipelines_created;
+  pipelines_at_save_ = stats_.pipelines_created.load();
   return Status::ok_status();
 }
 
@@ -103,8 +103,10 @@ void VulkanDeviceImpl::save_pipeline_cache() {
   if (pipeline_cache_ == VK_NULL_HANDLE) return;
   cache::DiskCache& disk = cache::DiskCache::global();
   if (!disk.enabled()) return;
+  std::lock_guard<std::mutex> lock(pipeline_cache_mu_);  // one save at a time
+  const uint64_t created = stats_.pipelines_created.load();
   // Nothing new since the file was read or written.
-  if (pipeline_cache_loaded_ && stats_.pipelines_created == pipelines_at_save_) return;
+  if (pipeline_cache_loaded_ && created == pipelines_at_save_) return;
   size_t size = 0;
   if (vkGetPipelineCacheData(device(), pipeline_cache_, &size, nullptr) != VK_SUCCESS) return;
   std::string data(size, '\0');
@@ -113,14 +115,14 @@ void VulkanDeviceImpl::save_pipeline_cache() {
   // Drivers that keep nothing in it (lavapipe: the 32-byte header) return the same bytes.
   const uint64_t hash = cache::fnv1a64(data);
   if (pipeline_cache_loaded_ && hash == pipeline_cache_hash_) {
-    pipelines_at_save_ = stats_.pipelines_created;
+    pipelines_at_save_ = created;
     return;
   }
   if (disk.store(cache::EntryKind::kPipelineCache, pipeline_cache_key(), pipeline_cache_identity(),
                  "", data)) {
     pipeline_cache_loaded_ = true;
     pipeline_cache_hash_ = hash;
-    pipelines_at_save_ = stats_.pipelines_created;
+    pipelines_at_save_ = created;
   }
 }
 

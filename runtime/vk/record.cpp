@@ -116,7 +116,9 @@ Status VulkanDeviceImpl::replay(Recording& recording, std::vector<DispatchTiming
     return invalid_argument("replay of a recording made by another device");
   if (timings != nullptr) timings->clear();
   if (rec->active.empty()) return Status::ok_status();
-  KILN_RETURN_IF_ERROR(submit_and_wait(rec->cmd));
+  // The recording belongs to one caller at a time (a Replayer); the slot lends its fence.
+  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
+  KILN_RETURN_IF_ERROR(submit_and_wait(*slot, rec->cmd));
   ++stats_.replays;
   stats_.dispatches += rec->active.size();
   if (timings != nullptr && rec->queries != VK_NULL_HANDLE)

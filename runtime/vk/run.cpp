@@ -98,40 +98,41 @@ Status create_descriptor_pool(VkDevice device, uint32_t sets, uint32_t descripto
   return Status::ok_status();
 }
 
-Status VulkanDeviceImpl::prepare_descriptor_pool(uint32_t sets, uint32_t descriptors) {
-  if (sets <= pool_sets_ && descriptors <= pool_descriptors_) {
-    KILN_VK_RETURN_IF_ERROR(vkResetDescriptorPool(device(), descriptor_pool_, 0));
+Status VulkanDeviceImpl::prepare_descriptor_pool(CommandSlot& slot, uint32_t sets,
+                                                 uint32_t descriptors) {
+  if (sets <= slot.pool_sets && descriptors <= slot.pool_descriptors) {
+    KILN_VK_RETURN_IF_ERROR(vkResetDescriptorPool(device(), slot.descriptor_pool, 0));
     return Status::ok_status();
   }
-  if (descriptor_pool_ != VK_NULL_HANDLE) {
-    vkDestroyDescriptorPool(device(), descriptor_pool_, nullptr);
-    descriptor_pool_ = VK_NULL_HANDLE;
-    pool_sets_ = pool_descriptors_ = 0;
+  if (slot.descriptor_pool != VK_NULL_HANDLE) {
+    vkDestroyDescriptorPool(device(), slot.descriptor_pool, nullptr);
+    slot.descriptor_pool = VK_NULL_HANDLE;
+    slot.pool_sets = slot.pool_descriptors = 0;
   }
   // Grow geometrically so that a sequence of growing batches recreates the pool rarely.
-  const uint32_t new_sets = std::max({sets, 2 * pool_sets_, 64u});
-  const uint32_t new_descriptors = std::max({descriptors, 2 * pool_descriptors_, 256u});
+  const uint32_t new_sets = std::max({sets, 2 * slot.pool_sets, 64u});
+  const uint32_t new_descriptors = std::max({descriptors, 2 * slot.pool_descriptors, 256u});
   KILN_RETURN_IF_ERROR(
-      create_descriptor_pool(device(), new_sets, new_descriptors, &descriptor_pool_));
-  pool_sets_ = new_sets;
-  pool_descriptors_ = new_descriptors;
+      create_descriptor_pool(device(), new_sets, new_descriptors, &slot.descriptor_pool));
+  slot.pool_sets = new_sets;
+  slot.pool_descriptors = new_descriptors;
   return Status::ok_status();
 }
 
-Status VulkanDeviceImpl::prepare_query_pool(uint32_t queries) {
-  if (queries <= query_capacity_) return Status::ok_status();
-  if (query_pool_ != VK_NULL_HANDLE) {
-    vkDestroyQueryPool(device(), query_pool_, nullptr);
-    query_pool_ = VK_NULL_HANDLE;
-    query_capacity_ = 0;
+Status VulkanDeviceImpl::prepare_query_pool(CommandSlot& slot, uint32_t queries) {
+  if (queries <= slot.query_capacity) return Status::ok_status();
+  if (slot.query_pool != VK_NULL_HANDLE) {
+    vkDestroyQueryPool(device(), slot.query_pool, nullptr);
+    slot.query_pool = VK_NULL_HANDLE;
+    slot.query_capacity = 0;
   }
   const uint32_t capacity = std::max(queries, 128u);
   VkQueryPoolCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
   info.queryType = VK_QUERY_TYPE_TIMESTAMP;
   info.queryCount = capacity;
-  KILN_VK_RETURN_IF_ERROR(vkCreateQueryPool(device(), &info, nullptr, &query_pool_));
-  query_capacity_ = capacity;
+  KILN_VK_RETURN_IF_ERROR(vkCreateQueryPool(device(), &info, nullptr, &slot.query_pool));
+  slot.query_capacity = capacity;
   return Status::ok_status();
 }
 
@@ -304,19 +305,22 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
     return Status::ok_status();
   }
 
-  // One descriptor set per dispatch that has bindings, all allocated and written up front.
+  // One descriptor set per dispatch that has bindings, all allocated and written up front,
+  // from the descriptor pool of a command slot this call has to itself.
+  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
   std::vector<VkDescriptorSet> descriptor_sets;
-  if (sets > 0) KILN_RETURN_IF_ERROR(prepare_descriptor_pool(sets, descriptors));
-  KILN_RETURN_IF_ERROR(write_descriptor_sets(dispatches, active, descriptor_pool_, descriptor_sets,
-                                             view_holder.views));
-  if (timed) KILN_RETURN_IF_ERROR(prepare_query_pool(static_cast<uint32_t>(2 * active.size())));
+  if (sets > 0) KILN_RETURN_IF_ERROR(prepare_descriptor_pool(*slot, sets, descriptors));
+  KILN_RETURN_IF_ERROR(write_descriptor_sets(dispatches, active, slot->descriptor_pool,
+                                             descriptor_sets, view_holder.views));
+  if (timed)
+    KILN_RETURN_IF_ERROR(prepare_query_pool(*slot, static_cast<uint32_t>(2 * active.size())));
 
-  KILN_RETURN_IF_ERROR(begin_commands());
-  record_commands(command_buffer_, dispatches, active, descriptor_sets,
-                  timed ? query_pool_ : VK_NULL_HANDLE, nullptr);
-  KILN_RETURN_IF_ERROR(submit_and_wait());
+  KILN_RETURN_IF_ERROR(begin_commands(*slot));
+  record_commands(slot->cmd, dispatches, active, descriptor_sets,
+                  timed ? slot->query_pool : VK_NULL_HANDLE, nullptr);
+  KILN_RETURN_IF_ERROR(submit_and_wait(*slot));
   stats_.dispatches += active.size();
-  if (timed) KILN_RETURN_IF_ERROR(read_timings(query_pool_, dispatches, active, *timings));
+  if (timed) KILN_RETURN_IF_ERROR(read_timings(slot->query_pool, dispatches, active, *timings));
   return Status::ok_status();
 }
 

@@ -134,23 +134,6 @@ Status VulkanDeviceImpl::init() {
   const PhysicalDevice& pd = core_->physical;
   vkGetDeviceQueue(device(), pd.queue_family, 0, &queue_);
 
-  VkCommandPoolCreateInfo pool{};
-  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool.queueFamilyIndex = pd.queue_family;
-  KILN_VK_RETURN_IF_ERROR(vkCreateCommandPool(device(), &pool, nullptr, &command_pool_));
-
-  VkCommandBufferAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  alloc.commandPool = command_pool_;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  KILN_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(device(), &alloc, &command_buffer_));
-
-  VkFenceCreateInfo fence{};
-  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  KILN_VK_RETURN_IF_ERROR(vkCreateFence(device(), &fence, nullptr, &fence_));
-
   KILN_RETURN_IF_ERROR(create_pipeline_cache());  // seeded from the persistent cache
 
   // Sub-allocations may be bound as storage buffers or as texel buffers.
@@ -199,20 +182,18 @@ Status VulkanDeviceImpl::init() {
 
 VulkanDeviceImpl::~VulkanDeviceImpl() {
   if (device() == VK_NULL_HANDLE) return;
-  vkDeviceWaitIdle(device());
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);  // the queue is externally synchronised
+    vkDeviceWaitIdle(device());
+  }
   for (auto& [key, pipeline] : pipelines_) destroy_pipeline(*pipeline);
   pipelines_.clear();
-  if (query_pool_ != VK_NULL_HANDLE) vkDestroyQueryPool(device(), query_pool_, nullptr);
-  if (descriptor_pool_ != VK_NULL_HANDLE) {
-    vkDestroyDescriptorPool(device(), descriptor_pool_, nullptr);
-  }
+  for (auto& slot : slots_) destroy_slot(*slot);
+  slots_.clear();
+  idle_slots_.clear();
   if (pipeline_cache_ != VK_NULL_HANDLE) {
     save_pipeline_cache();
     vkDestroyPipelineCache(device(), pipeline_cache_, nullptr);
-  }
-  if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device(), fence_, nullptr);
-  if (command_pool_ != VK_NULL_HANDLE) {
-    vkDestroyCommandPool(device(), command_pool_, nullptr);  // frees command_buffer_
   }
   // Blocks still used by live Buffers stay: those buffers keep the allocator and core alive.
   staging_.reset();
@@ -225,7 +206,13 @@ void VulkanDeviceImpl::reset_peak() {
 }
 
 DeviceStats VulkanDeviceImpl::stats() const {
-  DeviceStats stats = stats_;
+  DeviceStats stats;
+  stats.pipelines_created = stats_.pipelines_created.load();
+  stats.pipeline_cache_hits = stats_.pipeline_cache_hits.load();
+  stats.dispatches = stats_.dispatches.load();
+  stats.submissions = stats_.submissions.load();
+  stats.replays = stats_.replays.load();
+  stats.command_buffers_recorded = stats_.command_buffers_recorded.load();
   stats.bytes_allocated = allocator_->bytes_allocated();
   stats.blocks_allocated = allocator_->blocks_allocated();
   stats.bytes_retained = allocator_->bytes_retained();
@@ -262,30 +249,86 @@ Expected<const DeviceBuffer*> VulkanDeviceImpl::own_buffer(const BufferRef& buff
   return device_buffer;
 }
 
-Status VulkanDeviceImpl::begin_commands() {
-  KILN_VK_RETURN_IF_ERROR(vkResetCommandBuffer(command_buffer_, 0));
+void VulkanDeviceImpl::SlotReturn::operator()(CommandSlot* slot) const {
+  std::lock_guard<std::mutex> lock(device->slots_mu_);
+  device->idle_slots_.push_back(slot);
+}
+
+Expected<VulkanDeviceImpl::SlotLease> VulkanDeviceImpl::acquire_slot() {
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    if (!idle_slots_.empty()) {
+      CommandSlot* slot = idle_slots_.back();
+      idle_slots_.pop_back();
+      return SlotLease(slot, SlotReturn{this});
+    }
+  }
+  // Every slot is in use by another thread: a new one (kept for later submissions).
+  auto slot = std::make_unique<CommandSlot>();
+  if (Status st = init_slot(*slot); !st.ok()) {
+    destroy_slot(*slot);
+    return st;
+  }
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  slots_.push_back(std::move(slot));
+  return SlotLease(slots_.back().get(), SlotReturn{this});
+}
+
+Status VulkanDeviceImpl::init_slot(CommandSlot& slot) const {
+  VkCommandPoolCreateInfo pool{};
+  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = core_->physical.queue_family;
+  KILN_VK_RETURN_IF_ERROR(vkCreateCommandPool(device(), &pool, nullptr, &slot.command_pool));
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = slot.command_pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  KILN_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(device(), &alloc, &slot.cmd));
+  VkFenceCreateInfo fence{};
+  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  KILN_VK_RETURN_IF_ERROR(vkCreateFence(device(), &fence, nullptr, &slot.fence));
+  return Status::ok_status();
+}
+
+void VulkanDeviceImpl::destroy_slot(CommandSlot& slot) const {
+  if (slot.query_pool != VK_NULL_HANDLE) vkDestroyQueryPool(device(), slot.query_pool, nullptr);
+  if (slot.descriptor_pool != VK_NULL_HANDLE)
+    vkDestroyDescriptorPool(device(), slot.descriptor_pool, nullptr);
+  if (slot.fence != VK_NULL_HANDLE) vkDestroyFence(device(), slot.fence, nullptr);
+  if (slot.command_pool != VK_NULL_HANDLE)  // frees its command buffer
+    vkDestroyCommandPool(device(), slot.command_pool, nullptr);
+  slot = CommandSlot{};
+}
+
+Status VulkanDeviceImpl::begin_commands(CommandSlot& slot) {
+  KILN_VK_RETURN_IF_ERROR(vkResetCommandBuffer(slot.cmd, 0));
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  KILN_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(command_buffer_, &begin));
+  KILN_VK_RETURN_IF_ERROR(vkBeginCommandBuffer(slot.cmd, &begin));
   ++stats_.command_buffers_recorded;
   return Status::ok_status();
 }
 
-Status VulkanDeviceImpl::submit_and_wait() {
-  KILN_VK_RETURN_IF_ERROR(vkEndCommandBuffer(command_buffer_));
-  return submit_and_wait(command_buffer_);
+Status VulkanDeviceImpl::submit_and_wait(CommandSlot& slot) {
+  KILN_VK_RETURN_IF_ERROR(vkEndCommandBuffer(slot.cmd));
+  return submit_and_wait(slot, slot.cmd);
 }
 
-Status VulkanDeviceImpl::submit_and_wait(VkCommandBuffer cmd) {
+Status VulkanDeviceImpl::submit_and_wait(CommandSlot& slot, VkCommandBuffer cmd) {
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &cmd;
-  KILN_VK_RETURN_IF_ERROR(vkQueueSubmit(queue_, 1, &submit, fence_));
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    KILN_VK_RETURN_IF_ERROR(vkQueueSubmit(queue_, 1, &submit, slot.fence));
+  }
   ++stats_.submissions;
-  KILN_VK_RETURN_IF_ERROR(vkWaitForFences(device(), 1, &fence_, VK_TRUE, UINT64_MAX));
-  KILN_VK_RETURN_IF_ERROR(vkResetFences(device(), 1, &fence_));
+  KILN_VK_RETURN_IF_ERROR(vkWaitForFences(device(), 1, &slot.fence, VK_TRUE, UINT64_MAX));
+  KILN_VK_RETURN_IF_ERROR(vkResetFences(device(), 1, &slot.fence));
   return Status::ok_status();
 }
 
@@ -326,17 +369,17 @@ Status VulkanDeviceImpl::upload(const BufferRef& dst, const void* src, size_t by
   const StagingGuard guard{staging_.get(), staging};
   std::memcpy(staging.block->mapped + staging.offset, src, bytes);
 
-  KILN_RETURN_IF_ERROR(begin_commands());
+  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
+  KILN_RETURN_IF_ERROR(begin_commands(*slot));
   // Earlier dispatches may still read or write the destination: order the copy after them.
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_TRANSFER_WRITE_BIT);
+  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   const VkBufferCopy region{staging.offset, buffer->offset(), bytes};
-  vkCmdCopyBuffer(command_buffer_, staging.block->buffer, buffer->vk_buffer(), 1, &region);
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+  vkCmdCopyBuffer(slot->cmd, staging.block->buffer, buffer->vk_buffer(), 1, &region);
+  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  return submit_and_wait();
+  return submit_and_wait(*slot);
 }
 
 Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes) {
@@ -354,15 +397,15 @@ Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes)
   KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
   const StagingGuard guard{staging_.get(), staging};
 
-  KILN_RETURN_IF_ERROR(begin_commands());
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_TRANSFER_READ_BIT);
+  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
+  KILN_RETURN_IF_ERROR(begin_commands(*slot));
+  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
   const VkBufferCopy region{buffer->offset(), staging.offset, bytes};
-  vkCmdCopyBuffer(command_buffer_, buffer->vk_buffer(), staging.block->buffer, 1, &region);
-  cmd_memory_barrier(command_buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+  vkCmdCopyBuffer(slot->cmd, buffer->vk_buffer(), staging.block->buffer, 1, &region);
+  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-  KILN_RETURN_IF_ERROR(submit_and_wait());
+  KILN_RETURN_IF_ERROR(submit_and_wait(*slot));
   std::memcpy(dst, staging.block->mapped + staging.offset, bytes);
   return Status::ok_status();
 }

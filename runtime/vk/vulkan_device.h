@@ -1,11 +1,18 @@
 /// \file vulkan_device.h
 /// The Vulkan implementation of VulkanDevice (private to runtime/vk). Split over
 /// vulkan_device.cpp (creation, memory, transfers), pipeline.cpp and run.cpp.
+///
+/// Threads: the queue is used under queue_mu_ (vkQueueSubmit only; the wait on the fence is
+/// outside it). Every submission records into a CommandSlot of its own, taken from an idle
+/// list, so no command pool, descriptor pool, query pool or fence is used by two threads at
+/// once. The pipeline map has its own mutex; counters are atomic.
 #pragma once
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +36,19 @@ struct Pipeline {
   std::vector<bool> texel;    // per binding: an rgba32f storage texel buffer
   std::vector<bool> uniform;  // per binding: a uniform buffer
   std::string label;
+};
+
+/// What one submission in flight needs for itself: a command pool with one command buffer, a
+/// fence, and the descriptor and query pools of run(). Used by one thread at a time.
+struct CommandSlot {
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
+  uint32_t pool_sets = 0;
+  uint32_t pool_descriptors = 0;
+  VkQueryPool query_pool = VK_NULL_HANDLE;
+  uint32_t query_capacity = 0;
 };
 
 /// A descriptor pool for `sets` sets of up to `descriptors` storage, texel and uniform buffers
@@ -122,12 +142,23 @@ class VulkanDeviceImpl final : public VulkanDevice {
 
   /// `buffer` as one of this device's buffers; invalid_argument otherwise.
   Expected<const DeviceBuffer*> own_buffer(const BufferRef& buffer, const char* what) const;
-  /// Resets and begins the command buffer.
-  Status begin_commands();
-  /// Ends the command buffer, submits it and waits for it to finish.
-  Status submit_and_wait();
-  /// Submits an ended command buffer and waits for it.
-  Status submit_and_wait(VkCommandBuffer cmd);
+
+  /// Hands a CommandSlot back to the idle list when the lease ends.
+  struct SlotReturn {
+    VulkanDeviceImpl* device = nullptr;
+    void operator()(CommandSlot* slot) const;
+  };
+  using SlotLease = std::unique_ptr<CommandSlot, SlotReturn>;
+  /// An idle CommandSlot (a new one when every slot is in use), for one submission.
+  Expected<SlotLease> acquire_slot();
+  Status init_slot(CommandSlot& slot) const;
+  void destroy_slot(CommandSlot& slot) const;
+  /// Resets and begins the slot's command buffer.
+  Status begin_commands(CommandSlot& slot);
+  /// Ends the slot's command buffer, submits it and waits for it to finish.
+  Status submit_and_wait(CommandSlot& slot);
+  /// Submits an ended command buffer with the slot's fence and waits for it.
+  Status submit_and_wait(CommandSlot& slot, VkCommandBuffer cmd);
 
   // pipeline_cache.cpp: pipeline_cache_ seeded from the persistent cache
   Status create_pipeline_cache();
@@ -137,13 +168,16 @@ class VulkanDeviceImpl final : public VulkanDevice {
   // pipeline.cpp
   Status check_pipeline_desc(const PipelineDesc& desc) const;
   std::string pipeline_key(const PipelineDesc& desc) const;
+  /// The pipeline stored under `key` (nullptr if none; counted as a hit), checked against
+  /// `desc`'s interface. With pipelines_mu_ held.
+  Expected<const Pipeline*> find_pipeline_locked(const std::string& key, const PipelineDesc& desc);
   Status build_pipeline(const PipelineDesc& desc, Pipeline& out) const;
   void destroy_pipeline(Pipeline& pipeline) const;
 
   // run.cpp
   Status check_dispatch(const Dispatch& dispatch, size_t index) const;
-  Status prepare_descriptor_pool(uint32_t sets, uint32_t descriptors);
-  Status prepare_query_pool(uint32_t queries);
+  Status prepare_descriptor_pool(CommandSlot& slot, uint32_t sets, uint32_t descriptors);
+  Status prepare_query_pool(CommandSlot& slot, uint32_t queries);
   /// Writes one descriptor set per dispatch with bindings (sets[k] for dispatches[active[k]]);
   /// texel bindings get buffer views appended to `views`, which the caller destroys.
   Status write_descriptor_sets(std::span<const Dispatch> dispatches,
@@ -164,20 +198,27 @@ class VulkanDeviceImpl final : public VulkanDevice {
   std::shared_ptr<Allocator> staging_;    // host-visible staging; null on unified memory
   std::shared_ptr<Allocator> params_;     // MemoryUse::kHostWritable; allocator_ on unified memory
   VkQueue queue_ = VK_NULL_HANDLE;
-  VkCommandPool command_pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
-  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
-  bool pipeline_cache_loaded_ = false;  // pipeline_cache_ matches the file on disk
-  uint64_t pipelines_at_save_ = 0;      // pipelines_created when it last did
-  uint64_t pipeline_cache_hash_ = 0;    // checksum of the data on disk
-  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
-  uint32_t pool_sets_ = 0;
-  uint32_t pool_descriptors_ = 0;
-  VkQueryPool query_pool_ = VK_NULL_HANDLE;
-  uint32_t query_capacity_ = 0;
+  std::mutex queue_mu_;  // vkQueueSubmit (the queue is externally synchronised)
+  std::mutex slots_mu_;  // guards the two below
+  std::vector<std::unique_ptr<CommandSlot>> slots_;
+  std::vector<CommandSlot*> idle_slots_;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;  // internally synchronised by the driver
+  std::mutex pipeline_cache_mu_;                     // guards the three below (saving)
+  bool pipeline_cache_loaded_ = false;               // pipeline_cache_ matches the file on disk
+  uint64_t pipelines_at_save_ = 0;                   // pipelines_created when it last did
+  uint64_t pipeline_cache_hash_ = 0;                 // checksum of the data on disk
+  mutable std::mutex pipelines_mu_;                  // guards pipelines_
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
-  DeviceStats stats_;  // counters; memory and validation figures are read live in stats()
+  /// The DeviceStats counters kept here (memory and validation figures are read live).
+  struct Counters {
+    std::atomic<uint64_t> pipelines_created{0};
+    std::atomic<uint64_t> pipeline_cache_hits{0};
+    std::atomic<uint64_t> dispatches{0};
+    std::atomic<uint64_t> submissions{0};
+    std::atomic<uint64_t> replays{0};
+    std::atomic<uint64_t> command_buffers_recorded{0};
+  };
+  Counters stats_;
 };
 
 }  // namespace kiln::vk

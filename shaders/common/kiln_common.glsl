@@ -1,8 +1,17 @@
 // Shared helpers for every generated kernel: numerically safe activations and erf.
 
 // erf from the Chebyshev-fitted erfc approximation of Numerical Recipes (erfcc; fractional
-// error below 1.2e-7 everywhere), with odd symmetry.
+// error below 1.2e-7 everywhere), with odd symmetry. Below |x| = 0.5 that absolute error would
+// swamp erf(x) ~ 1.128 x (erf(x) / x of a tiny x gave 0), so there erf is its Taylor series
+// to x^13 (relative error below 1e-8 at 0.5), which keeps the sign of zero too.
 float kiln_erf(float x) {
+  if (abs(x) < 0.5) {
+    const float z = x * x;
+    return x * 1.1283791670955126 *
+           (1.0 + z * (-0.3333333333333333 + z * (0.1 + z * (-0.023809523809523808 +
+           z * (0.004629629629629629 + z * (-0.0007575757575757576 +
+           z * 0.00010683760683760684))))));
+  }
   float t = 1.0 / (1.0 + 0.5 * abs(x));
   float y = 1.0 - t * exp(-x * x - 1.26551223 +
                           t * (1.00002368 +
@@ -18,11 +27,12 @@ float kiln_erf(float x) {
 }
 vec4 kiln_erf(vec4 x) { return vec4(kiln_erf(x.x), kiln_erf(x.y), kiln_erf(x.z), kiln_erf(x.w)); }
 
-// tanh without the overflow of (e^2x - 1) / (e^2x + 1) for large |x|.
+// tanh without the overflow of (e^2x - 1) / (e^2x + 1) for large |x|; odd by the sign bit, so
+// tanh(-0.0) = -0.0 as std::tanh gives.
 float kiln_tanh(float x) {
   float e = exp(-2.0 * abs(x));
   float y = (1.0 - e) / (1.0 + e);
-  return x >= 0.0 ? y : -y;
+  return (floatBitsToUint(x) >> 31) == 0u ? y : -y;
 }
 vec4 kiln_tanh(vec4 x) { return vec4(kiln_tanh(x.x), kiln_tanh(x.y), kiln_tanh(x.z), kiln_tanh(x.w)); }
 
@@ -36,11 +46,46 @@ vec4 kiln_gelu(vec4 x) { return 0.5 * x * (1.0 + kiln_erf(x * 0.7071067811865475
 #define KILN_INF uintBitsToFloat(0x7f800000u)
 
 // maximum / minimum that propagate NaN from either operand (GLSL max/min leave it undefined),
-// matching the interpreter and PyTorch.
-float kiln_maximum(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : max(a, b)); }
-vec4 kiln_maximum(vec4 a, vec4 b) { return mix(mix(max(a, b), b, isnan(b)), a, isnan(a)); }
-float kiln_minimum(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : min(a, b)); }
-vec4 kiln_minimum(vec4 a, vec4 b) { return mix(mix(min(a, b), b, isnan(b)), a, isnan(a)); }
+// matching the interpreter and PyTorch: a NaN `a`, else `a` if strictly greater (less), else
+// `b` (so b wins ties, +0 against -0 too, and a NaN b).
+float kiln_maximum(float a, float b) { return isnan(a) || a > b ? a : b; }
+vec4 kiln_maximum(vec4 a, vec4 b) { return mix(mix(b, a, greaterThan(a, b)), a, isnan(a)); }
+float kiln_minimum(float a, float b) { return isnan(a) || a < b ? a : b; }
+vec4 kiln_minimum(vec4 a, vec4 b) { return mix(mix(b, a, lessThan(a, b)), a, isnan(a)); }
+
+// The float nearest to x among f16 values, rounding to nearest even, beyond f16's range
+// (65520 and up) to +-inf, NaN and inf unchanged: the interpreter's float_to_half, so f16
+// values computed in float inside a kernel round exactly where the interpreter stores a half.
+float kiln_f16(float x) {
+  const uint u = floatBitsToUint(x);
+  const uint a = u & 0x7fffffffu, s = u & 0x80000000u;
+  if (a >= 0x7f800000u) return x;                                  // inf, NaN
+  if (a >= 0x477ff000u) return uintBitsToFloat(s | 0x7f800000u);   // rounds past 65504
+  if (a >= 0x38800000u)                                            // normal half (>= 2^-14)
+    return uintBitsToFloat(s | ((a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u));
+  // subnormal half: a multiple of 2^-24 (exact scalings by powers of two around roundEven)
+  const float m = roundEven(uintBitsToFloat(a) * 16777216.0) * 5.9604644775390625e-8;
+  return uintBitsToFloat(s | floatBitsToUint(m));
+}
 // relu that keeps NaN (x < 0 is false for NaN).
 float kiln_relu(float x) { return x < 0.0 ? 0.0 : x; }
 vec4 kiln_relu(vec4 x) { return mix(x, vec4(0.0), lessThan(x, vec4(0.0))); }
+
+// Arithmetic with the constant +0.0 (codegen emits these for a literal zero operand), IEEE's
+// special cases spelled out with compares and bit operations: lavapipe folds x * 0.0 to 0.0,
+// x + 0.0 to x, 0.0 - x to -x and 0.0 / x to 0.0 by the constant alone, even under
+// SignedZeroInfNanPreserve, which drops NaN, inf and the sign of zero.
+float kiln_add_zero(float x) { return x == 0.0 ? 0.0 : x; }   // -0 + 0 = +0
+float kiln_zero_sub(float x) { return x == 0.0 ? 0.0 : -x; }  // 0 - +-0 = +0
+float kiln_mul_zero(float x) {
+  return isnan(x) || isinf(x) ? uintBitsToFloat(0x7fc00000u)
+                              : uintBitsToFloat(floatBitsToUint(x) & 0x80000000u);
+}
+float kiln_zero_div(float x) {
+  return isnan(x) || x == 0.0 ? uintBitsToFloat(0x7fc00000u)
+                              : uintBitsToFloat(floatBitsToUint(x) & 0x80000000u);
+}
+vec4 kiln_add_zero(vec4 x) { return vec4(kiln_add_zero(x.x), kiln_add_zero(x.y), kiln_add_zero(x.z), kiln_add_zero(x.w)); }
+vec4 kiln_zero_sub(vec4 x) { return vec4(kiln_zero_sub(x.x), kiln_zero_sub(x.y), kiln_zero_sub(x.z), kiln_zero_sub(x.w)); }
+vec4 kiln_mul_zero(vec4 x) { return vec4(kiln_mul_zero(x.x), kiln_mul_zero(x.y), kiln_mul_zero(x.z), kiln_mul_zero(x.w)); }
+vec4 kiln_zero_div(vec4 x) { return vec4(kiln_zero_div(x.x), kiln_zero_div(x.y), kiln_zero_div(x.z), kiln_zero_div(x.w)); }

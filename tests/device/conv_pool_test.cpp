@@ -124,6 +124,39 @@ TEST_F(DeviceConvPool, Conv) {
       rnd(DType::kF16, {1, 2, 7, 7}), rnd(DType::kF16, {3, 2, 3, 3}));
 }
 
+// Dense f32 convs with at least 16 output channels run as an implicit GEMM (conv_gemm.comp:
+// 32-channel register blocks shared by subgroup shuffles, 1, 2 or 4 positions per lane):
+// partial channel blocks, partial position blocks, padding, strides, dilations, 1-D to 3-D,
+// 1x1 convs, a fused producer on the gathered input and on the weight, and a bias.
+TEST_F(DeviceConvPool, ConvAsImplicitGemm) {
+  const std::vector<ConvCase> cases = {
+      {{1, 3, 13, 11}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true},
+      {{2, 20, 9, 7}, {40, 20, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true},
+      {{3, 8, 17, 19}, {33, 8, 3, 3}, {2, 2}, {1, 0, 1, 2}, {1, 2}, 1, false},
+      {{2, 64, 5, 5}, {128, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true},
+      {{1, 1, 1, 1}, {16, 1, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true},
+      {{2, 5, 40}, {16, 5, 5}, {1}, {2, 2}, {2}, 1, true},
+      {{1, 4, 5, 6, 7}, {17, 4, 3, 3, 3}, {1, 2, 1}, {1, 1, 1, 1, 0, 1}, {1, 1, 1}, 1, true},
+  };
+  for (const ConvCase& c : cases) {
+    Tensor x = rnd(DType::kF32, c.x), w = rnd(DType::kF32, c.w);
+    Tensor b = rnd(DType::kF32, {c.w[0]});
+    const std::string label =
+        window_label("implicit-gemm conv", c.x, {c.w.begin() + 2, c.w.end()}, c.s, c.p, c.d) +
+        (c.bias ? " bias" : "");
+    auto fn = [c](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+      return conv(xx, ww, c.bias ? bb : Tensor(), c.s, c.p, c.d, c.groups);
+    };
+    check(label, Tol{1e-4, 1e-4}, fn, x, w, b);
+  }
+  check(
+      "relu(conv(relu(x * 2 - 1), tanh(w)) + b), 24 channels", Tol{1e-4, 1e-4},
+      [](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+        return relu(conv(relu(xx * 2.0 - 1.0), tanh(ww), bb, {1, 1}, {1, 1, 1, 1}));
+      },
+      rnd(DType::kF32, {2, 6, 10, 9}), rnd(DType::kF32, {24, 6, 3, 3}), rnd(DType::kF32, {24}));
+}
+
 struct PoolCase {
   Shape x;
   V k, s, p, d;
@@ -235,6 +268,24 @@ TEST_F(DeviceConvPool, SymbolicSizesShareOnePipelineSet) {
   EXPECT_EQ(compiled.stats().compiles, 1u);
   ASSERT_EQ(compiled.entries().size(), 1u);
   EXPECT_TRUE(compiled.entries()[0].on_device);
+}
+
+// The implicit-GEMM conv under symbolic batch and spatial sizes: positions and blocks are push
+// constants, so one compile serves every shape, down to a few positions.
+TEST_F(DeviceConvPool, ImplicitGemmConvWithSymbolicSizes) {
+  Tensor w = rnd(DType::kF32, {20, 3, 3, 3}).to(Device::vulkan());
+  Tensor b = rnd(DType::kF32, {20}).to(Device::vulkan());
+  auto fn = [w, b](const Tensor& x) { return relu(conv(x, w, b, {2, 1}, {1, 1, 1, 1})); };
+  auto compiled = compile(fn, {.name = "sym_conv_gemm", .dynamic = Dynamic::kTrue});
+  Tensor w_cpu = w.to(Device::cpu()), b_cpu = b.to(Device::cpu());
+  for (Shape s : {Shape{2, 3, 9, 8}, Shape{3, 3, 17, 13}, Shape{2, 3, 2, 2}}) {
+    Tensor x = rnd(DType::kF32, s);
+    test::poison_device_memory(1 << 20);
+    Tensor got = compiled(x.to(Device::vulkan()));
+    Tensor want = relu(conv(x, w_cpu, b_cpu, {2, 1}, {1, 1, 1, 1}));
+    test::expect_close(got, want, Tol{1e-4, 1e-4}, "symbolic " + shape_str(s));
+  }
+  EXPECT_EQ(compiled.stats().compiles, 1u);
 }
 
 }  // namespace

@@ -185,7 +185,9 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
     for (Dim n : {4, 8, 20, 132, 516, 1028}) run(mk(19, 8, n, false, tb));
     if (tb)
       for (Dim n : {1, 5, 129, 300}) run(mk(23, 12, n, false, true));
-    for (Dim k : {4, 36, 260}) run(mk(21, k, 16, false, tb));
+    // K 2052 / 2056: a column panel of B over 1 MiB, so column blocks run along x and row
+    // blocks along y (codegen/lower_matmul_rowblock.cpp); K 260 keeps rows along x.
+    for (Dim k : {4, 36, 260, tb ? 2056 : 2052}) run(mk(tb ? 37 : 45, k, 16, false, tb));
     run({{3, 37, 64}, tb ? Shape{20, 64} : Shape{64, 20}, false, tb});
     run({{2, 3, 5, 16}, tb ? Shape{8, 16} : Shape{16, 8}, false, tb});
   }

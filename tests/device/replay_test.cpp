@@ -82,7 +82,7 @@ TEST_F(Replay, AnOutputHeldAcrossCallsKeepsItsValues) {
   const Tensor x2 = rand_tensor({5, 32}, 21, Device::vulkan());
   Tensor y1 = f(x1, w);
   Tensor y2 = f(x2, w);  // y1 is held: the second output bank
-  // Both banks hold live results: y1 moves to memory of its own first. An output fed back in.
+  // Both banks hold live results: the spill bank, its output copied out. An output fed back in.
   Tensor y3 = f(sum(reshape(y2, {5, 24}), {-1}, true) * x1, w);
   const Tensor wc = w.to(Device::cpu());
   const Tensor r1 = block(x1.to(Device::cpu()), wc), r2 = block(x2.to(Device::cpu()), wc);

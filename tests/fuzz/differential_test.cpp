@@ -7,6 +7,8 @@
 //   KILN_FUZZ_ONLY=I       only program I (its listing is printed)
 //   KILN_FUZZ_TRACE=1      print each program's index before running it (to find a crash)
 //   KILN_FUZZ_KNOWN=1      also generate what known, separately tracked defects break
+//   KILN_FUZZ_SHARD=I/N    only the programs whose index is I modulo N (run N processes with
+//                          I = 0..N-1 side by side: each program is still generate(S, i))
 //
 // Every mismatch, crash, validation error or silent interpreter fallback fails the test, with
 // the seed, the index, the program's op listing, the max error and the compiled graphs.
@@ -32,6 +34,19 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+/// KILN_FUZZ_SHARD "I/N" (0 <= I < N): {I, N}; unset: {0, 1}. A malformed value fails.
+bool parse_shard(uint64_t* index, uint64_t* count) {
+  *index = 0, *count = 1;
+  const char* v = std::getenv("KILN_FUZZ_SHARD");
+  if (!v || !*v) return true;
+  char* end = nullptr;
+  *index = std::strtoull(v, &end, 10);
+  if (end == v || *end != '/') return false;
+  const char* n = end + 1;
+  *count = std::strtoull(n, &end, 10);
+  return end != n && *end == '\0' && *count > 0 && *index < *count;
+}
+
 class DifferentialFuzz : public test::DeviceTest {};
 
 TEST_F(DifferentialFuzz, RandomPrograms) {
@@ -42,10 +57,13 @@ TEST_F(DifferentialFuzz, RandomPrograms) {
   const bool trace = env_u64("KILN_FUZZ_TRACE", 0) != 0;
   GenOptions options;
   options.known_defects = env_u64("KILN_FUZZ_KNOWN", 0) != 0;
-  uint64_t first = 0, last = count;
+  uint64_t first = 0, last = count, shard = 0, shards = 1;
+  ASSERT_TRUE(parse_shard(&shard, &shards)) << "KILN_FUZZ_SHARD must be I/N with 0 <= I < N, not '"
+                                            << std::getenv("KILN_FUZZ_SHARD") << "'";
   if (only && *only) {
     first = std::strtoull(only, nullptr, 10);
     last = first + 1;
+    shard = 0, shards = 1;
   }
   const auto t0 = std::chrono::steady_clock::now();
   const RuntimeCounters c0 = runtime_counters();
@@ -53,6 +71,7 @@ TEST_F(DifferentialFuzz, RandomPrograms) {
   std::vector<uint64_t> failing;
   int reported = 0;
   for (uint64_t i = first; i < last; ++i) {
+    if (i % shards != shard) continue;
     const Program p = generate(seed, i, options);
     if (only && *only) std::printf("%s\n", p.str().c_str());
     if (trace) std::fprintf(stderr, "program %llu\n", static_cast<unsigned long long>(i));
@@ -82,13 +101,14 @@ TEST_F(DifferentialFuzz, RandomPrograms) {
     why += d.report;
     if (!d.ok) {
       failing.push_back(i);
+      // One line per mismatch (what long runs grep for), the full report for the first few.
+      std::printf("mismatch: seed %llu program %llu: %s\n", static_cast<unsigned long long>(seed),
+                  static_cast<unsigned long long>(i), why.substr(0, why.find('\n')).c_str());
+      std::fflush(stdout);
       if (reported++ < kMaxReports)
         ADD_FAILURE() << "program " << i << " of seed " << seed << ":\n" << why;
-      else
-        std::printf("mismatch: seed %llu program %llu: %s\n", static_cast<unsigned long long>(seed),
-                    static_cast<unsigned long long>(i), why.substr(0, why.find('\n')).c_str());
     }
-    if (programs % 1000 == 0) {
+    if (programs % 100 == 0) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("progress: %llu programs, %zu mismatching, %.0f s\n",
                   static_cast<unsigned long long>(programs), failing.size(), s);
@@ -104,9 +124,10 @@ TEST_F(DifferentialFuzz, RandomPrograms) {
               static_cast<unsigned long long>(c1.pipelines_created - c0.pipelines_created),
               static_cast<unsigned long long>(c1.dispatches - c0.dispatches));
   std::printf(
-      "differential fuzz: seed %llu, %llu programs (%llu multi-size, %llu with graph breaks), "
-      "%llu compiled calls, %.1f s, %.1f programs/s, %zu mismatching%s\n",
-      static_cast<unsigned long long>(seed), static_cast<unsigned long long>(programs),
+      "differential fuzz: seed %llu, shard %llu/%llu, %llu programs (%llu multi-size, %llu with "
+      "graph breaks), %llu compiled calls, %.1f s, %.1f programs/s, %zu mismatching%s\n",
+      static_cast<unsigned long long>(seed), static_cast<unsigned long long>(shard),
+      static_cast<unsigned long long>(shards), static_cast<unsigned long long>(programs),
       static_cast<unsigned long long>(dynamic), static_cast<unsigned long long>(with_breaks),
       static_cast<unsigned long long>(calls), secs, static_cast<double>(programs) / secs,
       failing.size(), failing.empty() ? "" : (":" + list).c_str());

@@ -29,16 +29,12 @@ struct Val {
   bool exact = true;
   bool special = false;
   bool pos = false;
-  bool lowp = false;  // a float computed from f16 values: f16 tolerance (fused kernels keep the
-                      // f16 intermediates in float, the interpreter rounds each to half)
+  bool lowp = false;  // a float computed from f16 values: f16 tolerance (a result rounded to
+                      // half differs by a half ulp where float results differ in the last bit)
+  // may hold finite values near the f32 limit: sums and products overflow in float on the
+  // device, not in the interpreter's double accumulators
   bool huge = false;
-  int root = -1;  // the value this one is a single-operand function of (for fold_risk)
-  bool zero_lit = false;
-  bool from_input = false;  // its data depends on an input (not only on captured constants)  // a
-                            // literal zero (full(0)): the driver sees it at compile time      //
-                            // may hold finite values near the f32 limit: sums and products overflow
-                            // in float on the device, not in the interpreter's double accumulators
-  bool is_index = false;    // integers in [0, index_bound)
+  bool is_index = false;  // integers in [0, index_bound)
   GDim index_bound;
 };
 
@@ -188,7 +184,6 @@ class Gen {
     v.dtype = dt;
     v.shape = shape;
     v.exact = true;
-    v.from_input = !captured;
     if (is_floating(dt)) {
       v.special = fill == Fill::kSpecial;
       v.huge = fill == Fill::kSpecial && dt == DType::kF32;
@@ -216,10 +211,6 @@ class Gen {
       v.huge = v.huge || in.huge;
     }
     if (!is_floating(v.dtype)) v.lowp = v.huge = false;
-    if (s.kind != StepKind::kLeaf) v.from_input = false;
-    for (int a : s.args) v.from_input = v.from_input || val(a).from_input;
-    if (s.kind == StepKind::kFull || s.kind == StepKind::kArange) v.from_input = false;
-    v.root = s.args.size() == 1 ? val(s.args[0]).root : static_cast<int>(vals_.size());
     if (is_floating(v.dtype)) {
       const double cap = v.dtype == DType::kF16 ? 2e4 : 1e12;
       if (v.bound > cap) v.special = true;
@@ -284,33 +275,6 @@ class Gen {
   void one_step();
 
   void unary();
-
-  /// Kernels are compiled without SignedZeroInfNanPreserve, so the driver may fold x - x,
-  /// x + (-x), x * 0 and single-element means to plain numbers, dropping NaN, inf and -0.0 (a
-  /// known defect, tests/fuzz/regression_test.cpp InfNanThroughFoldedArithmetic). By default
-  /// such foldable patterns are not generated over values that may hold special values.
-  bool fold_risk(const Val& x, const Val& y) const {
-    if (opt_.known_defects) return false;
-    if (!x.special && !y.special) return false;
-    return x.root == y.root || x.zero_lit || y.zero_lit;
-  }
-  /// As fold_risk, for a reduction or normalisation of `x` over dims that are 1 at some call.
-  bool fold_risk_unit(const Val& x, const std::vector<GDim>& dims) const {
-    if (opt_.known_defects || !x.special) return false;
-    for (const GDim& d : dims)
-      if (d == GDim{1, 0} || ever_one(d)) return true;
-    return false;
-  }
-
-  /// Known defect: inside a fused kernel f16 values are floats never rounded to half, so an
-  /// integer beyond f16's range turned f16 stays finite there (regression case
-  /// F16OverflowInsideAFusedKernel). By default no f16 result takes such an operand.
-  bool f16_overflow(DType out, std::initializer_list<int> operands) const {
-    if (opt_.known_defects || out != DType::kF16) return false;
-    for (int o : operands)
-      if (val(o).dtype != DType::kF16 && val(o).bound > 6e4) return true;
-    return false;
-  }
 
   static bool caps_ok(const Val& v) {
     if (!is_floating(v.dtype)) return true;

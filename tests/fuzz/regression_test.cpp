@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "device/test_util.h"
@@ -71,13 +74,11 @@ TEST_F(FuzzRegression, DivisionByZero) {
       "1 / f32", Tol::exact(), [](const Tensor& t) { return 1.0 / t; }, f);
 }
 
-// KNOWN FAILURE (not yet fixed): kernels are compiled without the SignedZeroInfNanPreserve
-// execution mode, so the driver folds x - x, x * 0 and the x - mean of a one-element row to
-// plain numbers, dropping NaN, inf and -0.0. The fuzzer keeps these patterns out of its
-// default programs (graph_gen: fold_risk).
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_InfNanThroughFoldedArithmetic) {
+// NaN, inf and -0.0 through arithmetic the driver may fold: x - x, x * 0 and the x - mean of a
+// one-element row gave plain numbers. Kernels now declare SignedZeroInfNanPreserve (where the
+// device has it), and arithmetic with a literal +0.0 goes through kiln_*_zero helpers, since
+// lavapipe folds x * 0.0, x + 0.0, 0.0 - x and 0.0 / x by the constant even under that mode.
+TEST_F(FuzzRegression, InfNanThroughFoldedArithmetic) {
   Tensor x = test::tensor_from_doubles(DType::kF32, {3, 1}, {kNaN, 1.0, kInf});
   check(
       "x - x", Tol::exact(), [](const Tensor& t) { return t - t; }, x);
@@ -95,6 +96,42 @@ TEST_F(FuzzRegression, DISABLED_InfNanThroughFoldedArithmetic) {
   check(
       "1 / (x * 0) keeps the sign of zero", Tol::exact(),
       [](const Tensor& t) { return 1.0 / (t * 0.0); }, m);
+}
+
+// Arithmetic with a literal +0.0 and signed zeros through the kernels' helpers, in scalar and
+// vec4 kernels ([2, 4] f32 is vec4): lavapipe folds x * 0.0, x + 0.0, 0.0 - x and 0.0 / x by
+// the constant, even under SignedZeroInfNanPreserve.
+TEST_F(FuzzRegression, ArithmeticWithALiteralZero) {
+  const double nz = -0.0;
+  for (const Shape& shape : {Shape{8}, Shape{2, 4}, Shape{7}}) {
+    std::vector<double> v = {kNaN, 1.0, kInf, -1.0, -kInf, nz, 0.0, 2.5};
+    v.resize(static_cast<size_t>(numel(shape)));
+    Tensor x = test::tensor_from_doubles(DType::kF32, shape, v);
+    const std::string at = " " + shape_str(shape);
+    check(
+        "1 / (x + 0)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (t + 0.0); }, x);
+    check(
+        "1 / (0 - x)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (0.0 - t); }, x);
+    check(
+        "1 / (x * 0)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (t * 0.0); }, x);
+    check(
+        "1 / (0 / x)" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (0.0 / t); }, x);
+    check(
+        "1 / (x * -0)" + at, Tol::exact(), [nz](const Tensor& t) { return 1.0 / (t * nz); }, x);
+    const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> unary = {
+        {"tanh", [](const Tensor& t) { return tanh(t); }},
+        {"relu", [](const Tensor& t) { return relu(t); }},
+        {"sign", [](const Tensor& t) { return sign(t); }},
+        {"abs", [](const Tensor& t) { return abs(t); }},
+        {"neg", [](const Tensor& t) { return -t; }}};
+    for (const auto& [name, f] : unary)
+      check(
+          "1 / " + name + "(x * 0)" + at, Tol::exact(),
+          [f](const Tensor& t) { return 1.0 / f(t * 0.0); }, x);
+    Tensor h = cast(x, DType::kF16);
+    check(
+        "f16 x * 0" + at, Tol::exact(), [](const Tensor& t) { return 1.0 / (t * 0.0); }, h);
+  }
 }
 
 std::vector<Tensor> twice_plus_one(const std::vector<Tensor>& in) {
@@ -138,28 +175,32 @@ TEST_F(FuzzRegression, ReplayOfHostCallsOnACapturedConstant) {
               "host calls");
 }
 
-// KNOWN FAILURE (not yet fixed; the symbolic broadcast rule in runtime/graph/sym_rules.cpp
-// and the emitter's broadcast indexing): under Dynamic::kTrue the length of x[3::3] is an
-// expression of s0 that is 1 at these sizes, not the constant 1, and broadcasting it against
-// x fails the trace ("sizes s0 and max(0, ...) differ"). Guarding the expression to 1 in the
-// rule is not enough: codegen broadcasts only constant-1 dims and would read past it. The
-// fuzzer does not generate length-1 slices in Dynamic::kTrue programs by default.
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_BroadcastOfASymbolicLengthOneSlice) {
+// Under Dynamic::kTrue the length of x[3::3] is an expression of s0 that is 1 at these sizes,
+// and broadcasting it against x failed the trace ("sizes s0 and max(0, ...) differ"); codegen
+// broadcasts only constant-1 dims. A derived size that is 0 or 1 at trace time is now that
+// constant under a guard, as input sizes 0 and 1 are; a size where it is 2 (s0 = 7) retraces,
+// and x + x[3::3] is then a shape error on every path.
+TEST_F(FuzzRegression, BroadcastOfASymbolicLengthOneSlice) {
   auto fn = [](const Tensor& x) -> std::vector<Tensor> {
     return {x + slice(x, 0, 3, int64_t{1} << 40, 3)};
   };
-  check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5})}, "x + x[3::3]");
+  check_calls(fn, {rnd(DType::kF32, {6}), rnd(DType::kF32, {5}), rnd(DType::kF32, {4})},
+              "x + x[3::3]");
+  // Lengths 1, 1, 2, 3, 1: specialised, then symbolic after the retrace, then specialised.
+  auto g = [](const Tensor& x) -> std::vector<Tensor> {
+    Tensor s = slice(x, 0, 3, int64_t{1} << 40, 3);
+    return {s * 2.0, sum(s, {0})};
+  };
+  check_calls(g,
+              {rnd(DType::kF32, {6}), rnd(DType::kF32, {5}), rnd(DType::kF32, {7}),
+               rnd(DType::kF32, {12}), rnd(DType::kF32, {4})},
+              "x[3::3]");
 }
 
-// KNOWN FAILURE (root cause not established): i64 ** i32 with a negative exponent gives
-// wrapped garbage for odd bases on Vulkan (the interpreter and i64 ** i64 give 0), as if the
-// exponent, converted with int64_t(int) before kiln_ipow, had lost its sign. i64 + i32 with
-// the same conversion is right. The fuzzer avoids mixed-width integer pow by default.
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_IntegerPowWithLargeExponents) {
+// i64 ** i32 with a negative exponent gave wrapped garbage for odd bases: Mesa 22.3's lavapipe
+// compiles the exponent's int64_t(int) as a zero extension where `y < 0` reads it, so the
+// negative-exponent branch was skipped. Codegen now spells the sign extension out.
+TEST_F(FuzzRegression, IntegerPowWithLargeExponents) {
   Tensor x = Tensor::from_vector<int64_t>({2, 3, -4, 5, 1, -1, 0}, {7});
   for (int32_t e : {INT32_MIN, INT32_MAX, INT32_MAX - 1, -(1 << 24) - 1, (1 << 30) + 3}) {
     Tensor y = Tensor::from_vector<int32_t>({e}, {});
@@ -176,14 +217,11 @@ TEST_F(FuzzRegression, DISABLED_IntegerPowWithLargeExponents) {
   }
 }
 
-// KNOWN FAILURE (codegen: f16 values inside a fused kernel are floats never rounded to half):
-// an i32 of 2^30 promoted to f16 is inf in the interpreter (f16's range ends at 65504), so
-// cast to i64 saturates; the fused kernel casts the unrounded 2^30. Eager Vulkan (one op per
-// kernel, f16 storage between them) agrees with the interpreter. The fuzzer keeps integers
-// beyond f16's range out of f16 results by default.
-// Disabled while the defect stands (docs/testing.md, "Known defects"): gtest reports it as
-// disabled, never as passed; --gtest_also_run_disabled_tests runs it.
-TEST_F(FuzzRegression, DISABLED_F16OverflowInsideAFusedKernel) {
+// f16 values inside a fused kernel were floats never rounded to half: an i32 of 2^30 promoted
+// to f16 is inf in the interpreter (f16's range ends at 65504), so the cast to i64 saturates;
+// the fused kernel cast the unrounded 2^30. Every f16 result is now rounded to half where it is
+// computed (kiln_f16), as the interpreter stores it.
+TEST_F(FuzzRegression, F16OverflowInsideAFusedKernel) {
   Tensor i = Tensor::from_vector<int32_t>({(1 << 30) + 3, 7}, {2});
   Tensor h = test::tensor_from_doubles(DType::kF16, {2}, {1.5, -2.0});
   check(
@@ -192,6 +230,48 @@ TEST_F(FuzzRegression, DISABLED_F16OverflowInsideAFusedKernel) {
         return cast(cast(concat({a, b}, 0), DType::kF32), DType::kI64);
       },
       i, h);
+}
+
+// max / min of int64 values that the optimiser can see as constants (seed 5000, program 45: the
+// max over full(-6) gave INT64_MIN): SPIRV-Tools 2023.1's spirv-opt folds 64-bit SMax / SMin by
+// their low words once the reduction loop is unrolled; int64 max / min are now a compare and a
+// select (kiln_max_i64 / kiln_min_i64).
+TEST_F(FuzzRegression, Int64MaxMinOfLiterals) {
+  Tensor x = Tensor::from_vector<int64_t>({3, -7, int64_t{1} << 40, -(int64_t{1} << 33)}, {4});
+  check(
+      "max over full(-6, i64)", Tol::exact(),
+      [](const Tensor& t) {
+        return max(full({2, 2, 4}, -6.0, DType::kI64, t.device()), {0, 2}) + slice(t, 0, 0, 2);
+      },
+      x);
+  check(
+      "min over full(2^32, i64)", Tol::exact(),
+      [](const Tensor& t) {
+        return min(full({3, 5}, 4294967296.0, DType::kI64, t.device()), {1}) + slice(t, 0, 0, 3);
+      },
+      x);
+  check(
+      "maximum / minimum / relu with i64 literals", Tol::exact(),
+      [](const Tensor& t) {
+        return maximum(t, scalar(-6.0, DType::kI64)) * 3 +
+               minimum(t, scalar(4294967296.0, DType::kI64)) + relu(t);
+      },
+      x);
+}
+
+// erf(x) / x of tiny x (seed 1, program 942: erf(0 - x) / (0 - x)): kiln_erf's erfc-based
+// formula has an absolute error near 1e-7, so erf of a tiny x came out 0 where it is
+// 1.128 x. Below |x| = 0.5 it is now a Taylor series.
+TEST_F(FuzzRegression, ErfOfTinyValues) {
+  Tensor x = test::tensor_from_doubles(
+      DType::kF32, {12},
+      {1e-30, -1e-20, 1e-8, -3e-5, 1e-3, 0.3, -0.49, 0.5, -0.51, 2.0, 0.0, -0.0});
+  check(
+      "erf(x) / x", Tol::for_dtype(DType::kF32), [](const Tensor& t) { return erf(t) / t; }, x);
+  check(
+      "1 / erf(x * 0)", Tol::exact(), [](const Tensor& t) { return 1.0 / erf(t * 0.0); }, x);
+  check(
+      "gelu(x) / x", Tol::for_dtype(DType::kF32), [](const Tensor& t) { return gelu(t) / t; }, x);
 }
 
 // A reduction over a reshape that splits a merged dim: the split's index variables (r<k>)

@@ -1,6 +1,15 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(extensions =["SPV_KHR_float_controls"], capabilities =[4466], 4461, 32);
 float kiln_erf(float x){
+  if(abs(x)< 0.5){
+    const float z = x * x;
+    return x * 1.1283791670955126 *
+           (1.0 + z *(- 0.3333333333333333 + z *(0.1 + z *(- 0.023809523809523808 +
+           z *(0.004629629629629629 + z *(- 0.0007575757575757576 +
+           z * 0.00010683760683760684))))));
+  }
   float t = 1.0 /(1.0 + 0.5 * abs(x));
   float y = 1.0 - t * exp(- x * x - 1.26551223 +
                           t *(1.00002368 +
@@ -18,19 +27,43 @@ vec4 kiln_erf(vec4 x){ return vec4(kiln_erf(x . x), kiln_erf(x . y), kiln_erf(x 
 float kiln_tanh(float x){
   float e = exp(- 2.0 * abs(x));
   float y =(1.0 - e)/(1.0 + e);
-  return x >= 0.0 ? y : - y;
+  return(floatBitsToUint(x)>> 31)== 0u ? y : - y;
 }
 vec4 kiln_tanh(vec4 x){ return vec4(kiln_tanh(x . x), kiln_tanh(x . y), kiln_tanh(x . z), kiln_tanh(x . w));}
 float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
 vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
 float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
 vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
-float kiln_maximum(float a, float b){ return isnan(a)? a :(isnan(b)? b : max(a, b));}
-vec4 kiln_maximum(vec4 a, vec4 b){ return mix(mix(max(a, b), b, isnan(b)), a, isnan(a));}
-float kiln_minimum(float a, float b){ return isnan(a)? a :(isnan(b)? b : min(a, b));}
-vec4 kiln_minimum(vec4 a, vec4 b){ return mix(mix(min(a, b), b, isnan(b)), a, isnan(a));}
+float kiln_maximum(float a, float b){ return isnan(a)|| a > b ? a : b;}
+vec4 kiln_maximum(vec4 a, vec4 b){ return mix(mix(b, a, greaterThan(a, b)), a, isnan(a));}
+float kiln_minimum(float a, float b){ return isnan(a)|| a < b ? a : b;}
+vec4 kiln_minimum(vec4 a, vec4 b){ return mix(mix(b, a, lessThan(a, b)), a, isnan(a));}
+float kiln_f16(float x){
+  const uint u = floatBitsToUint(x);
+  const uint a = u & 0x7fffffffu, s = u & 0x80000000u;
+  if(a >= 0x7f800000u)return x;
+  if(a >= 0x477ff000u)return uintBitsToFloat(s | 0x7f800000u);
+  if(a >= 0x38800000u)
+    return uintBitsToFloat(s |((a + 0xfffu +((a >> 13)& 1u))& 0xffffe000u));
+  const float m = roundEven(uintBitsToFloat(a)* 16777216.0)* 5.9604644775390625e-8;
+  return uintBitsToFloat(s | floatBitsToUint(m));
+}
 float kiln_relu(float x){ return x < 0.0 ? 0.0 : x;}
 vec4 kiln_relu(vec4 x){ return mix(x, vec4(0.0), lessThan(x, vec4(0.0)));}
+float kiln_add_zero(float x){ return x == 0.0 ? 0.0 : x;}
+float kiln_zero_sub(float x){ return x == 0.0 ? 0.0 : - x;}
+float kiln_mul_zero(float x){
+  return isnan(x)|| isinf(x)? uintBitsToFloat(0x7fc00000u)
+                              : uintBitsToFloat(floatBitsToUint(x)& 0x80000000u);
+}
+float kiln_zero_div(float x){
+  return isnan(x)|| x == 0.0 ? uintBitsToFloat(0x7fc00000u)
+                              : uintBitsToFloat(floatBitsToUint(x)& 0x80000000u);
+}
+vec4 kiln_add_zero(vec4 x){ return vec4(kiln_add_zero(x . x), kiln_add_zero(x . y), kiln_add_zero(x . z), kiln_add_zero(x . w));}
+vec4 kiln_zero_sub(vec4 x){ return vec4(kiln_zero_sub(x . x), kiln_zero_sub(x . y), kiln_zero_sub(x . z), kiln_zero_sub(x . w));}
+vec4 kiln_mul_zero(vec4 x){ return vec4(kiln_mul_zero(x . x), kiln_mul_zero(x . y), kiln_mul_zero(x . z), kiln_mul_zero(x . w));}
+vec4 kiln_zero_div(vec4 x){ return vec4(kiln_zero_div(x . x), kiln_zero_div(x . y), kiln_zero_div(x . z), kiln_zero_div(x . w));}
 layout(local_size_x = 64u)in;
 layout(std430, set = 0, binding = 0)buffer KilnB0 { float data[];} b0;
 layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { float data[];} b1;

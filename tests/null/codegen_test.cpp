@@ -185,5 +185,103 @@ TEST(Codegen, CacheKeyIsDeterministicAndTargetSpecific) {
   EXPECT_NE(p1->kernels[0].cache_key, p3->kernels[0].cache_key);
 }
 
+// --- IEEE semantics the emitted GLSL spells out (docs/ops.md, "Floating point") -------------
+
+/// The GLSL of the single kernel of `g` under `o` (compiled too, so it is a valid shader).
+std::string only_kernel_glsl(const Graph& g, const CodegenOptions& o) {
+  auto plan = plan_kernels(g, o);
+  EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+  if (!plan.ok()) return "";
+  EXPECT_EQ(plan->kernels.size(), 1u);
+  Status st = compile_kernels(*plan, o);
+  EXPECT_TRUE(st.ok()) << st.to_string() << "\n" << plan->kernels[0].glsl;
+  return plan->kernels[0].glsl;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Codegen, SignedZeroInfNanPreserveFollowsTheTarget) {
+  Graph g = chain_graph(3, 8);
+  CodegenOptions with = generic_options(), without = generic_options();
+  without.caps.signed_zero_inf_nan_preserve = false;
+  auto p = plan_kernels(g, with);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(compile_kernels(*p, with).ok());
+  EXPECT_NE(p->kernels[0].glsl.find("spirv_execution_mode("), std::string::npos);
+  auto asm_text = disassemble_spirv(p->kernels[0].spirv);
+  ASSERT_TRUE(asm_text.ok());
+  EXPECT_NE(asm_text->find("OpExecutionMode %main SignedZeroInfNanPreserve 32"), std::string::npos)
+      << *asm_text;
+  auto q = plan_kernels(g, without);
+  ASSERT_TRUE(q.ok());
+  ASSERT_TRUE(compile_kernels(*q, without).ok());
+  EXPECT_EQ(q->kernels[0].glsl.find("spirv_execution_mode"), std::string::npos);
+  auto q_asm = disassemble_spirv(q->kernels[0].spirv);
+  ASSERT_TRUE(q_asm.ok());
+  EXPECT_EQ(q_asm->find("SignedZeroInfNanPreserve"), std::string::npos);
+  // A different target: neither graph records nor kernels may be shared.
+  EXPECT_NE(p->graph_key, q->graph_key);
+  EXPECT_NE(p->kernels[0].cache_key, q->kernels[0].cache_key);
+}
+
+TEST(Codegen, F16ResultsRoundToHalfWhereComputed) {
+  Graph g;
+  NodeId h = g.add_input({DType::kF16, {5}});
+  NodeId i = g.add_input({DType::kI32, {5}});
+  NodeId prod = add(g, OpKind::Mul, {h, h});                          // rounded
+  NodeId sum = add(g, OpKind::Add, {prod, i});                        // i32 promoted: rounded
+  NodeId neg = add(g, OpKind::Neg, {sum});                            // exact: not rounded
+  NodeId mx = add(g, OpKind::Maximum, {neg, h});                      // exact: not rounded
+  NodeId c = add(g, OpKind::Cast, {i}, Attrs{.dtype = DType::kF16});  // a cast rounds itself
+  NodeId out = add(g, OpKind::Sub, {mx, c});                          // rounded
+  g.set_outputs({out});
+  const std::string glsl = only_kernel_glsl(g, generic_options());
+  EXPECT_EQ(count(glsl, "kiln_f16("), 1u + 4u) << glsl;  // the definition, then 4 uses
+  // The i32 operand of the add enters as a float, unrounded, as the interpreter computes.
+  EXPECT_NE(glsl.find("float(x"), std::string::npos) << glsl;
+}
+
+TEST(Codegen, I32ToI64SignExtendsExplicitly) {
+  Graph g;
+  NodeId a = g.add_input({DType::kI64, {4}});
+  NodeId b = g.add_input({DType::kI32, {4}});
+  g.set_outputs({add(g, OpKind::Pow, {a, b})});
+  const std::string glsl = only_kernel_glsl(g, generic_options());
+  EXPECT_NE(glsl.find("packInt2x32(ivec2("), std::string::npos) << glsl;
+  EXPECT_EQ(glsl.find("int64_t(x"), std::string::npos) << glsl;
+}
+
+TEST(Codegen, ArithmeticWithALiteralPositiveZeroUsesHelpers) {
+  for (bool negative_zero : {false, true}) {
+    for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div}) {
+      Graph g;
+      NodeId x = g.add_input({DType::kF32, {3}});
+      NodeId z = add(g, OpKind::Full, {},
+                     Attrs{.scalar = negative_zero ? -0.0 : 0.0, .dtype = DType::kF32});
+      g.set_outputs({add(g, op, {z, x})});
+      const std::string glsl = only_kernel_glsl(g, generic_options());
+      const char* helper = op == OpKind::Add   ? "= kiln_add_zero(x"
+                           : op == OpKind::Sub ? "= kiln_zero_sub(x"
+                           : op == OpKind::Mul ? "= kiln_mul_zero(x"
+                                               : "= kiln_zero_div(x";
+      EXPECT_EQ(glsl.find(helper) != std::string::npos, !negative_zero)
+          << op_name(op) << (negative_zero ? " -0.0" : " +0.0") << "\n"
+          << glsl;
+    }
+  }
+  // An integer zero cast to float is +0.0 too, through a view.
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {2, 3}});
+  NodeId z = add(g, OpKind::Full, {}, Attrs{.scalar = 0.0, .dtype = DType::kI32});
+  NodeId zf = add(g, OpKind::Cast, {z}, Attrs{.dtype = DType::kF32});
+  NodeId ze = add(g, OpKind::Expand, {zf}, Attrs{.dims = {2, 3}});
+  g.set_outputs({add(g, OpKind::Mul, {x, ze})});
+  EXPECT_NE(only_kernel_glsl(g, generic_options()).find("= kiln_mul_zero(x"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -206,9 +206,35 @@ TEST(MatmulCodegen, RowBlockRegisterBlocks) {
     ASSERT_TRUE(k.row_split.has_value());
     EXPECT_EQ(k.row_split->rows_per_group, 32u);
     EXPECT_EQ(k.local_size, tb ? 32u : 64u);
-    // 100 rows in 4 groups of 32; 520 columns in 128-column (A·Bᵀ) or 256-column (A·B) blocks.
-    EXPECT_EQ(groups(k), (std::array<uint32_t, 3>{tb ? 5u : 3u, 4, 1})) << label(c);
+    // Row groups along x (100 rows in 4 groups of 32), then 520 columns in 128-column (A·Bᵀ) or
+    // 256-column (A·B) blocks.
+    EXPECT_EQ(groups(k), (std::array<uint32_t, 3>{4, tb ? 5u : 3u, 1})) << label(c);
   }
+}
+
+// Row blocks run along x while a workgroup's column panel of B (K x its columns) fits in 1 MiB
+// of cache, else column blocks do: K 512 keeps rows on x for both layouts (the vocabulary
+// head), K 3072 (a GPT-2 MLP's down projection) puts columns on x.
+TEST(MatmulCodegen, RowBlockGridAxisFollowsThePanelSize) {
+  CodegenOptions opt = generic_options();
+  opt.caps.subgroup_shuffle = true;
+  for (bool tb : {false, true})
+    for (Dim k : {Dim{512}, Dim{3072}}) {
+      const MCase c{{100, k}, tb ? Shape{520, k} : Shape{k, 520}, false, tb};
+      KernelPlan plan = compile_plan(matmul_graph(c), label(c), opt);
+      ASSERT_EQ(plan.kernels.size(), 1u) << label(c);
+      const Kernel& kern = plan.kernels[0];
+      ASSERT_EQ(kern.variant, KernelVariant::kMatmulRowBlock) << label(c);
+      const bool rows_on_x = k == 512;
+      EXPECT_EQ(kern.row_split->row_axis, rows_on_x ? 0u : 1u) << label(c);
+      const uint32_t cols = tb ? 5u : 3u;
+      EXPECT_EQ(groups(kern), rows_on_x ? (std::array<uint32_t, 3>{4, cols, 1})
+                                        : (std::array<uint32_t, 3>{cols, 4, 1}))
+          << label(c);
+      // The shader walks row blocks along the same axis (preprocessed source).
+      EXPECT_NE(kern.glsl.find(rows_on_x ? "rb = gl_WorkGroupID . x" : "rb = gl_WorkGroupID . y"),
+                std::string::npos);
+    }
 }
 
 // The row-block kernel's rows slot is its own push constant even when the column count is the

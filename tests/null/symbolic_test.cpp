@@ -8,6 +8,7 @@
 #include <new>
 #include <random>
 
+#include "graph/graph.h"
 #include "graph/symbolic.h"
 
 namespace {
@@ -314,6 +315,35 @@ TEST(ShapeEnvTest, SpecialisationRecordsGuardsAndChecksThem) {
   EXPECT_EQ(env.check_guards(std::vector<int64_t>{8, 16, 9}), 1);  // duck equality
   EXPECT_EQ(env.check_guards(std::vector<int64_t>{9, 16, 9}), 2);  // 18 < 17 fails
   EXPECT_EQ(env.check_guards(std::vector<int64_t>{4, 17, 4}), 3);  // s1 == 16 fails
+}
+
+// An expression no symbol can be solved for (x[3::3]'s length), recorded equal to a constant,
+// is replaced by it wherever it appears; a broadcast against it records that fact itself.
+TEST(ShapeEnvTest, ExpressionsEqualToAConstantSimplifyToIt) {
+  ShapeEnv env;
+  SymInt n = env.symbol_for_value(6, "input 0 dim 0");
+  const SymInt len = resolve_sym_slice(3, int64_t{1} << 40, 3, n, &env).length;
+  ASSERT_FALSE(len.is_constant());
+  EXPECT_EQ(env.hint(len), 1);
+  const std::vector<SymShape> ins = {{n}, {len}};
+  Expected<SymShape> out = infer_sym_shape(OpKind::Add, ins, {}, TensorMeta{DType::kF32, {6}}, {},
+                                           &env, "add at m.cpp:3");
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_EQ(*out, SymShape{n});
+  EXPECT_EQ(env.simplify(len), SymInt(1));
+  EXPECT_EQ(env.simplify(len * 2 + n), n + 2);
+  ASSERT_TRUE(env.freeze().ok());
+  EXPECT_EQ(env.check_guards(std::vector<int64_t>{5}), -1);  // length 1 again
+  EXPECT_EQ(env.check_guards(std::vector<int64_t>{4}), -1);
+  EXPECT_NE(env.check_guards(std::vector<int64_t>{7}), -1);  // length 2: retrace
+  // Where neither side is 1 the sizes must still be equal.
+  ShapeEnv env2;
+  SymInt m = env2.symbol_for_value(9, "input 0 dim 0");
+  const SymInt len2 = resolve_sym_slice(3, int64_t{1} << 40, 3, m, &env2).length;  // 2
+  const std::vector<SymShape> ins2 = {{m}, {len2}};
+  EXPECT_FALSE(infer_sym_shape(OpKind::Add, ins2, {}, TensorMeta{DType::kF32, {9}}, {}, &env2,
+                               "add at m.cpp:4")
+                   .ok());
 }
 
 TEST(ShapeEnvTest, MarkDynamicRefusesSpecialisation) {

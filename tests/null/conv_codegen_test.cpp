@@ -1,0 +1,111 @@
+// Conv codegen without a device: which kernel each conv gets (the implicit GEMM of
+// codegen/lower_conv_gemm.cpp or the direct window kernel) and the GLSL of both compiling
+// through glslang + spirv-val, for 1-D, 2-D and 3-D convs, partial channel blocks, symbolic
+// sizes and each reason the implicit GEMM does not apply.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/lower.h"
+#include "codegen/spirv.h"
+#include "null/graph_builders.h"
+
+namespace kiln {
+namespace {
+
+using test::add;
+using V = std::vector<int64_t>;
+
+struct ConvCase {
+  Shape x, w;
+  V strides, pads, dilations;
+  int64_t groups = 1;
+  DType dtype = DType::kF32;
+};
+
+Graph conv_graph(const ConvCase& c, bool bias) {
+  Graph g;
+  NodeId x = g.add_input({c.dtype, c.x});
+  NodeId w = g.add_input({c.dtype, c.w});
+  std::vector<NodeId> in = {x, w};
+  if (bias) in.push_back(g.add_input({c.dtype, {c.w[0]}}));
+  Attrs a;
+  a.window.strides = c.strides;
+  a.window.pads = c.pads;
+  a.window.dilations = c.dilations;
+  a.window.groups = c.groups;
+  g.set_outputs({add(g, OpKind::Conv, in, a)});
+  return g;
+}
+
+KernelVariant planned_variant(const Graph& g, const CodegenOptions& opt, const std::string& what) {
+  auto plan = plan_kernels(g, opt);
+  EXPECT_TRUE(plan.ok()) << what << ": " << plan.status().to_string();
+  if (!plan.ok() || plan->kernels.size() != 1) return KernelVariant::kElementwise;
+  Status st = compile_kernels(*plan, opt);
+  EXPECT_TRUE(st.ok()) << what << ": " << st.to_string() << "\n" << plan->kernels[0].glsl;
+  if (st.ok()) {
+    EXPECT_TRUE(validate_spirv(plan->kernels[0].spirv).ok()) << what;
+  }
+  return plan->kernels[0].variant;
+}
+
+TEST(ConvCodegen, ImplicitGemmForDenseF32Convs) {
+  const std::vector<ConvCase> cases = {
+      {{1, 3, 13, 11}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}},   // a CNN's stem
+      {{2, 20, 9, 7}, {40, 20, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},   // a partial row block
+      {{2, 64, 5, 5}, {128, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}},  // 1x1, few positions
+      {{2, 5, 40}, {16, 5, 5}, {1}, {2, 2}, {2}},                      // 1-D, dilated
+      {{1, 4, 5, 6, 7}, {17, 4, 3, 3, 3}, {1, 2, 1}, {1, 1, 1, 1, 0, 1}, {1, 1, 1}},  // 3-D
+  };
+  for (bool bias : {false, true})
+    for (const ConvCase& c : cases) {
+      const std::string what = "conv x" + shape_str(c.x) + " w" + shape_str(c.w);
+      EXPECT_EQ(planned_variant(conv_graph(c, bias), test::shuffle_options(), what),
+                KernelVariant::kConvGemm)
+          << what;
+    }
+}
+
+TEST(ConvCodegen, DirectKernelWhereTheGemmDoesNotApply) {
+  const ConvCase dense{{1, 8, 9, 9}, {32, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}};
+  // No subgroup shuffles on the target.
+  EXPECT_EQ(planned_variant(conv_graph(dense, true), test::generic_options(), "no shuffle"),
+            KernelVariant::kWindow);
+  ConvCase grouped = dense;
+  grouped.w = {32, 4, 3, 3};
+  grouped.groups = 2;
+  EXPECT_EQ(planned_variant(conv_graph(grouped, true), test::shuffle_options(), "groups"),
+            KernelVariant::kWindow);
+  ConvCase narrow = dense;
+  narrow.w = {15, 8, 3, 3};
+  EXPECT_EQ(planned_variant(conv_graph(narrow, true), test::shuffle_options(), "15 channels"),
+            KernelVariant::kWindow);
+  ConvCase half = dense;
+  half.dtype = DType::kF16;
+  EXPECT_EQ(planned_variant(conv_graph(half, false), test::shuffle_options(), "f16"),
+            KernelVariant::kWindow);
+}
+
+// Symbolic batch and spatial sizes: positions, row and column blocks come from push constants.
+TEST(ConvCodegen, ImplicitGemmWithSymbolicSizes) {
+  ShapeEnv env;
+  const SymInt n(env.symbol(env.create_symbol(2, "input 0 dim 0")));
+  const SymInt h(env.symbol(env.create_symbol(12, "input 0 dim 2")));
+  const SymInt w(env.symbol(env.create_symbol(10, "input 0 dim 3")));
+  Graph g;
+  g.set_shape_env(&env);
+  NodeId x = g.add_input({DType::kF32, {2, 6, 12, 10}}, "", {n, SymInt(6), h, w});
+  NodeId wt = g.add_input({DType::kF32, {24, 6, 3, 3}});
+  Attrs a;
+  a.window.strides = {2, 1};
+  a.window.pads = {1, 1, 1, 1};
+  a.window.dilations = {1, 1};
+  g.set_outputs({add(g, OpKind::Conv, {x, wt}, a)});
+  g.canonicalize(env);
+  EXPECT_EQ(planned_variant(g, test::shuffle_options(), "symbolic"), KernelVariant::kConvGemm);
+}
+
+}  // namespace
+}  // namespace kiln
