@@ -196,8 +196,9 @@ void Gen::binary(bool compare) {
   s.op = r_.pick(std::vector<OpKind>{OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
                                      OpKind::Maximum, OpKind::Minimum, OpKind::Pow, OpKind::Add,
                                      OpKind::Mul});
-  const Val& x = val(a);
-  const Val& y = val(b);
+  // Copies: stable() below may add a step, which can move every Val.
+  const Val x = val(a);
+  const Val y = val(b);
   Val v;
   v.shape = *shape;
   v.dtype = promote_types(x.dtype, y.dtype);
