@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "eager/interpreter.h"
@@ -223,6 +224,44 @@ TEST(InterpreterGemmTest, NonFiniteValuesPropagate) {
   EXPECT_EQ(out.get(0), inf);
   EXPECT_TRUE(std::isnan(out.get(1)));
   EXPECT_TRUE(std::isnan(out.get(2)));  // 0 * inf + 1 * 1
+}
+
+TEST(InterpreterGemmTest, ConcurrentCallsFromSeveralThreads) {
+  // Kiln may be called from many threads at once; OpenBLAS (threaded itself) must give each
+  // caller its own correct product.
+  constexpr int kThreads = 4, kCalls = 8;
+  std::vector<MatCase> cases = {
+      {{3, 40, 33}, {33, 47}}, {{96, 70}, {70, 81}}, {{2, 17, 9}, {2, 9, 5}}};
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<uint32_t>(100 + t));
+      for (int call = 0; call < kCalls && failures[static_cast<size_t>(t)].empty(); ++call) {
+        const MatCase& c = cases[static_cast<size_t>(call + t) % cases.size()];
+        const HostTensor a = random_tensor(DType::kF32, c.a, rng);
+        const HostTensor b = random_tensor(DType::kF32, c.b, rng);
+        auto r = interpret_op(OpKind::MatMul, std::vector<const HostTensor*>{&a, &b}, {});
+        if (!r.ok()) {
+          failures[static_cast<size_t>(t)] = r.status().to_string();
+          break;
+        }
+        const std::vector<Ref> want = matmul_ref(a, b, c, r->meta.shape);
+        for (size_t i = 0; i < want.size(); ++i) {
+          const double bound =
+              static_cast<double>(want[i].terms) * std::ldexp(1.0, -22) * want[i].abs_sum;
+          if (!(std::abs(r->get(static_cast<int64_t>(i)) - want[i].value) <= bound)) {
+            failures[static_cast<size_t>(t)] = str(c) + ": element " + std::to_string(i);
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_TRUE(failures[static_cast<size_t>(t)].empty())
+        << "thread " << t << ": " << failures[static_cast<size_t>(t)];
 }
 
 // ---- conv ------------------------------------------------------------------------------------
