@@ -8,7 +8,7 @@ PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslang-dev glslang-tools spirv-tools
   libgtest-dev libgmock-dev libbenchmark-dev
-  libfmt-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy
 )
 PACKAGES+=("$@")

@@ -1,7 +1,9 @@
 // The CPU interpreter's kernels for the transformer ops (reference semantics, PyTorch's):
 //   MatMul: numpy.matmul with batch broadcasting; trans_a / trans_b read a / b with their last two
-//     dims swapped. Float outputs accumulate in double over k in order, then round to the output
-//     dtype; integer outputs accumulate in int64 with two's complement wraparound.
+//     dims swapped. Float outputs: the operands are converted to f32 (f16 exactly, integers to the
+//     nearest float) and each product is OpenBLAS's sgemm (float sums in its own order), then
+//     rounded to the output dtype; docs/ops.md gives the tolerance this implies. Integer outputs
+//     accumulate in int64 over k in order with two's complement wraparound (exact).
 //   Softmax / LogSoftmax: per slice along the axis, m = max (float), s = sum exp(x - m) in double;
 //     softmax = exp(x - m) / s, log_softmax = x - m - log(s). A slice that is all -inf gives NaN.
 //   LayerNorm: per row of the last k dims, mean and biased variance in double;
@@ -14,10 +16,12 @@
 //   Arange: element i = start + i * step computed in double, encoded into the dtype.
 //   ArgMax / ArgMin: the first index of the extreme value; a NaN counts as the extreme (the first
 //     NaN wins), as in PyTorch.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 
+#include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
 
 namespace kiln::eager {
@@ -77,39 +81,81 @@ MatView mat_view(const Shape& s, bool trans, bool is_a) {
   return v;
 }
 
-template <typename C>
-Status matmul(const Node& node, const HostTensor& a, const HostTensor& b, HostTensor& out) {
+/// The batch of a matmul: the broadcast batch shape and each operand's element stride per
+/// batch dim (0 where it is broadcast).
+struct Batch {
+  Shape shape;
+  std::vector<int64_t> sa, sb;
+};
+Expected<Batch> batch_of(const MatView& va, const MatView& vb) {
+  Batch bt;
+  KILN_ASSIGN_OR_RETURN(bt.shape, broadcast_shapes(va.batch, vb.batch));
+  bt.sa = broadcast_strides(va.batch, bt.shape);
+  bt.sb = broadcast_strides(vb.batch, bt.shape);
+  for (int64_t& s : bt.sa) s *= va.matrix;
+  for (int64_t& s : bt.sb) s *= vb.matrix;
+  return bt;
+}
+
+/// Integer matmul: exact int64 sums with wraparound, over k in order.
+Status matmul_int(const Node& node, const HostTensor& a, const HostTensor& b, HostTensor& out) {
   const MatView va = mat_view(a.meta.shape, node.attrs.trans_a, true);
   const MatView vb = mat_view(b.meta.shape, node.attrs.trans_b, false);
-  const std::vector<C> da = decode_all<C>(a), db = decode_all<C>(b);
+  KILN_ASSIGN_OR_RETURN(const Batch bt, batch_of(va, vb));
+  const std::vector<int64_t> da = decode_all<int64_t>(a), db = decode_all<int64_t>(b);
   const int64_t m = va.rows, k = va.cols, n = vb.cols;
-  auto bshape = broadcast_shapes(va.batch, vb.batch);
-  if (!bshape.ok()) return bshape.status();
-  std::vector<int64_t> sa = broadcast_strides(va.batch, *bshape);
-  std::vector<int64_t> sb = broadcast_strides(vb.batch, *bshape);
-  for (int64_t& s : sa) s *= va.matrix;
-  for (int64_t& s : sb) s *= vb.matrix;
-  Writer<C> wr = writer<C>(out);
+  Writer<int64_t> wr = writer<int64_t>(out);
   int64_t o = 0;
-  strided_for_each<2>(*bshape, {std::span<const int64_t>(sa), std::span<const int64_t>(sb)},
+  strided_for_each<2>(bt.shape, {std::span<const int64_t>(bt.sa), std::span<const int64_t>(bt.sb)},
                       [&](const std::array<int64_t, 2>& base) {
                         for (int64_t i = 0; i < m; ++i) {
                           for (int64_t j = 0; j < n; ++j) {
-                            C acc = 0;
+                            int64_t acc = 0;
                             int64_t pa = base[0] + i * va.row_stride;
                             int64_t pb = base[1] + j * vb.col_stride;
-                            for (int64_t p = 0; p < k; ++p) {
-                              const C x = da[static_cast<size_t>(pa + p * va.col_stride)];
-                              const C y = db[static_cast<size_t>(pb + p * vb.row_stride)];
-                              if constexpr (std::is_integral_v<C>)
-                                acc = wrap_mul_add(acc, x, y);
-                              else
-                                acc += x * y;
-                            }
+                            for (int64_t p = 0; p < k; ++p)
+                              acc =
+                                  wrap_mul_add(acc, da[static_cast<size_t>(pa + p * va.col_stride)],
+                                               db[static_cast<size_t>(pb + p * vb.row_stride)]);
                             wr(o++, acc);
                           }
                         }
                       });
+  return {};
+}
+
+/// A matrix of `v` at `data` as an sgemm operand.
+GemmOperand gemm_operand(const MatView& v, const float* data) {
+  if (v.col_stride == 1) return {data, v.row_stride, false};
+  return {data, v.col_stride, true};  // row_stride == 1: stored transposed
+}
+
+/// Float matmul (f32 or f16 output): one sgemm per batch element, or one for the whole batch when
+/// b is shared by every batch element and a's matrices are consecutive rows.
+Status matmul_float(const Node& node, const HostTensor& a, const HostTensor& b, HostTensor& out) {
+  const MatView va = mat_view(a.meta.shape, node.attrs.trans_a, true);
+  const MatView vb = mat_view(b.meta.shape, node.attrs.trans_b, false);
+  KILN_ASSIGN_OR_RETURN(const Batch bt, batch_of(va, vb));
+  std::vector<float> sa, sb, so;
+  const float* fa = as_floats(a, sa);
+  const float* fb = as_floats(b, sb);
+  float* fo = float_result(out, so);
+  const int64_t m = va.rows, k = va.cols, n = vb.cols;
+  const bool b_shared = std::all_of(bt.sb.begin(), bt.sb.end(), [](int64_t s) { return s == 0; });
+  if (b_shared && !node.attrs.trans_a && va.batch == bt.shape) {
+    const int64_t rows = numel(bt.shape) * m;  // a as [batch * m, k]
+    sgemm(rows, n, k, {fa, va.row_stride, false}, gemm_operand(vb, fb), 0.0f, fo, n);
+  } else {
+    int64_t o = 0;
+    strided_for_each<2>(bt.shape,
+                        {std::span<const int64_t>(bt.sa), std::span<const int64_t>(bt.sb)},
+                        [&](const std::array<int64_t, 2>& base) {
+                          sgemm(m, n, k, gemm_operand(va, fa + base[0]),
+                                gemm_operand(vb, fb + base[1]), 0.0f, fo + o * m * n, n);
+                          ++o;
+                        });
+  }
+  store_floats(out, so);
   return {};
 }
 
@@ -315,8 +361,8 @@ bool is_nn_kernel(OpKind op) {
 Status eval_nn(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   switch (node.op) {
     case OpKind::MatMul:
-      if (is_floating(out.meta.dtype)) return matmul<double>(node, *ins[0], *ins[1], out);
-      return matmul<int64_t>(node, *ins[0], *ins[1], out);
+      if (is_floating(out.meta.dtype)) return matmul_float(node, *ins[0], *ins[1], out);
+      return matmul_int(node, *ins[0], *ins[1], out);
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       return softmax(node, *ins[0], out);

@@ -1,8 +1,10 @@
 // The CPU interpreter's kernels for the Window ops and GatherND (reference semantics, ONNX's):
 //   Conv: out[n, co, o..] = bias[co] + sum over ci < C / groups and the window of
 //     x[n, g * C / groups + ci, o * stride - pad_begin + k * dilation] * w[co, ci, k..], with
-//     g = co / (C_out / groups); positions in the padding contribute nothing. Accumulated in
-//     double, rounded to the output dtype.
+//     g = co / (C_out / groups); positions in the padding contribute nothing. Computed in f32
+//     (f16 operands converted exactly) as one sgemm per image and group over an im2col matrix
+//     (window positions x output positions, zeros for the padding): float sums in OpenBLAS's
+//     order starting from the bias, rounded to the output dtype (docs/ops.md).
 //   MaxPool: the maximum over the window's positions inside the input (NaN propagates; a
 //     window with no position inside the input gives -inf, or the integer minimum).
 //   MaxPoolIndices: the flat index into x (over N, C and the spatial dims; storage_order 1
@@ -14,12 +16,14 @@
 //   GatherND: data[batch.., indices[i.., 0..m), rest..]; an index in [-size, 0) counts from the
 //     end, one outside [-size, size) is an error Status naming it.
 // Spatial dims are handled as three, missing ones having size 1 and a trivial window.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
 
 namespace kiln::eager {
@@ -95,25 +99,86 @@ int64_t padded_count(const Geometry& g, const std::array<int64_t, 3>& o) {
   return count;
 }
 
+/// im2col floats per sgemm at most (16 MiB); a larger image is done in chunks of output rows.
+constexpr int64_t kMaxColumns = int64_t{1} << 22;
+
+/// Fills col[(ci * taps + t) * cols + q] for the output rows [r0, r1) (a row: fixed positions in
+/// the two outer spatial dims, all of the innermost; q counts positions from row r0) with the
+/// input value window tap t of channel ci reads there, or 0 in the padding. `x` is the group's
+/// first channel of one image.
+void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int64_t r1,
+            float* col) {
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2], w = g.out[2], cols = (r1 - r0) * w;
+  float* dst = col;
+  for (int64_t ci = 0; ci < channels; ++ci) {
+    const float* xc = x + ci * plane;
+    for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
+      for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
+        for (int64_t kd = 0; kd < g.kernel[2]; ++kd, dst += cols) {
+          for (int64_t r = r0; r < r1; ++r) {
+            float* row = dst + (r - r0) * w;
+            const int64_t p0 = (r / g.out[1]) * g.stride[0] - g.pad[0] + ka * g.dil[0];
+            const int64_t p1 = (r % g.out[1]) * g.stride[1] - g.pad[1] + kb * g.dil[1];
+            if (p0 < 0 || p0 >= g.in[0] || p1 < 0 || p1 >= g.in[1]) {
+              std::fill(row, row + w, 0.0f);
+              continue;
+            }
+            const float* src = xc + (p0 * g.in[1] + p1) * g.in[2];
+            for (int64_t od = 0; od < w; ++od) {
+              const int64_t p2 = od * g.stride[2] - g.pad[2] + kd * g.dil[2];
+              row[od] = p2 >= 0 && p2 < g.in[2] ? src[p2] : 0.0f;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   const Geometry g = geometry(node, ins[0]->meta.shape, out.meta.shape, &ins[1]->meta.shape);
   const int64_t groups = node.attrs.window.groups;
   const int64_t cg = g.c / groups, og = g.c_out / groups;
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  Reader<double> x = reader<double>(*ins[0]), w = reader<double>(*ins[1]);
-  const bool has_bias = ins.size() == 3;
-  Reader<double> bias = has_bias ? reader<double>(*ins[2]) : Reader<double>{};
-  Writer<double> wr = writer<double>(out);
-  for_each_output(g, [&](int64_t n, int64_t co, const std::array<int64_t, 3>& o, int64_t at) {
-    double acc = has_bias ? bias(co) : 0.0;
-    const int64_t c0 = (co / og) * cg;
-    for (int64_t ci = 0; ci < cg; ++ci) {
-      const int64_t xbase = (n * g.c + c0 + ci) * plane, wbase = (co * cg + ci) * taps;
-      for_each_tap(g, o, [&](int64_t p, int64_t t) { acc += x(xbase + p) * w(wbase + t); });
+  const int64_t rows = g.out[0] * g.out[1], out_plane = rows * g.out[2], depth = cg * taps;
+  std::vector<float> sx, sw, sbias, so, col;
+  const float* x = as_floats(*ins[0], sx);
+  const float* w = as_floats(*ins[1], sw);
+  const float* bias = ins.size() == 3 ? as_floats(*ins[2], sbias) : nullptr;
+  float* y = float_result(out, so);
+  // A 1x1 window with unit strides and no padding reads the input planes as they are.
+  bool direct = taps == 1;
+  for (size_t i = 0; i < 3; ++i)
+    direct = direct && g.stride[i] == 1 && g.pad[i] == 0 && g.in[i] == g.out[i];
+  const int64_t chunk =
+      g.out[2] == 0 ? rows
+                    : std::max<int64_t>(1, kMaxColumns / std::max<int64_t>(1, depth) / g.out[2]);
+  if (!direct && out.meta.numel() > 0)
+    col.resize(static_cast<size_t>(depth * std::min(chunk, rows) * g.out[2]));
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      const float* xg = x + (n * g.c + grp * cg) * plane;
+      const float* wg = w + grp * og * depth;
+      float* yg = y + (n * g.c_out + grp * og) * out_plane;
+      if (bias)
+        for (int64_t o = 0; o < og; ++o)
+          std::fill(yg + o * out_plane, yg + (o + 1) * out_plane, bias[grp * og + o]);
+      const float beta = bias ? 1.0f : 0.0f;
+      if (direct) {
+        sgemm(og, out_plane, depth, {wg, depth, false}, {xg, plane, false}, beta, yg, out_plane);
+        continue;
+      }
+      for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+        const int64_t r1 = std::min(rows, r0 + chunk), cols = (r1 - r0) * g.out[2];
+        if (cols == 0) continue;
+        im2col(g, cg, xg, r0, r1, col.data());
+        sgemm(og, cols, depth, {wg, depth, false}, {col.data(), cols, false}, beta,
+              yg + r0 * g.out[2], out_plane);
+      }
     }
-    wr(at, acc);
-  });
+  }
+  store_floats(out, so);
   return {};
 }
 

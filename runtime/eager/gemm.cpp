@@ -1,0 +1,78 @@
+// The interpreter's float GEMM: OpenBLAS's cblas_sgemm on row-major operands, with the cases BLAS
+// leaves to the caller (an empty product, a sum over k = 0, sizes beyond 32-bit integers) handled
+// here. OpenBLAS (Debian's pthreads build) splits one large product over the cores itself and may
+// be called from several threads at once (docs/runtime.md "Threads").
+#include "eager/gemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "eager/interpreter_ops.h"
+
+namespace kiln::eager {
+namespace {
+
+bool fits_blas_int(int64_t v) {
+  return v >= 0 && v <= static_cast<int64_t>(std::numeric_limits<blasint>::max());
+}
+
+float element(const GemmOperand& x, int64_t i, int64_t j) {
+  return x.trans ? x.data[j * x.ld + i] : x.data[i * x.ld + j];
+}
+
+}  // namespace
+
+void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
+           int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // BLAS implementations differ on k = 0; the product is the empty sum
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  // cblas (row-major) wants lda >= the operand's stored row length even where only one row is
+  // read; a single row or column may have any stride, so give it the minimum.
+  a.ld = std::max<int64_t>(a.ld, a.trans ? m : k);
+  b.ld = std::max<int64_t>(b.ld, b.trans ? k : n);
+  ldc = std::max<int64_t>(ldc, n);
+  if (fits_blas_int(m) && fits_blas_int(n) && fits_blas_int(k) && fits_blas_int(a.ld) &&
+      fits_blas_int(b.ld) && fits_blas_int(ldc)) {
+    cblas_sgemm(CblasRowMajor, a.trans ? CblasTrans : CblasNoTrans,
+                b.trans ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a.data,
+                static_cast<blasint>(a.ld), b.data, static_cast<blasint>(b.ld), beta, c,
+                static_cast<blasint>(ldc));
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+      for (int64_t p = 0; p < k; ++p) acc += element(a, i, p) * element(b, p, j);
+      c[i * ldc + j] = acc;
+    }
+  }
+}
+
+const float* as_floats(const HostTensor& t, std::vector<float>& scratch) {
+  if (t.meta.dtype == DType::kF32) return t.ptr<float>();
+  Reader<float> rd = reader<float>(t);
+  scratch.resize(static_cast<size_t>(t.meta.numel()));
+  for (size_t i = 0; i < scratch.size(); ++i) scratch[i] = rd(static_cast<int64_t>(i));
+  return scratch.data();
+}
+
+float* float_result(HostTensor& out, std::vector<float>& scratch) {
+  if (out.meta.dtype == DType::kF32) return out.ptr<float>();
+  scratch.assign(static_cast<size_t>(out.meta.numel()), 0.0f);
+  return scratch.data();
+}
+
+void store_floats(HostTensor& out, const std::vector<float>& scratch) {
+  if (out.meta.dtype == DType::kF32) return;
+  Writer<float> wr = writer<float>(out);
+  for (size_t i = 0; i < scratch.size(); ++i) wr(static_cast<int64_t>(i), scratch[i]);
+}
+
+}  // namespace kiln::eager
