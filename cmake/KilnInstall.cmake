@@ -71,7 +71,7 @@ else()
   # default resource limits).
   set(KILN_PC_LIBS "-lkiln -lkiln_codegen -lkiln_vk -lkiln_eager -lkiln_cache -lkiln_shaders")
   string(APPEND KILN_PC_LIBS " -lkiln_graph -lSPIRV -lglslang-default-resource-limits")
-  set(KILN_PC_REQUIRES "glslang SPIRV-Tools vulkan")
+  set(KILN_PC_REQUIRES "glslang SPIRV-Tools vulkan openblas")
   set(KILN_ONNX_PC_LIBS "-lkiln_onnx -lonnx_proto")
   set(KILN_ONNX_PC_REQUIRES "kiln protobuf")
 endif()
