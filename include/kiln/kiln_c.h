@@ -40,7 +40,10 @@ typedef enum kiln_status {
   KILN_ERROR_UNIMPLEMENTED = 3,      /* an ONNX op or type Kiln does not support */
   KILN_ERROR_RESOURCE_EXHAUSTED = 4, /* out of device or host memory */
   KILN_ERROR_INTERNAL = 5,
-  KILN_ERROR_FAILED_PRECONDITION = 6 /* valid, but not in the current state */
+  KILN_ERROR_FAILED_PRECONDITION = 6, /* valid, but not in the current state */
+  /* Not a status: makes every 32-bit value a valid kiln_status, so a value from another
+   * language is checked, not undefined. */
+  KILN_STATUS_MAX_ENUM = 0x7fffffff
 } kiln_status;
 
 typedef enum kiln_dtype {
@@ -48,7 +51,9 @@ typedef enum kiln_dtype {
   KILN_F16 = 1, /* IEEE binary16 bits in a uint16_t */
   KILN_I32 = 2,
   KILN_I64 = 3,
-  KILN_BOOL = 4 /* one byte, 0 or 1 */
+  KILN_BOOL = 4, /* one byte, 0 or 1 */
+  /* Not a dtype (as KILN_STATUS_MAX_ENUM): out-of-range values are rejected, not undefined. */
+  KILN_DTYPE_MAX_ENUM = 0x7fffffff
 } kiln_dtype;
 
 typedef struct kiln_device kiln_device;

@@ -91,6 +91,8 @@ kiln::DType to_dtype(kiln_dtype dtype) {
       return kiln::DType::kI64;
     case KILN_BOOL:
       return kiln::DType::kBool;
+    case KILN_DTYPE_MAX_ENUM:
+      break;
   }
   return kiln::DType::kF32;
 }
@@ -149,6 +151,8 @@ const char* kiln_status_name(kiln_status status) {
       return "internal";
     case KILN_ERROR_FAILED_PRECONDITION:
       return "failed_precondition";
+    case KILN_STATUS_MAX_ENUM:
+      break;
   }
   return "unknown";
 }
