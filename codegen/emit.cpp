@@ -921,11 +921,11 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Exp:
       return "exp(" + arg(0) + ")";
     case OpKind::Log:
-      return "log(" + arg(0) + ")";
+      return "kiln_log(" + arg(0) + ")";
     case OpKind::Sqrt:
-      return "sqrt(" + arg(0) + ")";
+      return "kiln_sqrt(" + arg(0) + ")";
     case OpKind::Rsqrt:
-      return "inversesqrt(" + arg(0) + ")";
+      return "kiln_rsqrt(" + arg(0) + ")";
     case OpKind::Tanh:
       return "kiln_tanh(" + arg(0) + ")";
     case OpKind::Sigmoid:

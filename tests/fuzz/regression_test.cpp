@@ -286,5 +286,27 @@ TEST_F(FuzzRegression, ReductionOverASplitReshape) {
       x);
 }
 
+// GLSL leaves log, sqrt and inversesqrt undefined outside their domain: lavapipe returned NaN
+// for rsqrt(relu(-0.0)) (interpreter: -inf, then log(abs(.) + 0.5) = inf; seed 10000 program
+// 903) and a number for log(-2.8), so `log(x) <= c` was true (seed 10000 program 1187).
+TEST_F(FuzzRegression, LogSqrtRsqrtOutsideTheirDomain) {
+  Tensor x = test::tensor_from_doubles(
+      DType::kF32, {12}, {-2.8, -1.0, -0.0, 0.0, 1e-30, 0.25, 2.0, 1e30, -1e-30, 4.0, 0.5, 9.0});
+  check(
+      "rsqrt(relu(x))", Tol::for_dtype(DType::kF32), [](const Tensor& t) { return rsqrt(relu(t)); },
+      x);
+  check(
+      "log(abs(rsqrt(x)) + 0.5)", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t) { return log(abs(rsqrt(t)) + 0.5); }, x);
+  check(
+      "log(x) <= -0.7", Tol::exact(), [](const Tensor& t) { return le(log(t), t * 0.0 - 0.716796875); }, x);
+  check(
+      "log(x) and sqrt(x)", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t) { return log(t) + sqrt(t); }, x);
+  check(
+      "rsqrt(x * 1e30)", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t) { return rsqrt(t * 1e30) + sqrt(t * 1e30); }, x);
+}
+
 }  // namespace
 }  // namespace kiln
