@@ -66,6 +66,22 @@ vec4 kiln_add_zero(vec4 x){ return vec4(kiln_add_zero(x . x), kiln_add_zero(x . 
 vec4 kiln_zero_sub(vec4 x){ return vec4(kiln_zero_sub(x . x), kiln_zero_sub(x . y), kiln_zero_sub(x . z), kiln_zero_sub(x . w));}
 vec4 kiln_mul_zero(vec4 x){ return vec4(kiln_mul_zero(x . x), kiln_mul_zero(x . y), kiln_mul_zero(x . z), kiln_mul_zero(x . w));}
 vec4 kiln_zero_div(vec4 x){ return vec4(kiln_zero_div(x . x), kiln_zero_div(x . y), kiln_zero_div(x . z), kiln_zero_div(x . w));}
+float kiln_nan_value(){ return uintBitsToFloat(0x7fc00000u);}
+float kiln_log(float x){
+  if(isnan(x)|| isinf(x)&& x > 0.0)return x;
+  if(x == 0.0)return uintBitsToFloat(0xff800000u);
+  return x < 0.0 ? kiln_nan_value(): log(x);
+}
+float kiln_sqrt(float x){ return x < 0.0 ? kiln_nan_value(): sqrt(x);}
+float kiln_rsqrt(float x){
+  if(isnan(x))return x;
+  if(x == 0.0)return uintBitsToFloat((floatBitsToUint(x)& 0x80000000u)| 0x7f800000u);
+  if(x < 0.0)return kiln_nan_value();
+  return isinf(x)? 0.0 : inversesqrt(x);
+}
+vec4 kiln_log(vec4 x){ return vec4(kiln_log(x . x), kiln_log(x . y), kiln_log(x . z), kiln_log(x . w));}
+vec4 kiln_sqrt(vec4 x){ return vec4(kiln_sqrt(x . x), kiln_sqrt(x . y), kiln_sqrt(x . z), kiln_sqrt(x . w));}
+vec4 kiln_rsqrt(vec4 x){ return vec4(kiln_rsqrt(x . x), kiln_rsqrt(x . y), kiln_rsqrt(x . z), kiln_rsqrt(x . w));}
 layout(local_size_x = 128u)in;
 layout(std430, set = 0, binding = 0)buffer KilnB0 { float data[];} b0;
 layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { uint8_t data[];} b1;
