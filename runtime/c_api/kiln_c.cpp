@@ -113,13 +113,11 @@ kiln_dtype from_dtype(kiln::DType dtype) {
   return KILN_F32;
 }
 
-kiln_status model_from(kiln_device* device, kiln::Expected<kiln::onnx::Model> model,
-                       kiln_model** out) {
+kiln_status model_from(kiln::Expected<kiln::onnx::Model> model, kiln_model** out) {
   if (!model.ok()) return fail(model.status());
   kiln::CompileOptions options;
   options.name = model->name();
   *out = new kiln_model{kiln::onnx::CompiledModel(std::move(model).value(), options)};
-  (void)device;
   return KILN_OK;
 }
 
@@ -260,7 +258,7 @@ kiln_status kiln_model_load(kiln_device* device, const char* path, kiln_model** 
   return guarded([&] {
     if (device == nullptr || path == nullptr || out == nullptr)
       return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_load: device, path and out must be set");
-    return model_from(device, kiln::onnx::Model::load(path, device->device), out);
+    return model_from(kiln::onnx::Model::load(path, device->device), out);
   });
 }
 
@@ -272,7 +270,6 @@ kiln_status kiln_model_load_bytes(kiln_device* device, const void* data, size_t 
                   "kiln_model_load_bytes: device, data and out must be set");
     const auto* bytes = static_cast<const std::byte*>(data);
     return model_from(
-        device,
         kiln::onnx::Model::parse(std::span<const std::byte>(bytes, size), device->device, "model"),
         out);
   });

@@ -92,7 +92,15 @@ std::string Device::name() const {
 }
 
 uint64_t Device::id() const {
-  return kind_ == Kind::kCpu ? 0 : vulkan_device()->id();
+  if (kind_ == Kind::kCpu) return 0;
+  if (vk_) return vk_->id();
+  // The default device never changes once made: its id is read once (guards and eager-op keys
+  // ask for it on every call). 0 when it cannot be made; vulkan_device() then throws why.
+  static const uint64_t default_id = [] {
+    auto dev = vk::VulkanDevice::default_device();
+    return dev.ok() ? (*dev)->id() : 0;
+  }();
+  return default_id != 0 ? default_id : vulkan_device()->id();
 }
 
 bool Device::operator==(const Device& other) const {

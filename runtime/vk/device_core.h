@@ -9,18 +9,11 @@
 #include <memory>
 
 #include "cache/disk_cache.h"
+#include "kiln/vulkan_interop.h"
 #include "vk/instance.h"
 #include "vk/physical_device.h"
 
 namespace kiln::vk {
-
-/// Serialises Kiln's queue submissions with an application that submits to the same queue
-/// (kiln::vulkan::QueueLock; empty when the queue is Kiln's alone).
-struct ExternalQueueLock {
-  void (*lock)(void* user) = nullptr;
-  void (*unlock)(void* user) = nullptr;
-  void* user = nullptr;
-};
 
 struct DeviceCore {
   std::shared_ptr<Instance> instance;
@@ -29,7 +22,9 @@ struct DeviceCore {
   uint32_t queue_index = 0;  // within physical.queue_family
   /// False when the application owns `device` (VulkanDevice::adopt): it is never destroyed here.
   bool owns_device = true;
-  ExternalQueueLock queue_lock;
+  /// The application's lock around the queue (kiln::vulkan::adopt); empty when the queue is
+  /// Kiln's alone.
+  vulkan::QueueLock queue_lock;
   /// The persistent cache (DeviceOptions::disk_cache, else the global one).
   std::shared_ptr<cache::DiskCache> disk;
 

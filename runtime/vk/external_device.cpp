@@ -124,7 +124,7 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::adopt(
   core->device = h.device;
   core->queue_index = h.queue_index;
   core->owns_device = false;
-  core->queue_lock = {h.queue_lock.lock, h.queue_lock.unlock, h.queue_lock.user};
+  core->queue_lock = h.queue_lock;
   core->disk = disk ? std::move(disk)
                     : std::shared_ptr<cache::DiskCache>(&cache::DiskCache::global(), [](auto*) {});
   return VulkanDeviceImpl::create_from_core(std::move(core));

@@ -338,7 +338,7 @@ Status VulkanDeviceImpl::submit_and_wait(CommandSlot& slot, VkCommandBuffer cmd)
   submit.pCommandBuffers = &cmd;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    const ExternalQueueLock& external = core_->queue_lock;
+    const vulkan::QueueLock& external = core_->queue_lock;
     if (external.lock != nullptr) external.lock(external.user);
     const VkResult result = vkQueueSubmit(queue_, 1, &submit, slot.fence);
     if (external.unlock != nullptr) external.unlock(external.user);
