@@ -26,6 +26,9 @@ struct DemoOptions {
   std::vector<int64_t> lengths;  // empty: the configuration's lengths
   int repeat = 3;                // steady-state calls per length (median reported)
   std::string device = "vulkan";
+  /// Compile in the background (CompileOptions::background): first calls are served by the
+  /// interpreter or a covering entry; steady latencies are measured once the kernels are in.
+  bool background = false;
 };
 int demo_main(const DemoOptions& options);
 
@@ -40,6 +43,15 @@ struct RunOptions {
   std::string dump_dir;
 };
 int run_main(const RunOptions& options);
+
+/// `kiln precompile MODEL.onnx --shape NAME=2x128 ... --cache-dir DIR` (docs/cache.md).
+struct PrecompileOptions {
+  std::string model;
+  std::vector<std::string> shapes;  // NAME=SHAPE; the k-th of each input makes the k-th call
+  std::string cache_dir;            // empty: the process's cache (KILN_CACHE_DIR, ~/.cache/kiln)
+  bool dynamic = false;             // every dim symbolic (Dynamic::kTrue)
+};
+int precompile_main(const PrecompileOptions& options);
 
 /// `kiln onnx-test DIR...`: ONNX backend test cases on the interpreter and Vulkan.
 struct OnnxTestOptions {

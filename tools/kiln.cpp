@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
                      "Quick configuration: d_model 64, 2 heads, FFN 128, 1 layer, vocab 1000, "
                      "batch 2, S in {16,32,64,96,128}");
   demo_cmd->add_flag("--json", demo.json, "Print one JSON document (config, rows, summary)");
+  demo_cmd->add_flag("--background", demo.background,
+                     "Compile on a worker thread; the 'served' column says what answered each "
+                     "first call, 'worst' the slowest call against 3x steady + 20 ms");
   demo_cmd
       ->add_option("--strategies", demo.strategies,
                    "Comma-separated subset of static,dynamic,auto,warm-up")
@@ -44,6 +47,18 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--iters", chain.iters, "--chain: timed iterations per variant")
       ->check(CLI::PositiveNumber)
       ->needs(chain_flag);
+
+  kiln::tools::PrecompileOptions pre;
+  auto* pre_cmd = app.add_subcommand(
+      "precompile",
+      "Compile an ONNX model for given input shapes into a cache directory an application can "
+      "ship (docs/cache.md)");
+  pre_cmd->add_option("model", pre.model, "The .onnx file")->required()->check(CLI::ExistingFile);
+  pre_cmd->add_option("--shape", pre.shapes,
+                      "NAME=SHAPE (e.g. input_ids=1x128); repeat a name for more calls");
+  pre_cmd->add_option("--cache-dir", pre.cache_dir,
+                      "The cache directory to fill (default: KILN_CACHE_DIR, else ~/.cache/kiln)");
+  pre_cmd->add_flag("--dynamic", pre.dynamic, "Trace every dim as a size symbol");
 
   kiln::tools::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "Run an ONNX model on .npy inputs (docs/onnx.md)");
@@ -148,6 +163,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("run")) return kiln::tools::run_main(run);
   if (app.got_subcommand("onnx-test")) return kiln::tools::onnx_test_main(onnx_test);
   if (app.got_subcommand("devices")) return kiln_devices_main();
+  if (app.got_subcommand("precompile")) return kiln::tools::precompile_main(pre);
   if (app.got_subcommand("demo"))
     return run_chain ? kiln::tools::chain_main(chain) : kiln::tools::demo_main(demo);
   return 1;

@@ -52,6 +52,13 @@ struct CompileOptions {
   /// compiled code) unless this is set: then their values are guarded like C++ numbers
   /// (torch.compile's specialize_float). Parameters declared as C++ numbers are always guarded.
   bool specialize_float = false;
+  /// Compile device code on a worker thread (docs/capture.md, "Background compilation"): a call
+  /// whose entry is still compiling is served by a ready entry whose guards pass, else by the
+  /// CPU interpreter, and the compiled kernels are swapped in once built and warmed. Off by
+  /// default (the first call runs the compiled kernels, as in torch.compile); KILN_BACKGROUND=1
+  /// turns it on for every compiled function and KILN_BACKGROUND=0 off. CPU tensors have no
+  /// device code: the option changes nothing for them.
+  bool background = false;
 };
 
 struct CompileStats {
@@ -64,6 +71,9 @@ struct CompileStats {
   uint64_t dynamic_compiles = 0;  // compiles whose graphs have size symbols
   bool recompile_limit_hit = false;
   bool dynamic_after_limit = false;  // the one symbolic recompile past the limit happened
+  // Which path served the calls (background compilation); the rest ran compiled code.
+  uint64_t calls_while_compiling = 0;  // on the CPU interpreter: their entry was compiling
+  uint64_t calls_covered = 0;  // by an older ready entry while the matching one was compiling
 };
 
 /// What one cache entry holds, for tests, logs and tools.
@@ -82,6 +92,9 @@ struct EntryInfo {
   uint64_t largest_live_bytes = 0;  // the most bytes live during one kernel: the arena's floor
   uint64_t recordings = 0;          // command buffers recorded (one per layout)
   uint64_t replays = 0;             // calls that submitted a recording
+  bool ready = true;                // false while a segment compiles in the background
+  double background_ms = 0;         // the background compiles' time on their worker, summed
+  std::string background_error;     // the first failed background compile ("" if none)
 };
 
 /// kiln::explain's answer: the graphs, breaks and guards of a function, and (for a compiled
@@ -138,6 +151,7 @@ class ScalarArg {
   Scalar value_;
 };
 CompileStats stats(const CompiledCore& core);
+void wait_ready(const CompiledCore& core);
 std::vector<EntryInfo> entries(const CompiledCore& core);
 ExplainReport explain(const CompiledCore& core);
 
@@ -199,6 +213,17 @@ class Compiled {
   }
 
   CompileStats stats() const { return detail::stats(*core_); }
+  /// Blocks until every entry's background compiles have finished (each either swapped in or
+  /// failed and logged); returns at once without background compilation.
+  void wait_ready() const { detail::wait_ready(*core_); }
+  /// Compiles the entry for these arguments ahead of use: one call, then wait_ready(). Its
+  /// kernels land in the device's cache directory (KILN_CACHE_DIR, or
+  /// DeviceOpenOptions::cache_dir), which an application can ship (docs/cache.md).
+  template <typename... Args>
+  void precompile(const Args&... args) {
+    (void)(*this)(args...);
+    wait_ready();
+  }
   std::vector<EntryInfo> entries() const { return detail::entries(*core_); }
   /// Graphs, breaks, guards, compile time and every recompile so far, with reasons.
   ExplainReport explain() const { return detail::explain(*core_); }

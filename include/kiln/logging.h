@@ -20,6 +20,7 @@ namespace kiln {
   X(kOutputCode, "output_code")               \
   X(kCache, "cache")                          \
   X(kPerf, "perf")                            \
+  X(kCompile, "compile")                      \
   X(kWarning, "warning")
 
 enum class LogTopic {

@@ -120,6 +120,12 @@ class CompiledModel {
 
   const Model& model() const { return model_; }
   CompileStats stats() const;
+  /// Blocks until every background compile has finished (CompileOptions::background).
+  void wait_ready() const;
+  /// Compiles for inputs of these shapes ahead of use (one call on zeros of each input's dtype,
+  /// then wait_ready()), so that the device's cache directory holds the kernels: what
+  /// `kiln precompile` does (docs/cache.md, "Shipping a warm cache").
+  Status precompile(const std::vector<std::vector<int64_t>>& input_shapes);
   /// kiln's explain report; each break reason of the latest trace is prefixed with the ONNX
   /// node that caused it ("TopK node '/TopK' (opset 17): topk has no device lowering at ...").
   ExplainReport explain() const;

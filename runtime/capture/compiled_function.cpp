@@ -9,6 +9,7 @@
 // once compiles once.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 #include "capture/dump.h"
@@ -27,6 +28,14 @@ class CompiledCore {
     std::vector<CapturedConstant> constants;
     Program program;
     double compile_ms = 0;
+    /// False while a segment compiles in the background.
+    bool ready() const {
+      for (const ProgramStep& s : program.steps)
+        if (s.kind == ProgramStep::Kind::kSegment &&
+            s.exe->state() == Executable::State::kCompiling)
+          return false;
+      return true;
+    }
   };
   using Entries = std::vector<std::shared_ptr<const Entry>>;
 
@@ -204,6 +213,7 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<
       dump_compile(dump_name + (segment++ ? "_g" + std::to_string(segment - 1) : ""),
                    stats.compiles, *s.exe, e.guards.to_string(e.constants));
   std::lock_guard<std::mutex> lock(mu);
+  stats.calls_while_compiling += !e.ready();
   stats.dynamic_compiles += symbolic;
   stats.graph_breaks += e.program.breaks().size();
   entries.push_back(std::move(made));
@@ -247,17 +257,33 @@ bool CompiledCore::symbolic_recompile_helps(const CallArgs& args) const {
 std::optional<std::vector<Tensor>> CompiledCore::replay_cached(
     const Entries& all, size_t from, const CallArgs& args, const std::vector<Tensor>& slot_args,
     HostCallMemo& memo, std::vector<std::string>& value_failures) {
-  for (size_t i = from; i < all.size(); ++i) {
+  // Entries in creation order; with background compilation, ready ones before those still
+  // compiling, so that a ready entry whose guards pass (a symbolic one covering this size)
+  // serves rather than the interpreter.
+  std::vector<size_t> order;
+  bool compiling = false;
+  for (size_t i = from; i < all.size(); ++i) compiling |= !all[i]->ready();
+  for (int pass = 0; pass < (compiling ? 2 : 1); ++pass)
+    for (size_t i = from; i < all.size(); ++i)
+      if (!compiling || all[i]->ready() == (pass == 0)) order.push_back(i);
+  for (size_t i : order) {
     const Entry& e = *all[i];
     if (e.guards.first_failure(args, e.constants) >= 0) continue;
+    const bool ready = e.ready();
     ValueGuardFailure failure;
     std::vector<int64_t> symbols;
     if (e.guards.shape_env()) e.guards.bind(args.tensors, symbols);
     memo.begin_attempt();
     auto out = e.program.replay(slot_args, lock_constants(e.constants), &failure, symbols);
     if (out) {
+      // Covered: a ready entry served while one still compiling would have matched too.
+      bool covered = false;
+      for (size_t j = from; ready && compiling && !covered && j < all.size(); ++j)
+        covered = !all[j]->ready() && all[j]->guards.first_failure(args, all[j]->constants) < 0;
       std::lock_guard<std::mutex> lock(mu);
       ++stats.cache_hits;
+      stats.calls_while_compiling += !ready;
+      stats.calls_covered += covered;
       return out;
     }
     value_failures.push_back(failure.description);
@@ -408,7 +434,15 @@ void mark_static(const Tensor& t, int dim) {
 namespace detail {
 
 std::shared_ptr<CompiledCore> make_core(CompileOptions options) {
+  if (const char* v = std::getenv("KILN_BACKGROUND"); v && *v)
+    options.background = std::string(v) != "0";
   return std::make_shared<CompiledCore>(std::move(options));
+}
+
+void wait_ready(const CompiledCore& core) {
+  for (const auto& entry : core.snapshot())
+    for (const ProgramStep& s : entry->program.steps)
+      if (s.kind == ProgramStep::Kind::kSegment) s.exe->wait_ready();
 }
 
 std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
@@ -449,6 +483,9 @@ std::vector<EntryInfo> entries(const CompiledCore& core) {
       info.on_device |= s.exe->on_device();
       if (const KernelPlan* plan = s.exe->plan())
         for (const Kernel& k : plan->kernels) info.kernels.push_back(k.name);
+      info.ready &= s.exe->state() != Executable::State::kCompiling;
+      info.background_ms += s.exe->background_ms();
+      if (info.background_error.empty()) info.background_error = s.exe->background_error();
       const ReplayReport replay = s.exe->replay_report();
       info.arena_bytes += replay.arena_bytes;
       info.largest_live_bytes = std::max(info.largest_live_bytes, replay.largest_live_bytes);
@@ -495,6 +532,20 @@ std::string ExplainReport::to_string() const {
        std::to_string(stats.dynamic_compiles) + ", recompiles " + std::to_string(stats.recompiles) +
        ", eager calls " + std::to_string(stats.eager_calls) + ", trace+compile time " +
        std::to_string(compile_ms) + " ms\n";
+  if (stats.calls_while_compiling + stats.calls_covered > 0) {
+    double background_ms = 0;
+    for (const EntryInfo& e : entries) background_ms += e.background_ms;
+    s += "background compilation: " + std::to_string(stats.calls_while_compiling) +
+         " call(s) served by the interpreter while their entry compiled, " +
+         std::to_string(stats.calls_covered) + " by an older ready entry; worker time " +
+         std::to_string(background_ms) + " ms\n";
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].ready) s += "entry " + std::to_string(i) + ": still compiling\n";
+    if (!entries[i].background_error.empty())
+      s += "entry " + std::to_string(i) + ": background compile failed (" +
+           entries[i].background_error + "); it runs on the interpreter\n";
+  }
   for (size_t i = 0; i < recompile_reasons.size(); ++i)
     s += "recompile " + std::to_string(i + 1) + ":" + recompile_reasons[i] + "\n";
   if (!entries.empty() && !entries.back().symbols.empty()) {

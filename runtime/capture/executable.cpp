@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "capture/background.h"
 #include "capture/tensor_impl.h"
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
@@ -97,11 +98,13 @@ std::string Executable::target_key(Device device, const CompileOptions& options)
 }
 
 Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device device,
-                                                         const CompileOptions& options) {
+                                                         const CompileOptions& options,
+                                                         std::vector<Tensor> warm_constants) {
   auto start = std::chrono::steady_clock::now();
   auto exe = std::make_shared<Executable>();
   exe->graph_ = std::move(graph);
   exe->device_ = device;
+  exe->name_ = options.name;
   KILN_RETURN_IF_ERROR(exe->graph_.verify());
   for (const Node& n : exe->graph_.nodes())
     for (const SymInt& d : n.sym)
@@ -116,59 +119,168 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
     } catch (const Error& e) {
       return e.status();
     }
-    CodegenOptions copts;
-    // Kill switches for bisecting a wrong result or a slow kernel.
-    copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
-    copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
-    copts.caps = caps_of(exe->vk_device_->info());
-    copts.disk_cache = exe->vk_device_->disk_cache();
-    auto ms_since = [](std::chrono::steady_clock::time_point t) {
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
-          .count();
-    };
-    auto t = std::chrono::steady_clock::now();
-    Expected<KernelPlan> plan = plan_kernels(exe->graph_, copts);
-    const double plan_ms = ms_since(t);
-    t = std::chrono::steady_clock::now();
-    Status st = plan.ok() ? compile_kernels(*plan, copts) : plan.status();
-    const double spirv_ms = ms_since(t);
-    if (st.code() == StatusCode::kUnimplemented) {
-      log(LogTopic::kWarning, "'" + options.name + "': no device lowering (" + st.message() +
-                                  "); running this graph on the CPU interpreter");
-    } else if (!st.ok()) {
-      return st.with_context("compiling '" + options.name + "'");
+    if (options.background) {
+      exe->state_.store(State::kCompiling, std::memory_order_release);
+      if (log_enabled(LogTopic::kCompile))
+        log(LogTopic::kCompile, "'" + options.name + "': queued for background compilation (" +
+                                    std::to_string(exe->graph_.op_count()) +
+                                    " ops); the interpreter serves until it is ready");
+      std::weak_ptr<Executable> weak = exe;
+      BackgroundCompiler::instance().enqueue(
+          [weak, options, constants = std::move(warm_constants)] {
+            if (std::shared_ptr<Executable> self = weak.lock())
+              self->compile_in_background(options, constants);
+          });
     } else {
-      if (log_enabled(LogTopic::kFusion))
-        log(LogTopic::kFusion, "'" + options.name + "':\n" + plan->fusion_log);
-      std::vector<vk::PipelineDesc> descs;
-      for (const Kernel& k : plan->kernels) {
-        if (log_enabled(LogTopic::kOutputCode))
-          log(LogTopic::kOutputCode, "'" + options.name + "' " + k.name + ":\n" + k.glsl);
-        vk::PipelineDesc& desc = descs.emplace_back();
-        desc.spirv = k.spirv;
-        desc.num_bindings = k.num_bindings();
-        if (!k.size_slots.empty()) desc.uniform_bindings = {k.sizes_binding()};
-        desc.texel_bindings = k.texel_bindings;
-        desc.label = k.name;
-        desc.cache_key = k.cache_key;
-      }
-      KILN_ASSIGN_OR_RETURN(exe->pipelines_, exe->vk_device_->pipelines(descs));
-      if (log_enabled(LogTopic::kPerf))
-        log(LogTopic::kPerf, "'" + options.name + "': " + std::to_string(plan->kernels.size()) +
-                                 " kernel(s): fusion + GLSL " + std::to_string(plan_ms) +
-                                 " ms, SPIR-V " + std::to_string(spirv_ms) + " ms, pipelines " +
-                                 std::to_string(ms_since(t) - spirv_ms) + " ms");
-      exe->plan_ = std::move(plan).value();
-      exe->nonempty_ = nonempty_sizes(exe->graph_);
-      exe->name_ = options.name;
-      exe->replayers_.push_back(std::make_unique<Replayer>(
-          exe->graph_, *exe->plan_, exe->pipelines_, exe->vk_device_, device, exe->name_));
-      exe->idle_.push_back(exe->replayers_.back().get());
+      KILN_ASSIGN_OR_RETURN(const bool compiled, exe->compile_device(options));
+      if (compiled) exe->state_.store(State::kDevice, std::memory_order_release);
     }
   }
   exe->compile_ms_ =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return exe;
+}
+
+Expected<bool> Executable::compile_device(const CompileOptions& options) {
+  CodegenOptions copts;
+  // Kill switches for bisecting a wrong result or a slow kernel.
+  copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
+  copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
+  copts.caps = caps_of(vk_device_->info());
+  copts.disk_cache = vk_device_->disk_cache();
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto t = std::chrono::steady_clock::now();
+  Expected<KernelPlan> plan = plan_kernels(graph_, copts);
+  const double plan_ms = ms_since(t);
+  t = std::chrono::steady_clock::now();
+  Status st = plan.ok() ? compile_kernels(*plan, copts) : plan.status();
+  const double spirv_ms = ms_since(t);
+  if (st.code() == StatusCode::kUnimplemented) {
+    log(LogTopic::kWarning, "'" + options.name + "': no device lowering (" + st.message() +
+                                "); running this graph on the CPU interpreter");
+    return false;
+  }
+  if (!st.ok()) return st.with_context("compiling '" + options.name + "'");
+  if (log_enabled(LogTopic::kFusion))
+    log(LogTopic::kFusion, "'" + options.name + "':\n" + plan->fusion_log);
+  std::vector<vk::PipelineDesc> descs;
+  for (const Kernel& k : plan->kernels) {
+    if (log_enabled(LogTopic::kOutputCode))
+      log(LogTopic::kOutputCode, "'" + options.name + "' " + k.name + ":\n" + k.glsl);
+    vk::PipelineDesc& desc = descs.emplace_back();
+    desc.spirv = k.spirv;
+    desc.num_bindings = k.num_bindings();
+    if (!k.size_slots.empty()) desc.uniform_bindings = {k.sizes_binding()};
+    desc.texel_bindings = k.texel_bindings;
+    desc.label = k.name;
+    desc.cache_key = k.cache_key;
+  }
+  KILN_ASSIGN_OR_RETURN(pipelines_, vk_device_->pipelines(descs));
+  if (log_enabled(LogTopic::kPerf))
+    log(LogTopic::kPerf, "'" + options.name + "': " + std::to_string(plan->kernels.size()) +
+                             " kernel(s): fusion + GLSL " + std::to_string(plan_ms) +
+                             " ms, SPIR-V " + std::to_string(spirv_ms) + " ms, pipelines " +
+                             std::to_string(ms_since(t) - spirv_ms) + " ms");
+  plan_ = std::move(plan).value();
+  nonempty_ = nonempty_sizes(graph_);
+  auto replayer =
+      std::make_unique<Replayer>(graph_, *plan_, pipelines_, vk_device_, device_, name_);
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  idle_.push_back(replayer.get());
+  replayers_.push_back(std::move(replayer));
+  return true;
+}
+
+namespace {
+std::mutex g_fault_mu;
+std::string g_fault_name;  // inject_background_compile_failure
+}  // namespace
+
+void inject_background_compile_failure(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_fault_mu);
+  g_fault_name = name;
+}
+
+void Executable::compile_in_background(const CompileOptions& options,
+                                       const std::vector<Tensor>& constants) {
+  const auto start = std::chrono::steady_clock::now();
+  auto ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  try {
+    {
+      std::lock_guard<std::mutex> lock(g_fault_mu);
+      if (!g_fault_name.empty() && name_.find(g_fault_name) != std::string::npos)
+        throw Error(internal_error("injected background compile failure"));
+    }
+    Expected<bool> compiled = compile_device(options);
+    if (!compiled.ok()) throw Error(compiled.status());
+    if (!*compiled) {
+      publish(State::kInterpreter, "no device lowering", ms());
+      return;
+    }
+    // One dispatch before the swap, so that no caller waits for the driver's own compile:
+    // zeros for the inputs, the trace's constants (skipped when they were not given).
+    size_t num_constants = 0;
+    for (const Node& n : graph_.nodes())
+      if (n.op == OpKind::Constant)
+        num_constants = std::max(num_constants, static_cast<size_t>(n.attrs.index) + 1);
+    if (constants.size() >= num_constants) {
+      std::vector<Tensor> inputs;
+      for (NodeId id : graph_.inputs())
+        inputs.push_back(from_host(HostTensor(graph_.node(id).meta), device_));
+      Expected<std::vector<int64_t>> values = bind_symbols(inputs, {});
+      bool empty_part = false;
+      if (values.ok())
+        for (const SymInt& d : nonempty_) empty_part |= d.evaluate(*values) == 0;
+      if (values.ok() && !empty_part) {
+        auto warm = run_device(
+            inputs, constants,
+            num_symbols_ > 0 ? std::span<const int64_t>(*values) : std::span<const int64_t>());
+        if (!warm.ok())
+          log(LogTopic::kCompile, "'" + name_ + "': warm-up dispatch failed (" +
+                                      warm.status().message() + "); the first call warms it");
+      }
+    }
+    publish(State::kDevice, "", ms());
+  } catch (const std::exception& e) {
+    log(LogTopic::kWarning, "'" + name_ + "': background compile failed after " +
+                                std::to_string(ms()) + " ms (" + e.what() +
+                                "); this graph stays on the CPU interpreter");
+    publish(State::kInterpreter, e.what(), ms());
+  }
+}
+
+void Executable::publish(State state, std::string error, double ms) {
+  {
+    std::lock_guard<std::mutex> lock(ready_mu_);
+    background_error_ = std::move(error);
+    background_ms_ = ms;
+    state_.store(state, std::memory_order_release);
+  }
+  ready_cv_.notify_all();
+  if (state == State::kDevice && log_enabled(LogTopic::kCompile))
+    log(LogTopic::kCompile, "'" + name_ + "': compiled in the background in " + std::to_string(ms) +
+                                " ms (" + std::to_string(plan_->kernels.size()) +
+                                " kernel(s), warmed); swapped in: calls now run on the device");
+}
+
+void Executable::wait_ready() const {
+  std::unique_lock<std::mutex> lock(ready_mu_);
+  ready_cv_.wait(lock, [this] { return state() != State::kCompiling; });
+}
+
+std::string Executable::background_error() const {
+  std::lock_guard<std::mutex> lock(ready_mu_);
+  return background_error_;
+}
+
+double Executable::background_ms() const {
+  std::lock_guard<std::mutex> lock(ready_mu_);
+  return background_ms_;
 }
 
 Expected<std::vector<int64_t>> Executable::bind_symbols(const std::vector<Tensor>& inputs,
@@ -223,10 +335,10 @@ Expected<std::vector<Tensor>> Executable::run(const std::vector<Tensor>& inputs,
         return invalid_argument("input " + std::to_string(i) + ": expected " + want.str() +
                                 ", got " + inputs[i].meta().str());
     }
-    return plan_ ? run_device(inputs, constants, {}) : run_interpreter(inputs, constants, {});
+    return on_device() ? run_device(inputs, constants, {}) : run_interpreter(inputs, constants, {});
   }
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> values, bind_symbols(inputs, symbol_values));
-  if (plan_) {
+  if (on_device()) {
     bool empty_part = false;
     for (const SymInt& d : nonempty_) empty_part |= d.evaluate(values) == 0;
     if (!empty_part) return run_device(inputs, constants, values);

@@ -5,14 +5,23 @@
 /// Threads: run() may be called from any number of threads at once. Each device call takes an
 /// idle Replayer from the executable's pool (a new one when all are busy), so concurrent calls
 /// never share an arena, an output bank or a recording.
+///
+/// Background compilation (CompileOptions::background): create() returns at once and calls run
+/// on the interpreter while a worker thread plans, compiles, creates the pipelines and runs one
+/// warm-up dispatch (drivers such as lavapipe compile at the first dispatch); then the device
+/// code is published with one atomic store and later calls run it. Everything the device path
+/// reads is written before that store and never changed after it.
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "capture/replay.h"
@@ -30,9 +39,20 @@ class VulkanDevice;
 
 class Executable {
  public:
-  /// Plans, compiles and creates pipelines for `graph` on `device`.
+  /// Where calls run now.
+  enum class State : uint8_t {
+    kInterpreter,  // CPU tensors, no device lowering, or a failed background compile
+    kCompiling,    // on the interpreter while the device code compiles in the background
+    kDevice,       // the compiled kernels
+  };
+
+  /// Plans, compiles and creates pipelines for `graph` on `device`. With options.background
+  /// (and a Vulkan device) that happens on a worker thread (BackgroundCompiler); `warm_constants`
+  /// (the graph's constants, by Constant index) then feed its warm-up dispatch, with zeros for
+  /// the inputs. Without them the warm-up is skipped.
   static Expected<std::shared_ptr<Executable>> create(Graph graph, Device device,
-                                                      const CompileOptions& options);
+                                                      const CompileOptions& options,
+                                                      std::vector<Tensor> warm_constants = {});
   /// The canonical encoding of what create() depends on besides the graph: the device and the
   /// codegen switches in effect (CompileOptions::fuse / vectorize after the KILN_DISABLE_FUSION
   /// and KILN_DISABLE_VEC4 kill switches). With the graph it makes the GraphKey of the in-memory
@@ -51,9 +71,16 @@ class Executable {
   int num_symbols() const { return num_symbols_; }
 
   const Graph& graph() const { return graph_; }
-  /// The kernels, when running on a device (nullptr for the interpreter).
-  const KernelPlan* plan() const { return plan_ ? &*plan_ : nullptr; }
-  bool on_device() const { return plan_.has_value(); }
+  /// The kernels, when running on a device (nullptr for the interpreter and while compiling).
+  const KernelPlan* plan() const { return on_device() ? &*plan_ : nullptr; }
+  bool on_device() const { return state() == State::kDevice; }
+  State state() const { return state_.load(std::memory_order_acquire); }
+  /// Blocks until a background compile has finished (at once when there is none).
+  void wait_ready() const;
+  /// Why the background compile failed ("" if it did not).
+  std::string background_error() const;
+  /// Milliseconds the background compile took on its worker (0 if none finished).
+  double background_ms() const;
   /// The Vulkan device it runs on (null for the interpreter).
   const vk::VulkanDevice* vulkan_device() const { return vk_device_.get(); }
   double compile_ms() const { return compile_ms_; }
@@ -64,6 +91,12 @@ class Executable {
   /// The symbol values of a call: `given`, or read from the inputs; checked against the inputs.
   Expected<std::vector<int64_t>> bind_symbols(const std::vector<Tensor>& inputs,
                                               std::span<const int64_t> given) const;
+  /// Plans, compiles and creates the pipelines and the first replay slot. False (with a logged
+  /// warning) when the graph has no device lowering.
+  Expected<bool> compile_device(const CompileOptions& options);
+  /// The worker's job: compile_device, the warm-up dispatch, then publish (or log the failure).
+  void compile_in_background(const CompileOptions& options, const std::vector<Tensor>& constants);
+  void publish(State state, std::string error, double ms);
   Expected<std::vector<Tensor>> run_interpreter(const std::vector<Tensor>& inputs,
                                                 const std::vector<Tensor>& constants,
                                                 std::span<const int64_t> values);
@@ -90,6 +123,15 @@ class Executable {
   std::vector<std::unique_ptr<Replayer>> replayers_;
   std::vector<Replayer*> idle_;
   double compile_ms_ = 0;
+  std::atomic<State> state_{State::kInterpreter};
+  mutable std::mutex ready_mu_;  // guards the two below; ready_cv_ signals the end of kCompiling
+  mutable std::condition_variable ready_cv_;
+  std::string background_error_;
+  double background_ms_ = 0;
 };
+
+/// Tests only: background compiles of executables whose name contains `name` fail with an
+/// injected error ("" turns it off).
+void inject_background_compile_failure(const std::string& name);
 
 }  // namespace kiln

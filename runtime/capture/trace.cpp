@@ -200,7 +200,10 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
     graph_.canonicalize(*env_);
     const GraphKey key(graph_, Executable::target_key(device_, options_));
     std::shared_ptr<Executable>& exe = (*cache_)[key];
-    if (!exe) exe = value_or_throw(Executable::create(graph_, device_, options_));
+    if (!exe)
+      exe = value_or_throw(Executable::create(
+          graph_, device_, options_,
+          options_.background ? locked_constants() : std::vector<Tensor>{}));
     std::vector<Tensor> in;
     for (int32_t s : segment_inputs_) in.push_back(slots_[s]);
     const std::vector<int64_t> hints = symbol_hints();

@@ -238,6 +238,28 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
 CompileStats CompiledModel::stats() const {
   return detail::stats(*core_);
 }
+
+void CompiledModel::wait_ready() const {
+  detail::wait_ready(*core_);
+}
+
+Status CompiledModel::precompile(const std::vector<std::vector<int64_t>>& input_shapes) {
+  const auto& infos = model_.inputs();
+  if (input_shapes.size() != infos.size())
+    return invalid_argument(model_.name() + ": precompile: " + std::to_string(input_shapes.size()) +
+                            " input shapes given, the model has " + std::to_string(infos.size()));
+  std::vector<Tensor> args;
+  try {
+    // Zeros on the host (no device op to compile for them); the call moves them over.
+    for (size_t i = 0; i < infos.size(); ++i)
+      args.push_back(zeros(Sizes(input_shapes[i]), infos[i].dtype, Device::cpu()));
+    (void)(*this)(args);
+  } catch (const Error& e) {
+    return e.status().with_context("precompiling " + model_.name());
+  }
+  wait_ready();
+  return Status::ok_status();
+}
 ExplainReport CompiledModel::explain() const {
   ExplainReport r = detail::explain(*core_);
   // Name the ONNX node behind each break of the latest trace.
