@@ -58,6 +58,14 @@ size_t BackgroundCompiler::pending() const {
   return jobs_.size() + running_;
 }
 
+void BackgroundCompiler::hold(bool on) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = on;
+  }
+  wake_.notify_all();
+}
+
 void BackgroundCompiler::work() {
   // Compiles yield to the threads that serve calls: this worker (and the threads it starts)
   // runs at a lower priority (nice +10; Linux sets it per thread).
@@ -69,7 +77,7 @@ void BackgroundCompiler::work() {
     std::function<void()> job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      wake_.wait(lock, [this] { return stop_ || (!held_ && !jobs_.empty()); });
       if (stop_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();

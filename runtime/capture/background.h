@@ -31,6 +31,9 @@ class BackgroundCompiler {
   void enqueue(std::function<void()> job);
   /// Jobs queued or running.
   size_t pending() const;
+  /// While held, queued jobs wait (a job already running finishes): lets tests observe the
+  /// calls served before a swap deterministically.
+  void hold(bool on);
   size_t threads() const { return threads_.size(); }
 
  private:
@@ -41,6 +44,7 @@ class BackgroundCompiler {
   std::deque<std::function<void()>> jobs_;
   size_t running_ = 0;
   bool stop_ = false;
+  bool held_ = false;
   std::vector<std::thread> threads_;
 };
 
