@@ -44,6 +44,8 @@ ChildRun run_child(const std::string& exe, const std::string& config, const fs::
       {"KILN_CACHE_DIR", (dir / "kiln").string()},
       {"MESA_SHADER_CACHE_DIR", (dir / "mesa").string()},
       {"XDG_CACHE_HOME", (dir / "xdg").string()}};
+  std::error_code made;
+  fs::create_directories(dir, made);  // Mesa creates only the last component of its directory
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;

@@ -95,8 +95,7 @@ TEST_F(BackgroundTest, CallsBeforeTheSwapRunOnTheInterpreterAndAgreeWithTheKerne
   EXPECT_TRUE(e.background_error.empty());
   expect_close(third, want, "compiled call");
   expect_close(third, first, "compiled against interpreter-served call");
-  EXPECT_NE(f.explain().to_string().find("2 call(s) served by the interpreter"),
-            std::string::npos)
+  EXPECT_NE(f.explain().to_string().find("2 call(s) served by the interpreter"), std::string::npos)
       << f.explain().to_string();
 }
 
@@ -184,10 +183,9 @@ TEST_F(BackgroundTest, ManyThreadsRaceTheSwap) {
               want += x * x + x;
             }
             if (got.at(static_cast<size_t>(r)) != want) {
-              failures[t] = "thread " + std::to_string(t) + " call " + std::to_string(i) +
-                            " row " + std::to_string(r) + ": " +
-                            std::to_string(got[static_cast<size_t>(r)]) + " != " +
-                            std::to_string(want);
+              failures[t] = "thread " + std::to_string(t) + " call " + std::to_string(i) + " row " +
+                            std::to_string(r) + ": " + std::to_string(got[static_cast<size_t>(r)]) +
+                            " != " + std::to_string(want);
               break;
             }
           }
