@@ -1,7 +1,11 @@
 // compile_kernels: GLSL -> SPIR-V for a kernel plan through the persistent cache, and the
 // persisted record of each compiled graph (its kernel keys), logged under KILN_LOGS=cache.
+#include <algorithm>
+#include <atomic>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cache/disk_cache.h"
 #include "codegen/lower.h"
@@ -87,11 +91,30 @@ Status compile_kernels(KernelPlan& plan, const CodegenOptions& options) {
     entry_valid = stored && *stored == payload;
   }
   const ShaderCompileStats before = shader_compile_stats();
-  for (Kernel& k : plan.kernels) {
-    PersistentKey key;
-    if (persist) key = {k.cache_key, identity, &disk};
-    KILN_ASSIGN_OR_RETURN(k.spirv, compile_glsl(k.glsl, k.name, key));
-  }
+  // Kernels compile side by side (glslang and spirv-opt take one core each; the memo and the
+  // disk cache are thread-safe); the first error in kernel order is returned.
+  std::vector<Status> status(plan.kernels.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < plan.kernels.size(); i = next++) {
+      Kernel& k = plan.kernels[i];
+      PersistentKey key;
+      if (persist) key = {k.cache_key, identity, &disk};
+      Expected<std::vector<uint32_t>> spirv = compile_glsl(k.glsl, k.name, key);
+      if (spirv.ok()) {
+        k.spirv = std::move(spirv).value();
+      } else {
+        status[i] = spirv.status();
+      }
+    }
+  };
+  const size_t threads =
+      std::min<size_t>({plan.kernels.size(), std::max(1U, std::thread::hardware_concurrency()), 8});
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const Status& st : status) KILN_RETURN_IF_ERROR(st);
   if (!persist) return {};
   const ShaderCompileStats after = shader_compile_stats();
   const uint64_t compiled = after.compiles - before.compiles;
