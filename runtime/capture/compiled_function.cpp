@@ -73,6 +73,7 @@ class CompiledCore {
   bool eager_announced_ = false;  // the "now run EAGERLY" warning was logged
   std::vector<Shape> first_shapes_;
   std::vector<std::vector<bool>> changed_;  // per argument, per dim
+  std::string pending_reason_;              // the recompile reason of the trace running
 };
 
 namespace {
@@ -201,8 +202,9 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<
   int segment = 0;
   for (const ProgramStep& s : e.program.steps)
     if (s.kind == ProgramStep::Kind::kSegment)
-      dump_compile(dump_name + (segment++ ? "_g" + std::to_string(segment - 1) : ""),
-                   stats.compiles, *s.exe, e.guards.to_string(e.constants));
+      dump_compile({options.name, dump_name, stats.compiles, segment++, pending_reason_,
+                    e.guards.to_string(e.constants), e.program.breaks()},
+                   *s.exe);
   std::lock_guard<std::mutex> lock(mu);
   stats.dynamic_compiles += symbolic;
   stats.graph_breaks += e.program.breaks().size();
@@ -354,6 +356,7 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
   std::vector<Tensor> out;
   try {
     memo.begin_attempt();
+    pending_reason_ = reason;
     out = trace(args, slot_args, fn, all_changed_dynamic);
   } catch (...) {
     first_shapes_ = saved_shapes;
