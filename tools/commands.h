@@ -81,4 +81,22 @@ struct BenchModelOptions {
 };
 int bench_model_main(const BenchModelOptions& options);
 
+/// `kiln report DIR -o FILE.html`: one self-contained HTML page for a dump (docs/report.md).
+struct ReportOptions {
+  std::string dump_dir;
+  std::string out = "kiln-report.html";
+  bool no_graph = false;     // node tables instead of Graphviz pictures
+  size_t asm_limit = 32768;  // bytes of SPIR-V disassembly embedded per kernel (0: all)
+};
+int report_main(const ReportOptions& options);
+
+/// `kiln inspect DIR`: a dump in the terminal: list, one kernel, or two entries' guards.
+struct InspectOptions {
+  std::string dump_dir;
+  std::string kernel;                    // show this kernel (name, or FOLDER/NAME)
+  std::vector<std::string> diff_guards;  // two compile folders
+  bool no_asm = false;                   // --kernel: leave out the SPIR-V disassembly
+};
+int inspect_main(const InspectOptions& options);
+
 }  // namespace kiln::tools
