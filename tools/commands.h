@@ -38,8 +38,13 @@ struct RunOptions {
   bool dynamic = false;  // every dim symbolic (Dynamic::kTrue)
   bool explain = false;
   std::string dump_dir;
+  bool check = false;  // kiln check: check mode (CompileOptions::check), reports printed
 };
 int run_main(const RunOptions& options);
+/// `kiln check MODEL.onnx -i NAME=FILE.npy ...`: runs the model in check mode and prints, per
+/// compiled segment, every kernel's comparison with the interpreter; exit 1 when one differs
+/// (tools/check.cpp, docs/report.md).
+int check_main(RunOptions options);
 
 /// `kiln onnx-test DIR...`: ONNX backend test cases on the interpreter and Vulkan.
 struct OnnxTestOptions {

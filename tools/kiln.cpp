@@ -138,6 +138,19 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--child", bench.child)->group("");
   bench_cmd->add_option("--child-config", bench.child_config)->group("");
 
+  kiln::tools::RunOptions check;
+  auto* check_cmd = app.add_subcommand(
+      "check",
+      "Run an ONNX model in check mode: every kernel compared with the CPU interpreter; the "
+      "first divergence named, with a repro (docs/report.md)");
+  check_cmd->add_option("model", check.model, "The .onnx file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  check_cmd->add_option("-i,--input", check.inputs,
+                        "NAME=FILE.npy for each graph input; NAME=A.npy,B.npy runs once per file");
+  check_cmd->add_flag("--dynamic", check.dynamic, "Trace every dim as a size symbol");
+  check_cmd->add_option("--dump", check.dump_dir, "Dump and repro directory (default kiln-check)");
+
   kiln::tools::ReportOptions report;
   auto* report_cmd = app.add_subcommand(
       "report", "Turn a KILN_DUMP_DIR tree into one self-contained HTML page (docs/report.md)");
@@ -166,6 +179,7 @@ int main(int argc, char** argv) {
       ->needs(kernel_opt);
 
   CLI11_PARSE(app, argc, argv);
+  if (app.got_subcommand("check")) return kiln::tools::check_main(check);
   if (app.got_subcommand("report")) return kiln::tools::report_main(report);
   if (app.got_subcommand("inspect")) return kiln::tools::inspect_main(inspect);
   if (app.got_subcommand("bench") && !bench_model.model.empty()) {

@@ -52,6 +52,11 @@ struct CompileOptions {
   /// compiled code) unless this is set: then their values are guarded like C++ numbers
   /// (torch.compile's specialize_float). Parameters declared as C++ numbers are always guarded.
   bool specialize_float = false;
+  /// Check mode (also KILN_CHECK=1; docs/report.md): every call of a compiled device segment
+  /// also runs on the CPU interpreter and each kernel's output is compared with it; the first
+  /// kernel outside tolerance is logged as a warning (with a repro under KILN_DUMP_DIR). Slow:
+  /// for finding a miscompiled kernel, not for production.
+  bool check = false;
 };
 
 struct CompileStats {

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "capture/check.h"
 #include "capture/tensor_impl.h"
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
@@ -164,6 +165,7 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
       exe->replayers_.push_back(std::make_unique<Replayer>(
           exe->graph_, *exe->plan_, exe->pipelines_, exe->vk_device_, device, exe->name_));
       exe->idle_.push_back(exe->replayers_.back().get());
+      if (check_enabled(options)) exe->check_ = options;
     }
   }
   exe->compile_ms_ =
@@ -319,7 +321,9 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
       exe->idle_.push_back(replayer);
     }
   } give_back{this, replayer};
-  return replayer->run(inputs, constants, values, symbolic ? &shapes : nullptr);
+  auto out = replayer->run(inputs, constants, values, symbolic ? &shapes : nullptr);
+  if (check_ && out.ok()) check_segment(*this, *check_, device_, inputs, constants, values);
+  return out;
 }
 
 ReplayReport Executable::replay_report() const {

@@ -90,6 +90,7 @@ class Executable {
   std::vector<std::unique_ptr<Replayer>> replayers_;
   std::vector<Replayer*> idle_;
   double compile_ms_ = 0;
+  std::optional<CompileOptions> check_;  // check mode (capture/check.h): the options to check with
 };
 
 }  // namespace kiln
