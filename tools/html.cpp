@@ -123,7 +123,7 @@ font-size:12px}
 .note{color:#555;font-size:13px}.warn{color:#a30}.break{color:#c00;font-weight:bold}
 .graph{overflow:auto;border:1px solid #ddd;max-height:44em;background:#fffdfa}
 .graph svg{max-width:100%;height:auto}
-pre.guards{max-height:10em}pre.reason{margin:0;white-space:pre-wrap}
+pre.guards{max-height:8em}pre.reason{margin:0;white-space:pre-wrap}
 :target{outline:3px solid #f90;background:#fff6e0}
 details>summary{cursor:pointer;font-weight:600}
 .kernel{border-left:4px solid #c60;padding-left:.8em;margin:1em 0}

@@ -203,17 +203,6 @@ std::string compile_section(const DumpCompile& c, const ReportOptions& options) 
            (b.value("loc", "").empty() ? "" : " at " + html_escape(b.value("loc", ""))) + "</li>";
     s += "</ol>\n";
   }
-  std::string error = "disabled by --no-graph";
-  std::optional<std::string> svg;
-  if (!options.no_graph) svg = dot_to_svg(graph_dot(c), &error);
-  if (svg) {
-    s += "<div class=\"graph\">" + *svg + "</div>\n";
-  } else {
-    s += "<p class=\"warn\">No graph picture: " + html_escape(error) + ". The nodes:</p>\n";
-  }
-  s += "<details" + std::string(svg ? "" : " open") + "><summary>Nodes (" +
-       std::to_string(m["nodes"].size()) + ")</summary>" + (svg ? "" : node_table(c)) +
-       "</details>\n";
   if (c.kernels().empty()) {
     s += "<p class=\"note\">No kernels: this graph runs on the CPU interpreter.</p>\n";
   } else {
@@ -225,9 +214,18 @@ std::string compile_section(const DumpCompile& c, const ReportOptions& options) 
       s += "<p class=\"note\">Times: GPU timestamps averaged over " + std::to_string(c.replays) +
            " timed call(s); GFLOP/s and GB/s from the kernel's FLOP and byte estimates at the "
            "recorded sizes.</p>\n";
-    for (const json& k : c.kernels())
-      s += kernel_details(c, k, options.asm_limit == 0 ? std::string::npos : options.asm_limit);
   }
+  std::string error = "disabled by --no-graph";
+  std::optional<std::string> svg;
+  if (!options.no_graph) svg = dot_to_svg(graph_dot(c), &error);
+  if (svg) {
+    s += "<div class=\"graph\">" + *svg + "</div>\n";
+  } else {
+    s += "<p class=\"warn\">No graph picture: " + html_escape(error) + ". The nodes:</p>\n";
+  }
+  if (!svg) s += node_table(c);  // (with a picture, the SVG holds the node ids)
+  for (const json& k : c.kernels())
+    s += kernel_details(c, k, options.asm_limit == 0 ? std::string::npos : options.asm_limit);
   return s + "</section>\n";
 }
 
