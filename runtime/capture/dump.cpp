@@ -44,12 +44,21 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-/// The dump folder of each dumped plan (by address: a plan lives as long as its Executable,
-/// and a new Executable's plan registers again before it runs with timings).
+/// The dump folder of each dumped plan, by address, with what identifies the plan: an address
+/// reused by another Executable's plan (one never dumped, like check mode's) does not match.
+struct Folder {
+  std::string dir;
+  std::string identity;
+};
 std::mutex folders_mu;
-std::map<const KernelPlan*, std::string>& folders() {
-  static std::map<const KernelPlan*, std::string> m;
+std::map<const KernelPlan*, Folder>& folders() {
+  static std::map<const KernelPlan*, Folder> m;
   return m;
+}
+std::string identity_of(const KernelPlan& plan) {
+  std::string id = plan.graph_key;
+  for (const Kernel& k : plan.kernels) id += "|" + k.name + ":" + k.cache_key;
+  return id;
 }
 
 /// Per node: the fusion decision of fusion.txt ("%13 matmul: matmul_epilogue [...]").
@@ -126,9 +135,10 @@ std::string unique_dump_name(const std::string& name) {
 }
 
 std::string dump_folder_of(const KernelPlan* plan) {
+  if (plan == nullptr) return "";
   std::lock_guard<std::mutex> lock(folders_mu);
   auto it = folders().find(plan);
-  return it == folders().end() ? "" : it->second;
+  return it == folders().end() || it->second.identity != identity_of(*plan) ? "" : it->second.dir;
 }
 
 bool dump_timings_wanted() {
@@ -193,7 +203,7 @@ void dump_compile(const DumpRequest& req, const Executable& exe) {
   if (const KernelPlan* plan = exe.plan()) {
     {
       std::lock_guard<std::mutex> lock(folders_mu);
-      folders()[plan] = dir.string();
+      folders()[plan] = {dir.string(), identity_of(*plan)};
     }
     ok &= write_text(dir / "fusion.txt", plan->fusion_log);
     rules = fusion_rules(plan->fusion_log);
