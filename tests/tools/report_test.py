@@ -74,6 +74,25 @@ def main() -> int:
                 if not k["source_nodes"] or not k["sources"]:
                     failures.append(f'{m["folder"]} {k["name"]}: no source nodes / locations')
 
+        # kiln inspect: the listing, one kernel, and the guards of the recompile against the first.
+        static = sorted(m["folder"] for m in manifests if m["function"] == "encoder_static")
+        ls = subprocess.run([kiln, "inspect", dump], capture_output=True, text=True)
+        if ls.returncode != 0 or not all(m["folder"] in ls.stdout for m in manifests):
+            failures.append(f"kiln inspect does not list every compile ({ls.returncode})")
+        kernel = manifests[0]["kernels"][0]
+        one = subprocess.run([kiln, "inspect", dump, "-k", f'{manifests[0]["folder"]}/{kernel["name"]}'],
+                             capture_output=True, text=True)
+        if (one.returncode != 0 or "#version 450" not in one.stdout or "OpEntryPoint" not in one.stdout
+                or f'%{kernel["root"]} = ' not in one.stdout):
+            failures.append("kiln inspect -k: no source nodes, GLSL or disassembly")
+        if len(static) == 2:
+            diff = subprocess.run([kiln, "inspect", dump, "--diff-guards"] + static,
+                                  capture_output=True, text=True)
+            if "- size(input 0, dim 1) == 16" not in diff.stdout or "+ size(input 0, dim 1) == 32" not in diff.stdout:
+                failures.append("kiln inspect --diff-guards: the changed size guard is missing:\n" + diff.stdout)
+        else:
+            failures.append(f"{len(static)} encoder_static compiles, expected 2")
+
         html = os.path.join(tmp, "report.html")
         rep = subprocess.run([kiln, "report", dump, "-o", html], capture_output=True, text=True)
         if rep.returncode != 0:
