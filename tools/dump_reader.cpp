@@ -57,6 +57,20 @@ Dump read_dump(const fs::path& dir) {
     if (e.is_directory()) folders.push_back(e.path());
   std::sort(folders.begin(), folders.end());
   for (const fs::path& f : folders) {
+    if (f.filename() == "check") {  // check mode's repros
+      std::vector<fs::path> repros;
+      for (const auto& e : fs::directory_iterator(f))
+        if (fs::exists(e.path() / "check.json")) repros.push_back(e.path());
+      std::sort(repros.begin(), repros.end());
+      for (const fs::path& r : repros) {
+        json info = json::parse(read_text(r / "check.json"), nullptr, false);
+        if (info.is_discarded() || !info.contains("kernel"))
+          dump.skipped.push_back("check/" + r.filename().string() + ": unreadable check.json");
+        else
+          dump.checks.push_back({r, std::move(info)});
+      }
+      continue;
+    }
     const fs::path m = f / "manifest.json";
     if (!fs::exists(m)) {
       dump.skipped.push_back(f.filename().string() + ": no manifest.json");

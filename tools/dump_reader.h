@@ -31,8 +31,15 @@ struct DumpCompile {
   std::string kernel_file(const nlohmann::json& kernel, const std::string& kind) const;
 };
 
+/// A check-mode repro (check/<function>-<n>/check.json).
+struct DumpCheck {
+  std::filesystem::path dir;
+  nlohmann::json info;  // check.json
+};
+
 struct Dump {
   std::vector<DumpCompile> compiles;  // by function prefix, then compile number, then segment
+  std::vector<DumpCheck> checks;      // check mode's repros, by folder name
   std::vector<std::string> skipped;   // folders without a readable manifest.json, and why
 };
 

@@ -38,6 +38,13 @@ void list(const Dump& dump) {
                  k.value("variant", ""), k.value("rule", ""), nodes, time);
     }
   }
+  for (const DumpCheck& c : dump.checks) {
+    std::string nodes;
+    for (const json& n : c.info["nodes"]) nodes += " %" + n.dump();
+    fmt::print("check mode: '{}' kernel {} differs (max error {:.3g}), nodes{}; repro {}\n",
+               c.info.value("function", ""), c.info.value("kernel", ""),
+               c.info.value("max_error", 0.0), nodes, c.dir.string());
+  }
   for (const std::string& s : dump.skipped) fmt::print("skipped {}\n", s);
 }
 

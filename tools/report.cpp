@@ -229,6 +229,30 @@ std::string compile_section(const DumpCompile& c, const ReportOptions& options) 
   return s + "</section>\n";
 }
 
+/// Check mode's divergences: the kernel, its nodes and the error, the repro folder.
+std::string check_section(const Dump& dump) {
+  if (dump.checks.empty()) return "";
+  std::string s =
+      "<h2 id=\"check\">Check mode: kernels that differ from the interpreter</h2>\n<table "
+      "class=\"checks\"><tr><th>Function</th><th>Kernel</th><th>Nodes</th><th>Sources</th>"
+      "<th>Max error</th><th>Allowed</th><th>Device / interpreter at the worst element</th>"
+      "<th>Repro</th></tr>\n";
+  for (const DumpCheck& c : dump.checks) {
+    const json& i = c.info;
+    std::string nodes, sources;
+    for (const json& n : i["nodes"]) nodes += "%" + n.dump() + " ";
+    for (const json& src : i["sources"]) sources += html_escape(src.get<std::string>()) + "<br>";
+    s += "<tr class=\"check-row\"><td>" + html_escape(i.value("function", "")) + "</td><td>" +
+         html_escape(i.value("kernel", "")) + "</td><td>" + nodes + "</td><td>" + sources +
+         "</td><td class=\"num\">" + fmt::format("{:.4g}", i.value("max_error", 0.0)) +
+         "</td><td class=\"num\">" + fmt::format("{:.4g}", i.value("tolerance", 0.0)) +
+         "</td><td class=\"num\">" +
+         fmt::format("{:.6g} / {:.6g}", i.value("actual", 0.0), i.value("expected", 0.0)) +
+         "</td><td>" + html_escape(c.dir.string()) + "</td></tr>\n";
+  }
+  return s + "</table>\n";
+}
+
 }  // namespace
 
 int report_main(const ReportOptions& options) {
@@ -260,6 +284,7 @@ int report_main(const ReportOptions& options) {
   html += "</nav>\n";
   for (const std::string& s : dump.skipped)
     html += "<p class=\"warn\">Skipped " + html_escape(s) + "</p>\n";
+  html += check_section(dump);
   if (!have_dot() && !options.no_graph)
     html +=
         "<p class=\"warn\">Graphviz 'dot' was not found: graphs are shown as node tables "

@@ -55,6 +55,15 @@ def main() -> int:
             for i in info["inputs"]:
                 if not i["file"] or not os.path.exists(os.path.join(repro, i["file"])):
                     failures.append(f"repro input missing: {i}")
+        # The report and inspect show the divergence next to the dump.
+        html = os.path.join(tmp, "report.html")
+        rep = subprocess.run([kiln, "report", dump, "-o", html], capture_output=True, text=True)
+        page = open(html, encoding="utf-8").read() if rep.returncode == 0 else ""
+        if not re.search(r'<tr class="check-row"><td>[^<]*</td><td>' + target + "<", page):
+            failures.append(f"kiln report: no check-mode row for {target} ({rep.returncode})")
+        ins = subprocess.run([kiln, "inspect", dump], capture_output=True, text=True)
+        if f"kernel {target} differs" not in ins.stdout or "skipped" in ins.stdout:
+            failures.append("kiln inspect: no check-mode line (or a skipped folder):\n" + ins.stdout)
         if f"kernel {target} differs from the interpreter" not in bad.stderr:
             failures.append("no warning naming the kernel")
         for f in failures:
