@@ -1,5 +1,6 @@
 #include "capture/dump.h"
 
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -51,6 +52,7 @@ struct Folder {
   std::string identity;
 };
 std::mutex folders_mu;
+std::atomic<bool> any_dumped{false};  // some compile registered a folder
 std::map<const KernelPlan*, Folder>& folders() {
   static std::map<const KernelPlan*, Folder> m;
   return m;
@@ -142,6 +144,8 @@ std::string dump_folder_of(const KernelPlan* plan) {
 }
 
 bool dump_timings_wanted() {
+  // Every replay asks: a process that never dumped answers without reading the environment.
+  if (!any_dumped.load(std::memory_order_relaxed)) return false;
   const char* root = std::getenv("KILN_DUMP_DIR");
   if (!root || !*root) return false;
   const char* t = std::getenv("KILN_DUMP_TIMINGS");
@@ -204,6 +208,7 @@ void dump_compile(const DumpRequest& req, const Executable& exe) {
     {
       std::lock_guard<std::mutex> lock(folders_mu);
       folders()[plan] = {dir.string(), identity_of(*plan)};
+      any_dumped.store(true, std::memory_order_relaxed);
     }
     ok &= write_text(dir / "fusion.txt", plan->fusion_log);
     rules = fusion_rules(plan->fusion_log);
