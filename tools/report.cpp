@@ -71,15 +71,22 @@ std::string graph_dot(const DumpCompile& c) {
     for (const json& in : n["inputs"])
       dot += "  n" + std::to_string(in.get<int64_t>()) + " -> n" +
              std::to_string(n["id"].get<int64_t>()) + ";\n";
-  const auto seg = static_cast<size_t>(m.value("segment", 0));
-  if (seg < m["breaks"].size()) {
-    const json& b = m["breaks"][seg];
-    std::string label = "graph break: " + b.value("reason", "");
+  auto break_node = [&](const char* id, const json& index, const std::string& what) {
+    const json& b = m["breaks"][index.get<size_t>()];
+    std::string label = what + ": " + b.value("reason", "");
     if (!b.value("loc", "").empty()) label += "\nat " + b.value("loc", "");
-    dot += "  brk [id=\"brk-" + html_id(c.folder()) +
-           "\", shape=octagon, fillcolor=\"#ffe0e0\", "
-           "color=\"#cc0000\", fontcolor=\"#990000\", label=\"" +
+    dot += "  " + std::string(id) + " [id=\"" + id + "-" + html_id(c.folder()) +
+           "\", shape=octagon, fillcolor=\"#ffe0e0\", color=\"#cc0000\", fontcolor=\"#990000\", "
+           "label=\"" +
            dot_escape(label) + "\"];\n";
+  };
+  if (m.contains("break_before") && !m["break_before"].is_null()) {
+    break_node("brk_in", m["break_before"], "after graph break");
+    for (const json& in : m["inputs"])
+      dot += "  brk_in -> n" + std::to_string(in.get<int64_t>()) + " [style=dashed, color=red];\n";
+  }
+  if (m.contains("break_after") && !m["break_after"].is_null()) {
+    break_node("brk", m["break_after"], "graph break");
     for (const json& o : m["outputs"])
       dot += "  n" + std::to_string(o.get<int64_t>()) + " -> brk [style=dashed, color=red];\n";
   }

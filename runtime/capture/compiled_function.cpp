@@ -203,7 +203,8 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<
   for (const ProgramStep& s : e.program.steps)
     if (s.kind == ProgramStep::Kind::kSegment)
       dump_compile({options.name, dump_name, stats.compiles, segment++, pending_reason_,
-                    e.guards.to_string(e.constants), e.program.breaks()},
+                    e.guards.to_string(e.constants), &e.program,
+                    static_cast<size_t>(&s - e.program.steps.data())},
                    *s.exe);
   std::lock_guard<std::mutex> lock(mu);
   stats.dynamic_compiles += symbolic;

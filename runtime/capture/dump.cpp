@@ -196,9 +196,21 @@ void dump_compile(const DumpRequest& req, const Executable& exe) {
   m["device"] = exe.on_device() ? "vulkan" : "cpu interpreter";
   m["compile_ms"] = exe.compile_ms();
   m["guards"] = lines_of(req.guards);
+  // Every graph break of the program, and the ones just before and after this segment.
   json breaks = json::array();
-  for (const GraphBreak& b : req.breaks) breaks.push_back({{"reason", b.reason}, {"loc", b.loc}});
+  json before = nullptr, after = nullptr;
+  if (req.program) {
+    const std::vector<ProgramStep>& steps = req.program->steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].kind == ProgramStep::Kind::kSegment || !steps[i].is_break) continue;
+      if (i < req.step) before = breaks.size();
+      if (i > req.step && after.is_null()) after = breaks.size();
+      breaks.push_back({{"reason", steps[i].where.reason}, {"loc", steps[i].where.loc}});
+    }
+  }
   m["breaks"] = breaks;
+  m["break_before"] = before;
+  m["break_after"] = after;
   m["inputs"] = graph.inputs();
   m["outputs"] = graph.outputs();
 

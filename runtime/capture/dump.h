@@ -18,13 +18,14 @@ namespace kiln {
 
 /// What a compile's dump records besides the Executable itself.
 struct DumpRequest {
-  std::string function;            // CompileOptions::name
-  std::string prefix;              // the function's unique folder prefix (unique_dump_name)
-  uint64_t compile = 0;            // compile number of the function, from 0
-  int segment = 0;                 // graph segment of the program, from 0
-  std::string reason;              // why it recompiled ("" for the first compile)
-  std::string guards;              // one guard a line, with provenance
-  std::vector<GraphBreak> breaks;  // of the whole program
+  std::string function;              // CompileOptions::name
+  std::string prefix;                // the function's unique folder prefix (unique_dump_name)
+  uint64_t compile = 0;              // compile number of the function, from 0
+  int segment = 0;                   // graph segment of the program, from 0
+  std::string reason;                // why it recompiled ("" for the first compile)
+  std::string guards;                // one guard a line, with provenance
+  const Program* program = nullptr;  // the traced program (its graph breaks)
+  size_t step = 0;                   // the segment's step in it
 };
 
 /// Writes the dump of one compiled segment when KILN_DUMP_DIR is set. Failures are logged as
