@@ -245,10 +245,13 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     KILN_RETURN_IF_ERROR(device_->replay(*bank.recording, &timings));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (timings.size() == parts_.size())  // every part ran: name the kernel, not the pipeline
-      for (size_t i = 0; i < timings.size(); ++i)  // (equal kernels share one pipeline)
-        timings[i].label = plan_.kernels[parts_[i].kernel].name;
-    dump_timings(&plan_, timings, wall);
+    if (timings.size() == parts_.size() && dump_timings_wanted()) {  // the dump names the kernel,
+      std::vector<vk::DispatchTiming> named =
+          timings;  // not its pipeline (equal kernels share one)
+      for (size_t i = 0; i < named.size(); ++i)
+        named[i].label = plan_.kernels[parts_[i].kernel].name;
+      dump_timings(&plan_, named, wall);
+    }
     std::string msg = "'" + name_ +
                       "' replay: " + std::to_string(bank.recording->dispatch_count()) +
                       " dispatch(es), " + std::to_string(wall) + " ms wall, arena " +
