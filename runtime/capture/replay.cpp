@@ -245,9 +245,9 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     KILN_RETURN_IF_ERROR(device_->replay(*bank.recording, &timings));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (timings.size() == parts_.size() && dump_timings_wanted()) {  // the dump names the kernel,
-      std::vector<vk::DispatchTiming> named =
-          timings;  // not its pipeline (equal kernels share one)
+    // The dump names each dispatch by its kernel, not by its pipeline (equal kernels share one).
+    if (timings.size() == parts_.size() && dump_timings_wanted()) {
+      std::vector<vk::DispatchTiming> named = timings;
       for (size_t i = 0; i < named.size(); ++i)
         named[i].label = plan_.kernels[parts_[i].kernel].name;
       dump_timings(&plan_, named, wall);
