@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy
+  graphviz chromium
 )
 PACKAGES+=("$@")
 

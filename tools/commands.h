@@ -41,8 +41,13 @@ struct RunOptions {
   bool dynamic = false;  // every dim symbolic (Dynamic::kTrue)
   bool explain = false;
   std::string dump_dir;
+  bool check = false;  // kiln check: check mode (CompileOptions::check), reports printed
 };
 int run_main(const RunOptions& options);
+/// `kiln check MODEL.onnx -i NAME=FILE.npy ...`: runs the model in check mode and prints, per
+/// compiled segment, every kernel's comparison with the interpreter; exit 1 when one differs
+/// (tools/check.cpp, docs/report.md).
+int check_main(RunOptions options);
 
 /// `kiln precompile MODEL.onnx --shape NAME=2x128 ... --cache-dir DIR` (docs/cache.md).
 struct PrecompileOptions {
@@ -92,5 +97,23 @@ struct BenchModelOptions {
   double tol = 1e-4;     // |kiln - expected| <= tol * (1 + |expected|)
 };
 int bench_model_main(const BenchModelOptions& options);
+
+/// `kiln report DIR -o FILE.html`: one self-contained HTML page for a dump (docs/report.md).
+struct ReportOptions {
+  std::string dump_dir;
+  std::string out = "kiln-report.html";
+  bool no_graph = false;     // node tables instead of Graphviz pictures
+  size_t asm_limit = 32768;  // bytes of SPIR-V disassembly embedded per kernel (0: all)
+};
+int report_main(const ReportOptions& options);
+
+/// `kiln inspect DIR`: a dump in the terminal: list, one kernel, or two entries' guards.
+struct InspectOptions {
+  std::string dump_dir;
+  std::string kernel;                    // show this kernel (name, or FOLDER/NAME)
+  std::vector<std::string> diff_guards;  // two compile folders
+  bool no_asm = false;                   // --kernel: leave out the SPIR-V disassembly
+};
+int inspect_main(const InspectOptions& options);
 
 }  // namespace kiln::tools

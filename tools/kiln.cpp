@@ -153,7 +153,50 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--child", bench.child)->group("");
   bench_cmd->add_option("--child-config", bench.child_config)->group("");
 
+  kiln::tools::RunOptions check;
+  auto* check_cmd = app.add_subcommand(
+      "check",
+      "Run an ONNX model in check mode: every kernel compared with the CPU interpreter; the "
+      "first divergence named, with a repro (docs/report.md)");
+  check_cmd->add_option("model", check.model, "The .onnx file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  check_cmd->add_option("-i,--input", check.inputs,
+                        "NAME=FILE.npy for each graph input; NAME=A.npy,B.npy runs once per file");
+  check_cmd->add_flag("--dynamic", check.dynamic, "Trace every dim as a size symbol");
+  check_cmd->add_option("--dump", check.dump_dir, "Dump and repro directory (default kiln-check)");
+
+  kiln::tools::ReportOptions report;
+  auto* report_cmd = app.add_subcommand(
+      "report", "Turn a KILN_DUMP_DIR tree into one self-contained HTML page (docs/report.md)");
+  report_cmd->add_option("dir", report.dump_dir, "The dump directory")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  report_cmd->add_option("-o,--out", report.out, "The HTML file to write");
+  report_cmd->add_flag("--no-graph", report.no_graph, "Node tables instead of Graphviz pictures");
+  report_cmd->add_option("--asm-limit", report.asm_limit,
+                         "Bytes of SPIR-V disassembly embedded per kernel (default 32768; 0: all)");
+
+  kiln::tools::InspectOptions inspect;
+  auto* inspect_cmd = app.add_subcommand(
+      "inspect",
+      "A KILN_DUMP_DIR tree in the terminal: functions, compiles and kernels; one kernel's "
+      "source nodes, GLSL and disassembly; two compiles' guards (docs/report.md)");
+  inspect_cmd->add_option("dir", inspect.dump_dir, "The dump directory")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  auto* kernel_opt = inspect_cmd->add_option(
+      "-k,--kernel", inspect.kernel, "Show this kernel (NAME, or FOLDER/NAME for one compile)");
+  inspect_cmd->add_option("--diff-guards", inspect.diff_guards, "Two compile folders: guard diff")
+      ->expected(2)
+      ->excludes(kernel_opt);
+  inspect_cmd->add_flag("--no-asm", inspect.no_asm, "--kernel: leave out the SPIR-V disassembly")
+      ->needs(kernel_opt);
+
   CLI11_PARSE(app, argc, argv);
+  if (app.got_subcommand("check")) return kiln::tools::check_main(check);
+  if (app.got_subcommand("report")) return kiln::tools::report_main(report);
+  if (app.got_subcommand("inspect")) return kiln::tools::inspect_main(inspect);
   if (app.got_subcommand("bench") && !bench_model.model.empty()) {
     bench_model.json = bench.json;
     if (bench.repeat > 0) bench_model.repeat = bench.repeat;

@@ -68,6 +68,7 @@ int run_main(const RunOptions& options) {
 
   CompileOptions copts{.name = fs::path(options.model).stem().string()};
   if (options.dynamic) copts.dynamic = Dynamic::kTrue;
+  copts.check = options.check;
   onnx::CompiledModel compiled(*model, copts);
   for (size_t r = 0; r < runs; ++r) {
     std::vector<Tensor> args;

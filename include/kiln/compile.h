@@ -59,6 +59,11 @@ struct CompileOptions {
   /// turns it on for every compiled function and KILN_BACKGROUND=0 off. CPU tensors have no
   /// device code: the option changes nothing for them.
   bool background = false;
+  /// Check mode (also KILN_CHECK=1; docs/report.md): every call of a compiled device segment
+  /// also runs on the CPU interpreter and each kernel's output is compared with it; the first
+  /// kernel outside tolerance is logged as a warning (with a repro under KILN_DUMP_DIR). Slow:
+  /// for finding a miscompiled kernel, not for production.
+  bool check = false;
 };
 
 struct CompileStats {

@@ -82,6 +82,7 @@ class CompiledCore {
   bool eager_announced_ = false;  // the "now run EAGERLY" warning was logged
   std::vector<Shape> first_shapes_;
   std::vector<std::vector<bool>> changed_;  // per argument, per dim
+  std::string pending_reason_;              // the recompile reason of the trace running
 };
 
 namespace {
@@ -207,11 +208,22 @@ std::vector<Tensor> CompiledCore::trace(const CallArgs& args, const std::vector<
   if (log_enabled(LogTopic::kPerf))
     log(LogTopic::kPerf,
         "'" + options.name + "' traced and compiled in " + std::to_string(e.compile_ms) + " ms");
+  // The dump needs the kernels: a segment compiling in the background is dumped by its worker
+  // once ready (if the entry still exists then).
   int segment = 0;
+  const std::weak_ptr<const Entry> weak = made;
   for (const ProgramStep& s : e.program.steps)
     if (s.kind == ProgramStep::Kind::kSegment)
-      dump_compile(dump_name + (segment++ ? "_g" + std::to_string(segment - 1) : ""),
-                   stats.compiles, *s.exe, e.guards.to_string(e.constants));
+      s.exe->when_ready(
+          [weak, request = DumpRequest{options.name, dump_name, stats.compiles, segment++,
+                                       pending_reason_, e.guards.to_string(e.constants), nullptr,
+                                       static_cast<size_t>(&s - e.program.steps.data())}](
+              const Executable& exe) mutable {
+            const std::shared_ptr<const Entry> entry = weak.lock();
+            if (!entry) return;
+            request.program = &entry->program;
+            dump_compile(request, exe);
+          });
   std::lock_guard<std::mutex> lock(mu);
   stats.calls_while_compiling += !e.ready();
   stats.dynamic_compiles += symbolic;
@@ -380,6 +392,7 @@ std::vector<Tensor> CompiledCore::call(const CallArgs& args, const ErasedFn& fn)
   std::vector<Tensor> out;
   try {
     memo.begin_attempt();
+    pending_reason_ = reason;
     out = trace(args, slot_args, fn, all_changed_dynamic);
   } catch (...) {
     first_shapes_ = saved_shapes;

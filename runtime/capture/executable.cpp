@@ -8,6 +8,7 @@
 #include <string>
 
 #include "capture/background.h"
+#include "capture/check.h"
 #include "capture/tensor_impl.h"
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
@@ -105,6 +106,7 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
   exe->graph_ = std::move(graph);
   exe->device_ = device;
   exe->name_ = options.name;
+  if (check_enabled(options)) exe->check_ = options;
   KILN_RETURN_IF_ERROR(exe->graph_.verify());
   for (const Node& n : exe->graph_.nodes())
     for (const SymInt& d : n.sym)
@@ -255,17 +257,31 @@ void Executable::compile_in_background(const CompileOptions& options,
 }
 
 void Executable::publish(State state, std::string error, double ms) {
+  std::vector<std::function<void(const Executable&)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(ready_mu_);
     background_error_ = std::move(error);
     background_ms_ = ms;
     state_.store(state, std::memory_order_release);
+    callbacks.swap(on_ready_);
   }
   ready_cv_.notify_all();
+  for (auto& fn : callbacks) fn(*this);
   if (state == State::kDevice && log_enabled(LogTopic::kCompile))
     log(LogTopic::kCompile, "'" + name_ + "': compiled in the background in " + std::to_string(ms) +
                                 " ms (" + std::to_string(plan_->kernels.size()) +
                                 " kernel(s), warmed); swapped in: calls now run on the device");
+}
+
+void Executable::when_ready(std::function<void(const Executable&)> fn) {
+  {
+    std::lock_guard<std::mutex> lock(ready_mu_);
+    if (state() == State::kCompiling) {
+      on_ready_.push_back(std::move(fn));
+      return;
+    }
+  }
+  fn(*this);
 }
 
 void Executable::wait_ready() const {
@@ -431,7 +447,9 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
       exe->idle_.push_back(replayer);
     }
   } give_back{this, replayer};
-  return replayer->run(inputs, constants, values, symbolic ? &shapes : nullptr);
+  auto out = replayer->run(inputs, constants, values, symbolic ? &shapes : nullptr);
+  if (check_ && out.ok()) check_segment(*this, *check_, device_, inputs, constants, values);
+  return out;
 }
 
 ReplayReport Executable::replay_report() const {

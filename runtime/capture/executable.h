@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -77,6 +78,9 @@ class Executable {
   State state() const { return state_.load(std::memory_order_acquire); }
   /// Blocks until a background compile has finished (at once when there is none).
   void wait_ready() const;
+  /// Calls `fn` once the background compile has finished (on the worker that finished it), or
+  /// at once when there is none; for work that needs the kernels, such as the dump.
+  void when_ready(std::function<void(const Executable&)> fn);
   /// Why the background compile failed ("" if it did not).
   std::string background_error() const;
   /// Milliseconds the background compile took on its worker (0 if none finished).
@@ -128,6 +132,8 @@ class Executable {
   mutable std::condition_variable ready_cv_;
   std::string background_error_;
   double background_ms_ = 0;
+  std::vector<std::function<void(const Executable&)>> on_ready_;
+  std::optional<CompileOptions> check_;  // check mode (capture/check.h): the options to check with
 };
 
 /// Tests only: background compiles of executables whose name contains `name` fail with an

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "capture/dump.h"
 #include "capture/tensor_impl.h"
 #include "kiln/logging.h"
 
@@ -181,7 +182,8 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
   const std::lock_guard<std::mutex> busy(busy_);
   shapes_ = shapes;
   // Externals: host data and small device inputs are copied into the arena; the rest is bound.
-  bool same = !banks_.empty() && timed_ == log_enabled(LogTopic::kPerf);
+  const bool timed = log_enabled(LogTopic::kPerf) || dump_timings_wanted();
+  bool same = !banks_.empty() && timed_ == timed;
   for (External& e : externals_) {
     const Tensor& t = tensor_of(e.node, inputs, constants);
     const bool input = graph_.node(e.node).op == OpKind::Input;
@@ -207,7 +209,7 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
   }
   if (!same) {
     const auto t0 = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(rebuild(inputs, constants, values, log_enabled(LogTopic::kPerf)));
+    KILN_RETURN_IF_ERROR(rebuild(inputs, constants, values, timed));
     if (log_enabled(LogTopic::kPerf))
       log(LogTopic::kPerf, "'" + name_ + "': planned and recorded in " +
                                std::to_string(std::chrono::duration<double, std::milli>(
@@ -243,13 +245,20 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     KILN_RETURN_IF_ERROR(device_->replay(*bank.recording, &timings));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    // The dump names each dispatch by its kernel, not by its pipeline (equal kernels share one).
+    if (timings.size() == parts_.size() && dump_timings_wanted()) {
+      std::vector<vk::DispatchTiming> named = timings;
+      for (size_t i = 0; i < named.size(); ++i)
+        named[i].label = plan_.kernels[parts_[i].kernel].name;
+      dump_timings(&plan_, named, wall);
+    }
     std::string msg = "'" + name_ +
                       "' replay: " + std::to_string(bank.recording->dispatch_count()) +
                       " dispatch(es), " + std::to_string(wall) + " ms wall, arena " +
                       std::to_string(report().arena_bytes) + " bytes";
     for (const vk::DispatchTiming& t : timings)  // a row-split kernel once per part
       msg += "\n  " + t.label + ": " + std::to_string(t.gpu_ms) + " ms";
-    log(LogTopic::kPerf, msg);
+    if (log_enabled(LogTopic::kPerf)) log(LogTopic::kPerf, msg);
   } else {
     KILN_RETURN_IF_ERROR(device_->replay(*bank.recording));
   }

@@ -16,12 +16,24 @@ std::atomic<uint64_t> g_next_trace_id{1};
 
 }  // namespace
 
+namespace {
+thread_local std::string t_source_label;  // SourceLabel
+}  // namespace
+
+SourceLabel::SourceLabel(std::string label) : previous_(std::move(t_source_label)) {
+  t_source_label = std::move(label);
+}
+SourceLabel::~SourceLabel() {
+  t_source_label = std::move(previous_);
+}
+
 std::string loc_str(const Loc& loc) {
   std::string file = loc.file_name();
   size_t slash = file.find_last_of('/');
   if (slash != std::string::npos) file = file.substr(slash + 1);
-  if (file.empty()) return "";
-  return file + ":" + std::to_string(loc.line());
+  if (file.empty()) return t_source_label;
+  file += ":" + std::to_string(loc.line());
+  return t_source_label.empty() ? file : t_source_label + " (" + file + ")";
 }
 
 TraceContext* current_trace() {

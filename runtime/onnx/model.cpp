@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "capture/trace.h"
 #include "onnx/importer.h"
 #include "onnx/read_file.h"
 
@@ -259,6 +260,7 @@ std::vector<Tensor> ModelImpl::run(const std::vector<Tensor>& args) {
       in.push_back(name_in.empty() ? nullptr : &env.at(name_in));
     std::vector<Val> out(static_cast<size_t>(node.output_size()));
     NodeCtx ctx(*this, node, std::move(in), out);
+    const SourceLabel source(node_label(node, index));  // names the graph nodes it records
     try {
       table.at(node.op_type())(ctx);
     } catch (const Error& e) {

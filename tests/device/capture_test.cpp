@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/kiln.h"
 
@@ -166,9 +169,25 @@ TEST_F(CaptureDevice, DumpDirGetsGraphGuardsAndKernels) {
     comp += e.path().extension() == ".comp";
     spv += e.path().extension() == ".spv";
     spvasm += e.path().extension() == ".spvasm";
-    json += e.path().extension() == ".json";
+    json += e.path().extension() == ".json" && e.path().filename() != "manifest.json";
   }
-  EXPECT_EQ(comp, 1u);  // exp and the scaling fold into the reduction's load
+  // The manifest ties the compile together: function, reason, guards, nodes and kernels.
+  std::ifstream in(d / "manifest.json");
+  ASSERT_TRUE(in.good());
+  const auto m = nlohmann::json::parse(in);
+  EXPECT_EQ(m["function"], "dumped");
+  EXPECT_EQ(m["compile"], 0);
+  EXPECT_EQ(m["reason"], "first call");
+  EXPECT_FALSE(m["guards"].empty());
+  ASSERT_EQ(m["kernels"].size(), 1u);
+  const auto& k = m["kernels"][0];
+  EXPECT_TRUE(fs::exists(d / k["files"]["glsl"].get<std::string>()));
+  EXPECT_EQ(k["sources"].size(), 1u);  // every node was recorded on one line of this file
+  EXPECT_NE(k["sources"][0].get<std::string>().find("capture_test.cpp:"), std::string::npos);
+  size_t in_kernel = 0;
+  for (const auto& n : m["nodes"]) in_kernel += n["kernel"] == k["name"];
+  EXPECT_GE(in_kernel, 3u);  // exp, mul and sum (and the literal)
+  EXPECT_EQ(comp, 1u);       // exp and the scaling fold into the reduction's load
   EXPECT_EQ(spv, 1u);
   EXPECT_EQ(spvasm, 1u);
   EXPECT_EQ(json, 1u);

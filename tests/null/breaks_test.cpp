@@ -2,9 +2,14 @@
 // Built twice: on CPU tensors (label null) and, with KILN_TEST_ON_DEVICE, on Vulkan (device).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/kiln.h"
 #include "null/capture_fixture.h"
@@ -65,6 +70,47 @@ TEST_F(Breaks, ItemSplitsTheGraphAndItsValueIsGuarded) {
   EXPECT_NE(logs_.find("value read by item() at breaks_test.cpp:" + std::to_string(item_line)),
             std::string::npos)
       << logs_;
+}
+
+TEST_F(Breaks, DumpManifestsMarkTheBreakAndTheRecompileReason) {
+  namespace fs = std::filesystem;
+  const fs::path root =
+      fs::temp_directory_path() /
+      ("kiln_dump_breaks_" + std::to_string(::getpid()) + (kOnDevice ? "_d" : ""));
+  fs::remove_all(root);
+  ::setenv("KILN_DUMP_DIR", root.c_str(), 1);
+  int item_line = 0;
+  auto fn = [&](const Tensor& x) {
+    Tensor s = sum(x * 2.0, {0});
+    item_line = __LINE__ + 1;
+    double v = s.item<double>();
+    return x * v + 1.0;
+  };
+  auto f = compile(fn, {.name = "dumped_break"});
+  f(rnd(8, 1));
+  f(rnd(8, 2));  // the value read differs: a recompile
+  ::unsetenv("KILN_DUMP_DIR");
+  auto manifest = [&](const std::string& folder) {
+    std::ifstream in(root / folder / "manifest.json");
+    return nlohmann::json::parse(in, nullptr, false);
+  };
+  const auto first = manifest("dumped_break_0"), second = manifest("dumped_break_g1_0"),
+             again = manifest("dumped_break_1");
+  fs::remove_all(root);
+  ASSERT_FALSE(first.is_discarded() || second.is_discarded() || again.is_discarded());
+  ASSERT_EQ(first["breaks"].size(), 1u);
+  EXPECT_NE(first["breaks"][0]["reason"].get<std::string>().find("item()"), std::string::npos);
+  EXPECT_EQ(first["breaks"][0]["loc"], "breaks_test.cpp:" + std::to_string(item_line));
+  EXPECT_TRUE(first["break_before"].is_null());
+  EXPECT_EQ(first["break_after"], 0);
+  EXPECT_EQ(second["segment"], 1);
+  EXPECT_EQ(second["break_before"], 0);
+  EXPECT_TRUE(second["break_after"].is_null());
+  EXPECT_EQ(first["reason"], "first call");
+  EXPECT_EQ(again["compile"], 1);
+  EXPECT_TRUE(again["recompile"].get<bool>());
+  EXPECT_NE(again["reason"].get<std::string>().find("value read by item()"), std::string::npos)
+      << again["reason"];
 }
 
 TEST_F(Breaks, DataDependentIfReplaysBothBranches) {

@@ -4,6 +4,7 @@
 // dump folders. Built twice: CPU tensors (label null) and Vulkan (KILN_TEST_ON_DEVICE).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -197,14 +198,22 @@ TEST_F(CallSemantics, SameNamedFunctionsDumpIntoTheirOwnFolders) {
   f(ramp(4));
   g(ramp(4));
   ::unsetenv("KILN_DUMP_DIR");
-  std::vector<std::string> graphs;
+  std::vector<std::string> graphs, manifests;
   for (const auto& d : fs::directory_iterator(root)) {
     std::ifstream in(d.path() / "graph.txt");
     graphs.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::ifstream m(d.path() / "manifest.json");
+    manifests.emplace_back(std::istreambuf_iterator<char>(m), std::istreambuf_iterator<char>());
   }
   fs::remove_all(root);
   ASSERT_EQ(graphs.size(), 2u);
   EXPECT_NE(graphs[0], graphs[1]);
+  // Each folder's manifest names the function and its own unique prefix.
+  std::sort(manifests.begin(), manifests.end());
+  for (const std::string& m : manifests)
+    EXPECT_NE(m.find("\"function\": \"twin\""), std::string::npos) << m;
+  EXPECT_NE(manifests[0].find("\"prefix\": \"twin\""), std::string::npos);
+  EXPECT_NE(manifests[1].find("\"prefix\": \"twin-2\""), std::string::npos);
 }
 
 }  // namespace
