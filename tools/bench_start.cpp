@@ -39,7 +39,7 @@ struct ChildRun {
 /// Runs `exe bench --child first-call --child-config CONFIG` with the three cache variables
 /// pointing into `dir`; returns its JSON report and the process's wall time.
 ChildRun run_child(const std::string& exe, const std::string& config, const fs::path& dir,
-                   const std::string& mode = "first-call") {
+                   const std::string& mode = "first-call", bool prewarm = false) {
   const std::map<std::string, std::string> vars = {
       {"KILN_CACHE_DIR", (dir / "kiln").string()},
       {"MESA_SHADER_CACHE_DIR", (dir / "mesa").string()},
@@ -50,11 +50,13 @@ ChildRun run_child(const std::string& exe, const std::string& config, const fs::
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     std::string key = kv.substr(0, kv.find('='));
-    if (vars.count(key) || key == "MESA_SHADER_CACHE_DISABLE" || key == "MESA_GLSL_CACHE_DISABLE")
+    if (vars.count(key) || key == "MESA_SHADER_CACHE_DISABLE" || key == "MESA_GLSL_CACHE_DISABLE" ||
+        key == "KILN_PREWARM" || key == "KILN_BACKGROUND")
       continue;
     env.push_back(std::move(kv));
   }
   for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
+  if (prewarm) env.push_back("KILN_PREWARM=1");
   std::vector<std::string> args = {exe, "bench", "--child", mode, "--child-config", config};
   std::vector<char*> argv, envp;
   for (std::string& a : args) argv.push_back(a.data());
@@ -118,7 +120,7 @@ Result bench_start(const Context& ctx, const std::string& self_exe) {
                                 config, setup.batch, child_seq(config))};
   r.figure = {"cold_over_warm", "cold / warm first call", kNaN, "x", ">=", 20};
   std::vector<double> cold_first, warm_first, cold_proc, warm_proc, cold_second, warm_second;
-  std::vector<double> bg_first, bg_steady, bg_ready, warm_bg_first;
+  std::vector<double> bg_first, bg_steady, bg_ready, warm_bg_first, prewarm_first, prewarm_steady;
   double kiln_cache = 0, mesa_cache = 0;
   try {
     for (int round = 0; round < rounds; ++round) {
@@ -138,9 +140,14 @@ Result bench_start(const Context& ctx, const std::string& self_exe) {
         warm_second.push_back(num(warm.report, "second_call_ms"));
         cold_proc.push_back(cold.process_ms);
         warm_proc.push_back(warm.process_ms);
-        ctx.show(fmt::format("start: warm child process, background ({}/{}) ...", round + 1,
-                             rounds));
+        ctx.show(
+            fmt::format("start: warm child process, background ({}/{}) ...", round + 1, rounds));
         ChildRun warm_bg = run_child(self_exe, config, dir, "first-call-background");
+        ctx.show(fmt::format("start: warm child process, prewarmed pipelines ({}/{}) ...",
+                             round + 1, rounds));
+        ChildRun prewarmed = run_child(self_exe, config, dir, "first-call", true);
+        prewarm_first.push_back(num(prewarmed.report, "first_call_ms"));
+        prewarm_steady.push_back(num(prewarmed.report, "steady_call_ms"));
         warm_bg_first.push_back(num(warm_bg.report, "first_call_ms"));
         // Background compilation from empty caches, in a directory of its own.
         const fs::path bg_dir = dir / "background";
@@ -181,6 +188,10 @@ Result bench_start(const Context& ctx, const std::string& self_exe) {
   r.add("cold_first_over_steady", "first / steady call, cold", cold / median(warm_second), "x");
   r.add("warm_first_over_steady", "first / steady call, precompiled cache",
         warm / median(warm_second), "x");
+  r.add("prewarm_first_call_ms", "first call, precompiled cache, KILN_PREWARM=1",
+        median(prewarm_first), "ms");
+  r.add("prewarm_first_over_steady", "first / steady call, precompiled, prewarmed",
+        median(prewarm_first) / median(prewarm_steady), "x");
   r.add("warm_background_first_call_ms", "first call, precompiled cache, background",
         median(warm_bg_first), "ms");
   r.add("warm_background_first_over_steady", "first / steady call, precompiled, background",

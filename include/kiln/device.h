@@ -46,6 +46,11 @@ struct DeviceOpenOptions {
   /// (docs/cache.md): empty uses the process's (KILN_CACHE_DIR, else ~/.cache/kiln); "off"
   /// uses none; anything else is a directory of its own, e.g. one an application ships.
   std::string cache_dir;
+  /// Create, on a thread of the device's own while the application loads its model, every
+  /// pipeline the cache's earlier processes created (`kiln precompile` fills it), so that the
+  /// first call does not create pipelines itself (KILN_PREWARM=1 does it for every device;
+  /// docs/cache.md, "Shipping a warm cache"). Calls needing a pipeline meanwhile wait for it.
+  bool prewarm = false;
 };
 
 class Device {

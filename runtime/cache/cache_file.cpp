@@ -77,6 +77,8 @@ const char* entry_kind_name(EntryKind kind) {
       return "entry";
     case EntryKind::kGlsl:
       return "glsl";
+    case EntryKind::kPipelineSet:
+      return "pipeline set";
   }
   return "unknown";
 }

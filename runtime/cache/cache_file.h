@@ -23,6 +23,7 @@ enum class EntryKind : uint32_t {
   kPipelineCache = 2,  // vkGetPipelineCacheData of one device
   kEntry = 3,          // a compiled graph: the kernel keys it needs
   kGlsl = 4,           // a preprocessed kernel source (template + macros + generated includes)
+  kPipelineSet = 5,    // the pipelines one device created: recreated at open (KILN_PREWARM)
 };
 const char* entry_kind_name(EntryKind kind);
 

@@ -31,6 +31,8 @@ const char* kind_dir(EntryKind kind) {
       return "entries";
     case EntryKind::kGlsl:
       return "glsl";
+    case EntryKind::kPipelineSet:
+      return "warm";
   }
   return "other";
 }

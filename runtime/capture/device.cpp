@@ -39,6 +39,7 @@ Expected<Device> Device::open(const std::string& selector, const DeviceOpenOptio
   // select_device() reads KILN_DEVICE itself, so pass the selector through unchanged.
   o.selector = selector;
   o.disk_cache = cache_for(options.cache_dir);
+  o.prewarm = options.prewarm;
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<vk::VulkanDevice> dev, vk::VulkanDevice::create(o));
   return Device(Kind::kVulkan, std::move(dev));
 }

@@ -180,6 +180,9 @@ struct DeviceOptions {
   /// The persistent cache this device's kernels, compiled graphs and pipeline cache go to
   /// (null: cache::DiskCache::global(), KILN_CACHE_DIR's).
   std::shared_ptr<cache::DiskCache> disk_cache;
+  /// Recreate the pipelines stored in the cache's pipeline set on a thread of the device's own
+  /// as it opens (also KILN_PREWARM=1; pipeline_prewarm.cpp).
+  bool prewarm = false;
 };
 
 class VulkanDevice {

@@ -27,6 +27,7 @@ struct DeviceCore {
   vulkan::QueueLock queue_lock;
   /// The persistent cache (DeviceOptions::disk_cache, else the global one).
   std::shared_ptr<cache::DiskCache> disk;
+  bool prewarm = false;  // DeviceOptions::prewarm
 
   DeviceCore() = default;
   DeviceCore(const DeviceCore&) = delete;

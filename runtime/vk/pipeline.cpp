@@ -167,6 +167,7 @@ Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
       misses.push_back(i);
     }
   }
+  if (!misses.empty() && wait_for_prewarm()) return pipelines(descs);  // it may have built them
   for (size_t m : misses)
     KILN_RETURN_IF_ERROR(
         check_pipeline_desc(descs[m]).with_context("creating pipeline '" + descs[m].label + "'"));
@@ -207,6 +208,7 @@ Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
       }
       it->second = std::move(built[m]);
       ++stats_.pipelines_created;
+      remember_created(descs[misses[m]]);
     }
     for (size_t i = 0; i < descs.size(); ++i) {
       // A fresh one (unless another caller stored a different interface first) is not a hit;
@@ -237,6 +239,7 @@ Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
     KILN_ASSIGN_OR_RETURN(const Pipeline* cached, find_pipeline_locked(key, desc));
     if (cached != nullptr) return cached;
   }
+  if (wait_for_prewarm()) return pipeline(desc);  // it may have built this one
   const std::string what = "creating pipeline '" + desc.label + "'";
   KILN_RETURN_IF_ERROR(check_pipeline_desc(desc).with_context(what));
   auto created = std::make_unique<Pipeline>();
@@ -253,6 +256,7 @@ Expected<const Pipeline*> VulkanDeviceImpl::pipeline(const PipelineDesc& desc) {
   }
   it->second = std::move(created);
   ++stats_.pipelines_created;
+  remember_created(desc);
   return it->second.get();
 }
 

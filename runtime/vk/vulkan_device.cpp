@@ -119,6 +119,7 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions
   auto core = std::make_shared<DeviceCore>();
   core->instance = std::move(instance);
   core->disk = std::move(disk);
+  core->prewarm = options.prewarm;
   core->physical = devices[index];
   if (core->physical.queue_family == kNoQueueFamily) {
     return unavailable("Vulkan device '" + core->physical.info.name + "' has no compute queue");
@@ -147,6 +148,7 @@ Status VulkanDeviceImpl::init() {
   vkGetDeviceQueue(device(), pd.queue_family, core_->queue_index, &queue_);
 
   KILN_RETURN_IF_ERROR(create_pipeline_cache());  // seeded from the persistent cache
+  start_prewarm();
 
   // Sub-allocations may be bound as storage buffers or as texel buffers.
   const VkDeviceSize alignment = std::max<VkDeviceSize>(
@@ -193,7 +195,9 @@ Status VulkanDeviceImpl::init() {
 }
 
 VulkanDeviceImpl::~VulkanDeviceImpl() {
+  if (prewarm_.joinable()) prewarm_.join();
   if (device() == VK_NULL_HANDLE) return;
+  save_pipeline_set();
   // Every submission was waited for before its call returned. An adopted device is not
   // waited on: the application may be using it (vkDeviceWaitIdle needs every queue to itself).
   if (core_->owns_device) {

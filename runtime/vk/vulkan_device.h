@@ -11,9 +11,11 @@
 #include <vulkan/vulkan.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -167,6 +169,16 @@ class VulkanDeviceImpl final : public VulkanDevice {
   std::string pipeline_cache_key() const;
   std::string pipeline_cache_identity() const;
 
+  // pipeline_prewarm.cpp: the set of pipelines this device created, persisted and recreated
+  // on a worker when the device opens (KILN_PREWARM)
+  void start_prewarm();
+  void save_pipeline_set();
+  /// Notes a pipeline built by a caller (not by the prewarm), with pipelines_mu_ held.
+  void remember_created(const PipelineDesc& desc);
+  /// A caller's pipeline request during the prewarm waits for it rather than building the same
+  /// pipelines a second time.
+  bool wait_for_prewarm();  // true when it waited
+
   // pipeline.cpp
   Status check_pipeline_desc(const PipelineDesc& desc) const;
   std::string pipeline_key(const PipelineDesc& desc) const;
@@ -211,6 +223,11 @@ class VulkanDeviceImpl final : public VulkanDevice {
   uint64_t pipeline_cache_hash_ = 0;                 // checksum of the data on disk
   mutable std::mutex pipelines_mu_;                  // guards pipelines_
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::vector<PipelineDesc> created_descs_;  // pipelines built here, for the pipeline set
+  std::thread prewarm_;                      // recreates the persisted set (joined first)
+  std::atomic<bool> prewarming_{false};
+  std::mutex prewarm_mu_;  // with prewarm_cv_: the end of the prewarm
+  std::condition_variable prewarm_cv_;
   /// The DeviceStats counters kept here (memory and validation figures are read live).
   struct Counters {
     std::atomic<uint64_t> pipelines_created{0};

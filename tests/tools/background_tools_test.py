@@ -4,7 +4,8 @@
 The demo part checks what served each first call, that both the interpreter's answer and the
 compiled kernels' match, and the bound fields (not their values: timings are not asserted).
 The precompile part fills a fresh cache directory, then runs the model in a new process on it
-and checks that the compiled graph was a cache hit with no kernel compiled.
+and checks that the compiled graph was a cache hit with no kernel compiled, and that with
+KILN_PREWARM=1 the device recreates the stored pipelines as it opens.
 
 Usage: background_tools_test.py path/to/kiln path/to/model_dir. Exits 77 (ctest: skipped)
 when there is no Vulkan device.
@@ -89,6 +90,13 @@ def precompile(kiln: str, model_dir: str, failures: list) -> None:
         if "hit, no kernel compiled" not in run.stderr:
             sys.stderr.write(run.stderr)
             failures.append("kiln run on the precompiled cache compiled kernels")
+        # KILN_PREWARM=1: the device recreates the stored pipeline set as it opens.
+        env["KILN_PREWARM"] = "1"
+        run = subprocess.run(args, capture_output=True, text=True, env=env)
+        created = [l for l in run.stderr.splitlines() if "pipelines created ahead" in l]
+        if run.returncode != 0 or not created or " 0 of " in created[0]:
+            sys.stderr.write(run.stderr)
+            failures.append("KILN_PREWARM=1 did not recreate the precompiled pipelines")
 
 
 def main() -> int:
