@@ -13,7 +13,7 @@
 
 namespace kiln {
 namespace {
-constexpr int kNice = 10;
+constexpr int kNice = 19;
 }  // namespace
 
 BackgroundCompiler& BackgroundCompiler::instance() {
@@ -68,7 +68,7 @@ void BackgroundCompiler::hold(bool on) {
 
 void BackgroundCompiler::work() {
   // Compiles yield to the threads that serve calls: this worker (and the threads it starts)
-  // runs at a lower priority (nice +10; Linux sets it per thread).
+  // runs at a lower priority (nice +19, the lowest; Linux sets it per thread).
   errno = 0;
   if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice) != 0 && errno != 0)
     log(LogTopic::kCompile,
