@@ -31,7 +31,8 @@ class Writer {
   }
   void words(const std::vector<uint32_t>& w) {
     u32(static_cast<uint32_t>(w.size()));
-    out_.append(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(uint32_t));
+    if (!w.empty())
+      out_.append(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(uint32_t));
   }
   std::string take() { return std::move(out_); }
 
@@ -59,7 +60,7 @@ class Reader {
     uint32_t n = 0;
     if (!u32(n) || (in_.size() - at_) / sizeof(uint32_t) < n) return false;
     w.resize(n);
-    std::memcpy(w.data(), in_.data() + at_, size_t{n} * sizeof(uint32_t));
+    if (n != 0) std::memcpy(w.data(), in_.data() + at_, size_t{n} * sizeof(uint32_t));
     at_ += size_t{n} * sizeof(uint32_t);
     return true;
   }
