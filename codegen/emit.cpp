@@ -627,6 +627,9 @@ static bool exact_in_f16(const Node& n, const std::vector<DType>& types) {
     case OpKind::Abs:
     case OpKind::Relu:
     case OpKind::Sign:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
     case OpKind::Maximum:
     case OpKind::Minimum:
     case OpKind::Where:
@@ -953,6 +956,34 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       if (is_floating(operand)) return "kiln_sign(" + arg(0) + ")";
       return "(" + arg(0) + " > " + T + "(0) ? " + T + "(1) : (" + arg(0) + " < " + T + "(0) ? " +
              T + "(-1) : " + T + "(0)))";
+    case OpKind::Sin:
+      return "kiln_sin(" + arg(0) + ")";
+    case OpKind::Cos:
+      return "kiln_cos(" + arg(0) + ")";
+    case OpKind::Tan:
+      return "kiln_tan(" + arg(0) + ")";
+    case OpKind::Asin:
+      return "kiln_asin(" + arg(0) + ")";
+    case OpKind::Acos:
+      return "kiln_acos(" + arg(0) + ")";
+    case OpKind::Atan:
+      return "kiln_atan(" + arg(0) + ")";
+    case OpKind::Sinh:
+      return "kiln_sinh(" + arg(0) + ")";
+    case OpKind::Cosh:
+      return "kiln_cosh(" + arg(0) + ")";
+    case OpKind::Asinh:
+      return "kiln_asinh(" + arg(0) + ")";
+    case OpKind::Acosh:
+      return "kiln_acosh(" + arg(0) + ")";
+    case OpKind::Atanh:
+      return "kiln_atanh(" + arg(0) + ")";
+    case OpKind::Floor:  // integers pass through
+      return is_floating(operand) ? "floor(" + arg(0) + ")" : arg(0);
+    case OpKind::Ceil:
+      return is_floating(operand) ? "ceil(" + arg(0) + ")" : arg(0);
+    case OpKind::Round:  // half to even
+      return is_floating(operand) ? "roundEven(" + arg(0) + ")" : arg(0);
     case OpKind::Pow:
       pow_ = true;
       return std::string(is_floating(operand) ? "kiln_pow(" : "kiln_ipow(") + arg(0) + ", " +

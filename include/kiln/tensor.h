@@ -134,6 +134,24 @@ Tensor abs(const Tensor& a, Loc loc = Loc::current());
 /// -1, 0 or 1 by the sign of a (its dtype); NaN stays NaN and -0.0 stays -0.0.
 Tensor sign(const Tensor& a, Loc loc = Loc::current());
 Tensor exp(const Tensor& a, Loc loc = Loc::current());
+/// Trigonometric and hyperbolic functions and their inverses (float; integers compute in f32),
+/// std::'s values: NaN outside the domain (asin/acos beyond [-1, 1], acosh below 1, atanh
+/// beyond [-1, 1]; atanh(+-1) = +-inf).
+Tensor sin(const Tensor& a, Loc loc = Loc::current());
+Tensor cos(const Tensor& a, Loc loc = Loc::current());
+Tensor tan(const Tensor& a, Loc loc = Loc::current());
+Tensor asin(const Tensor& a, Loc loc = Loc::current());
+Tensor acos(const Tensor& a, Loc loc = Loc::current());
+Tensor atan(const Tensor& a, Loc loc = Loc::current());
+Tensor sinh(const Tensor& a, Loc loc = Loc::current());
+Tensor cosh(const Tensor& a, Loc loc = Loc::current());
+Tensor asinh(const Tensor& a, Loc loc = Loc::current());
+Tensor acosh(const Tensor& a, Loc loc = Loc::current());
+Tensor atanh(const Tensor& a, Loc loc = Loc::current());
+/// floor, ceil and round (half to even, as ONNX and std::nearbyint); integers pass through.
+Tensor floor(const Tensor& a, Loc loc = Loc::current());
+Tensor ceil(const Tensor& a, Loc loc = Loc::current());
+Tensor round(const Tensor& a, Loc loc = Loc::current());
 Tensor log(const Tensor& a, Loc loc = Loc::current());
 Tensor sqrt(const Tensor& a, Loc loc = Loc::current());
 Tensor rsqrt(const Tensor& a, Loc loc = Loc::current());

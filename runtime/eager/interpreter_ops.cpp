@@ -15,6 +15,8 @@
 //     sigmoid = 1 / (1 + exp(-x)); relu = (x < 0 ? 0 : x) (NaN and -0 pass through; ints too);
 //     gelu = 0.5 * x * (1 + erf(x / sqrt(2))) in float; erf = std::erf; silu = x * sigmoid(x);
 //     gelu_tanh = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+//     sin cos tan asin acos atan sinh cosh asinh acosh atanh: std:: on float (NaN outside the
+//     domain). floor, ceil; round = std::nearbyint (half to even); integers pass through.
 //   Binary: add, sub, mul; div is always float true division (IEEE: x/0 = +-inf, 0/0 = NaN);
 //     maximum/minimum propagate NaN (if either operand is NaN the result is NaN); pow is
 //     std::pow in float, exact by squaring for integers (negative exponents: 1 / a^|b| truncated).
@@ -166,6 +168,15 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
       return run([](C x) { return x < C(0) ? neg(x) : (x == C(0) ? C(0) : x); });
     case OpKind::Sign:
       return run([](C x) { return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x); });
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+      if constexpr (std::is_floating_point_v<C>) {
+        if (op == OpKind::Floor) return run([](C x) { return std::floor(x); });
+        if (op == OpKind::Ceil) return run([](C x) { return std::ceil(x); });
+        return run([](C x) { return std::nearbyint(x); });  // ties to even (default mode)
+      }
+      return run([](C x) { return x; });
     default:
       break;
   }
@@ -187,6 +198,28 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
         return run([](C x) { return C(0.5) * x * (C(1) + std::erf(x / std::sqrt(C(2)))); });
       case OpKind::Erf:
         return run([](C x) { return std::erf(x); });
+      case OpKind::Sin:
+        return run([](C x) { return std::sin(x); });
+      case OpKind::Cos:
+        return run([](C x) { return std::cos(x); });
+      case OpKind::Tan:
+        return run([](C x) { return std::tan(x); });
+      case OpKind::Asin:
+        return run([](C x) { return std::asin(x); });
+      case OpKind::Acos:
+        return run([](C x) { return std::acos(x); });
+      case OpKind::Atan:
+        return run([](C x) { return std::atan(x); });
+      case OpKind::Sinh:
+        return run([](C x) { return std::sinh(x); });
+      case OpKind::Cosh:
+        return run([](C x) { return std::cosh(x); });
+      case OpKind::Asinh:
+        return run([](C x) { return std::asinh(x); });
+      case OpKind::Acosh:
+        return run([](C x) { return std::acosh(x); });
+      case OpKind::Atanh:
+        return run([](C x) { return std::atanh(x); });
       case OpKind::Silu:
         return run([](C x) { return x * (C(1) / (C(1) + std::exp(-x))); });
       case OpKind::GeluTanh:

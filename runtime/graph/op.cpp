@@ -221,8 +221,9 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     case OpCategory::kUnary: {
       DType dt = ins[0].dtype;
       if (dt == DType::kBool) return op_error(op, ins, "not defined for bool tensors");
-      bool int_ok =
-          op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs || op == OpKind::Sign;
+      bool int_ok = op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs ||
+                    op == OpKind::Sign || op == OpKind::Floor || op == OpKind::Ceil ||
+                    op == OpKind::Round;
       if (!int_ok && !is_floating(dt)) dt = DType::kF32;  // exp(int) -> f32, as in PyTorch
       return TensorMeta{dt, ins[0].shape};
     }

@@ -1,0 +1,50 @@
+// The Tensor functions of the elementwise math ops: trigonometric and hyperbolic functions and
+// their inverses, floor, ceil and round (each one unary node; rules in runtime/graph/op.cpp).
+#include "capture/trace.h"
+
+namespace kiln {
+
+Tensor sin(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Sin, {a}, {}, loc);
+}
+Tensor cos(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Cos, {a}, {}, loc);
+}
+Tensor tan(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Tan, {a}, {}, loc);
+}
+Tensor asin(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Asin, {a}, {}, loc);
+}
+Tensor acos(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Acos, {a}, {}, loc);
+}
+Tensor atan(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Atan, {a}, {}, loc);
+}
+Tensor sinh(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Sinh, {a}, {}, loc);
+}
+Tensor cosh(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Cosh, {a}, {}, loc);
+}
+Tensor asinh(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Asinh, {a}, {}, loc);
+}
+Tensor acosh(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Acosh, {a}, {}, loc);
+}
+Tensor atanh(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Atanh, {a}, {}, loc);
+}
+Tensor floor(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Floor, {a}, {}, loc);
+}
+Tensor ceil(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Ceil, {a}, {}, loc);
+}
+Tensor round(const Tensor& a, Loc loc) {
+  return apply_op(OpKind::Round, {a}, {}, loc);
+}
+
+}  // namespace kiln
