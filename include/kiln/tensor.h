@@ -128,6 +128,16 @@ Tensor minimum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 /// non-integral one gives NaN). Integer: exact, wrapping like mul; a negative exponent gives
 /// 1 / a^|b| truncated toward zero (0 unless a is 1 or -1).
 Tensor pow(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+/// Remainders (NumPy broadcasting and promotion). mod: the sign of b, as Python's % and
+/// torch.remainder (a zero result is +-0 by b's sign); fmod: the sign of a, as C's fmod
+/// (exact for floats). Floats: x mod 0 and inf mod y are NaN; integers: x mod 0 is 0.
+Tensor mod(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor fmod(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+/// Bit shifts of integer tensors in their dtype (two's complement; shift_right is
+/// arithmetic). A shift by a negative amount or by the width or more gives 0 (shift_left) or
+/// the sign fill, 0 or -1 (shift_right).
+Tensor shift_left(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor shift_right(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor neg(const Tensor& a, Loc loc = Loc::current());
 /// |a|; integers keep their dtype (the most negative value wraps to itself).
 Tensor abs(const Tensor& a, Loc loc = Loc::current());

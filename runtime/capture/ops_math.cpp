@@ -1,5 +1,6 @@
 // The Tensor functions of the elementwise math ops: trigonometric and hyperbolic functions and
-// their inverses, floor, ceil and round (each one unary node; rules in runtime/graph/op.cpp).
+// their inverses, floor, ceil and round; the remainders mod and fmod and the bit shifts (each
+// one elementwise node; rules in runtime/graph/op.cpp).
 #include "capture/trace.h"
 
 namespace kiln {
@@ -45,6 +46,19 @@ Tensor ceil(const Tensor& a, Loc loc) {
 }
 Tensor round(const Tensor& a, Loc loc) {
   return apply_op(OpKind::Round, {a}, {}, loc);
+}
+
+Tensor mod(const Tensor& a, const Tensor& b, Loc loc) {
+  return apply_op(OpKind::Mod, {a, b}, {}, loc);
+}
+Tensor fmod(const Tensor& a, const Tensor& b, Loc loc) {
+  return apply_op(OpKind::FMod, {a, b}, {}, loc);
+}
+Tensor shift_left(const Tensor& a, const Tensor& b, Loc loc) {
+  return apply_op(OpKind::ShiftLeft, {a, b}, {}, loc);
+}
+Tensor shift_right(const Tensor& a, const Tensor& b, Loc loc) {
+  return apply_op(OpKind::ShiftRight, {a, b}, {}, loc);
 }
 
 }  // namespace kiln

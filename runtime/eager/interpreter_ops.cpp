@@ -20,6 +20,9 @@
 //   Binary: add, sub, mul; div is always float true division (IEEE: x/0 = +-inf, 0/0 = NaN);
 //     maximum/minimum propagate NaN (if either operand is NaN the result is NaN); pow is
 //     std::pow in float, exact by squaring for integers (negative exponents: 1 / a^|b| truncated).
+//     mod: Python's % (sign of b; a zero result is +-0 by b's sign); fmod: C's fmod (sign of a);
+//     integers: x mod 0 = 0. shift_left / shift_right: two's complement in the output's width,
+//     right shifts arithmetic; amounts < 0 or >= the width give 0 (left) or the sign fill.
 //   Cast: the input's natural compute type (float or int64) encoded into the target dtype:
 //     float -> int truncates toward zero and clamps to the target range (NaN -> 0);
 //     i64 -> i32 wraps; anything -> bool is (x != 0); bool -> number is 0/1.
@@ -122,6 +125,34 @@ C power(C a, C b) {
   } else {
     return std::pow(a, b);
   }
+}
+
+/// C's fmod (the sign of a); for integers a % 0 is 0 (and a % -1 is 0 without overflow).
+template <typename C>
+C fmod_of(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    return b == 0 || b == -1 ? C(0) : C(a % b);
+  } else {
+    return std::fmod(a, b);
+  }
+}
+
+/// Python's % (the sign of b): fmod, plus b where the signs differ; a zero is +-0 by b's sign.
+template <typename C>
+C mod_of(C a, C b) {
+  C r = fmod_of(a, b);
+  if constexpr (std::is_floating_point_v<C>) {
+    if (r == C(0)) return std::copysign(C(0), b);
+  }
+  if (r != C(0) && ((r < C(0)) != (b < C(0)))) r += b;
+  return r;
+}
+
+/// Shifts in a `width`-bit two's-complement integer (the value already in that range): out of
+/// range amounts give 0 (left) or the sign fill (right).
+int64_t shift_of(bool left, int64_t a, int64_t b, int width) {
+  if (b < 0 || b >= width) return left ? 0 : (a < 0 ? -1 : 0);
+  return left ? wrap(u(a) << b) : a >> b;
 }
 
 /// Calls fn(Id<C>{}) with C the compute type of `dtype`: float for f16/f32, int64 otherwise.
@@ -250,6 +281,18 @@ Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor
       return run([](C a, C b) { return minimum(a, b); });
     case OpKind::Pow:
       return run([](C a, C b) { return power(a, b); });
+    case OpKind::Mod:
+      return run([](C a, C b) { return mod_of(a, b); });
+    case OpKind::FMod:
+      return run([](C a, C b) { return fmod_of(a, b); });
+    case OpKind::ShiftLeft:
+    case OpKind::ShiftRight:
+      if constexpr (std::is_integral_v<C>) {
+        const int width = out.meta.dtype == DType::kI32 ? 32 : 64;
+        const bool left = op == OpKind::ShiftLeft;
+        return run([width, left](C a, C b) { return shift_of(left, a, b, width); });
+      }
+      break;
     case OpKind::Div:
       if constexpr (std::is_floating_point_v<C>) return run([](C a, C b) { return a / b; });
       break;

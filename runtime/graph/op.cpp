@@ -236,6 +236,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       if (op_category(op) == OpCategory::kCompare) return TensorMeta{DType::kBool, shape};
       if (dt == DType::kBool) return op_error(op, ins, "arithmetic is not defined on bool tensors");
       if (op == OpKind::Div && !is_floating(dt)) dt = DType::kF32;  // true division
+      if ((op == OpKind::ShiftLeft || op == OpKind::ShiftRight) && is_floating(dt))
+        return op_error(op, ins, "shifts need integer tensors");
       return TensorMeta{dt, shape};
     }
     case OpCategory::kTernary: {

@@ -194,6 +194,19 @@ void register_math_ops(std::map<std::string, OpHandler>& t) {
   unary(t, "Floor", floor);
   unary(t, "Ceil", ceil);
   unary(t, "Round", round);
+  t["Mod"] = [](NodeCtx& c) {
+    Tensor a = c.in(0), b = c.in(1);
+    const bool fmod_attr = c.attr_i("fmod", 0) != 0;
+    if (!fmod_attr && (is_floating(a.dtype()) || is_floating(b.dtype())))
+      c.fail("fmod must be 1 for floating-point inputs");
+    c.set(0, fmod_attr ? fmod(a, b) : mod(a, b));
+  };
+  t["BitShift"] = [](NodeCtx& c) {
+    const std::string dir = c.attr_s("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      c.fail("direction must be LEFT or RIGHT, not '" + dir + "'");
+    c.set(0, dir == "LEFT" ? shift_left(c.in(0), c.in(1)) : shift_right(c.in(0), c.in(1)));
+  };
   t["Identity"] = [](NodeCtx& c) { c.set_val(0, c.val(0)); };
   unary_fn(t, "Reciprocal", [](NodeCtx&, const Tensor& x) { return div(lit(1, x), x); });
   unary_fn(t, "Softplus", [](NodeCtx&, const Tensor& x) { return log(add(exp(x), lit(1, x))); });

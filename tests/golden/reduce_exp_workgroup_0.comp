@@ -237,6 +237,40 @@ float kiln_atanh(float x){
                          vec4 kiln_asinh(vec4 x){ return vec4(kiln_asinh(x . x), kiln_asinh(x . y), kiln_asinh(x . z), kiln_asinh(x . w));}
                          vec4 kiln_acosh(vec4 x){ return vec4(kiln_acosh(x . x), kiln_acosh(x . y), kiln_acosh(x . z), kiln_acosh(x . w));}
                          vec4 kiln_atanh(vec4 x){ return vec4(kiln_atanh(x . x), kiln_atanh(x . y), kiln_atanh(x . z), kiln_atanh(x . w));}
+float kiln_fmod(float x, float y){
+  if(isnan(x)|| isnan(y)|| isinf(x)|| y == 0.0)return kiln_nan_value();
+  const float ax = abs(x), ay = abs(y);
+  if(isinf(y)|| ax < ay)return x;
+  int ex, ey;
+  const float fx = frexp(ax, ex), fy = frexp(ay, ey);
+  uint mx = uint(fx * 16777216.0), my = uint(fy * 16777216.0);
+  for(int e = ex - ey;e > 0;-- e){
+    if(mx >= my)mx -= my;
+    mx <<= 1;
+  }
+  if(mx >= my)mx -= my;
+  return kiln_copysign(ldexp(float(mx), ey - 24), x);
+}
+float kiln_mod(float x, float y){
+  const float r = kiln_fmod(x, y);
+  if(r == 0.0)return kiln_copysign(0.0, y);
+  return r != 0.0 &&(r < 0.0)!=(y < 0.0)? r + y : r;
+}
+vec4 kiln_fmod(vec4 x, vec4 y){
+  return vec4(kiln_fmod(x . x, y . x), kiln_fmod(x . y, y . y), kiln_fmod(x . z, y . z), kiln_fmod(x . w, y . w));
+}
+vec4 kiln_mod(vec4 x, vec4 y){
+  return vec4(kiln_mod(x . x, y . x), kiln_mod(x . y, y . y), kiln_mod(x . z, y . z), kiln_mod(x . w, y . w));
+}
+int kiln_fmod(int a, int b){
+  if(b == 0)return 0;
+  const uint r = uint(a < 0 ? - a : a)% uint(b < 0 ? - b : b);
+  return a < 0 ? - int(r): int(r);
+}
+int kiln_mod(int a, int b){
+  const int r = kiln_fmod(a, b);
+  return r != 0 &&(r < 0)!=(b < 0)? r + b : r;
+}
 layout(local_size_x = 128u)in;
 layout(std430, set = 0, binding = 0)buffer KilnB0 { float data[];} b0;
 layout(std430, set = 0, binding = 1)readonly buffer KilnB1 { float data[];} b1;
