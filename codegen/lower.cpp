@@ -252,6 +252,8 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       init = "int(0x7fffffff)", combine = "min(a, b)";
     else
       init = "(~(int64_t(1) << 63))", combine = "kiln_min_i64(a, b)";
+  } else if (n.op == OpKind::Prod) {
+    init = acc_t + "(1)", combine = "((a) * (b))";
   } else {
     init = acc_t + "(0)", combine = "((a) + (b))";
   }

@@ -207,6 +207,9 @@ Tensor sum(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
            Loc loc = Loc::current());
 Tensor mean(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
             Loc loc = Loc::current());
+/// Product; like sum, bools count as i64 and integers wrap; an empty reduction is 1.
+Tensor prod(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
+            Loc loc = Loc::current());
 Tensor max(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
            Loc loc = Loc::current());
 Tensor min(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,

@@ -30,6 +30,7 @@
 //     attrs.dtype with the same rules as cast.
 //   Sum: floating inputs accumulate in double, then round (double -> float -> half for f16);
 //     integer/bool inputs accumulate in int64 with wraparound (bool sums are i64 counts).
+//   Prod: like sum (double for floats, wrapping int64 otherwise); an empty product is 1.
 //   Mean: double sum / count, rounded to the output dtype; an empty reduction gives NaN.
 //   Max: float with NaN propagation, int64 for integers, logical "any" for bool.
 //   Min: likewise, logical "all" for bool.
@@ -397,6 +398,12 @@ Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
         reduce_loop<double>(in, out, axes, 0.0, add<double>, keep);
       else
         reduce_loop<int64_t>(in, out, axes, 0, add<int64_t>, keep);
+      return {};
+    case OpKind::Prod:
+      if (fp)
+        reduce_loop<double>(in, out, axes, 1.0, mul<double>, keep);
+      else
+        reduce_loop<int64_t>(in, out, axes, 1, mul<int64_t>, keep);
       return {};
     case OpKind::Mean:
       if (!fp) return internal_error("mean of a non-floating tensor");

@@ -107,6 +107,7 @@ std::string Attrs::str(OpKind op) const {
       return s + "], dtype=" + dtype_name(dtype);
     }
     case OpKind::Sum:
+    case OpKind::Prod:
     case OpKind::Mean:
     case OpKind::Max:
     case OpKind::Min:

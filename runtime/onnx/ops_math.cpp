@@ -288,6 +288,9 @@ void register_math_ops(std::map<std::string, OpHandler>& t) {
   reduce(t, "ReduceSum", 13, [](NodeCtx&, const Tensor& x, const std::vector<int64_t>& a, bool k) {
     return sum(x, a, k);
   });
+  reduce(t, "ReduceProd", 18, [](NodeCtx&, const Tensor& x, const std::vector<int64_t>& a, bool k) {
+    return prod(x, a, k);
+  });
   reduce(t, "ReduceMean", 18, [](NodeCtx&, const Tensor& x, const std::vector<int64_t>& a, bool k) {
     return mean(x, a, k);
   });

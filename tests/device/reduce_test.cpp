@@ -238,4 +238,36 @@ TEST_F(DeviceReduce, ArgMaxNaNAndInf) {
       "argmin nan, long rows", Tol::exact(), [](const Tensor& t) { return argmin(t, 1); }, y);
 }
 
+// prod: float products accumulate in float on the device (double in the interpreter), so the
+// tolerance grows with the reduced count (about one float rounding per factor); integers wrap
+// identically (exact), bools multiply as i64 (logical "all").
+TEST_F(DeviceReduce, Prod) {
+  for (DType dt : {kF32, kF16, kI32, kI64, kBool}) {
+    for (const RCase& c : reduce_cases()) {
+      int64_t r = 1;
+      for (int64_t a : c.axes)
+        r *= c.shape[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(c.shape.size()) : a)];
+      Dist d = is_floating(dt) ? Dist{0.8, 1.25} : Dist{-3, 3};
+      if (is_floating(dt) && r < 64) d = Dist{-1.6, 1.6};  // signs and zeros too
+      if (dt == kBool) d.p_true = 0.97;
+      Tensor x = rnd(dt, c.shape, d);
+      const std::vector<int64_t> axes = c.axes;
+      const bool keep = c.keepdim;
+      Tol tol = Tol::exact();
+      if (is_floating(dt)) {
+        const double rel = 1e-6 + 2.5e-7 * static_cast<double>(r);
+        tol = dt == kF16 ? Tol{2e-3 + rel, 1e-6} : Tol{rel, 1e-7};
+      }
+      check(
+          std::string("prod(") + dtype_name(dt) + shape_str(c.shape) + ", axes " +
+              shape_str(c.axes) + (keep ? ", keepdim" : "") + ")",
+          tol, [axes, keep](const Tensor& t) { return prod(t, axes, keep); }, x);
+    }
+  }
+  Tensor f = rnd(kF32, {5, 40}, Dist{0.5, 1.5});
+  check(
+      "prod(exp(x) - 1, axis 1)", Tol{2e-5, 1e-7},
+      [](const Tensor& t) { return prod(exp(t) - 1.0, {1}); }, f);
+}
+
 }  // namespace kiln
