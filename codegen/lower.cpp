@@ -371,6 +371,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = layer_norm_pattern_kernel(graph, fusion, n.id, options);
     } else if (is_reduce(n.op)) {
       k = reduce_kernel(graph, fusion, n.id, options);
+    } else if (n.op == OpKind::CumSum) {
+      k = cumsum_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {
       k = norm_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kWindow) {

@@ -207,6 +207,10 @@ Tensor sum(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
            Loc loc = Loc::current());
 Tensor mean(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
             Loc loc = Loc::current());
+/// Running sum along `axis` (ONNX CumSum): element i sums elements 0..i (exclusive: 0..i-1;
+/// reverse: i..n-1, or i+1..n-1 exclusive). Same dtype (bools as i64); integers wrap.
+Tensor cumsum(const Tensor& a, int64_t axis, bool exclusive = false, bool reverse = false,
+              Loc loc = Loc::current());
 /// Product; like sum, bools count as i64 and integers wrap; an empty reduction is 1.
 Tensor prod(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
             Loc loc = Loc::current());

@@ -48,6 +48,12 @@ Tensor round(const Tensor& a, Loc loc) {
   return apply_op(OpKind::Round, {a}, {}, loc);
 }
 
+Tensor cumsum(const Tensor& a, int64_t axis, bool exclusive, bool reverse, Loc loc) {
+  Attrs attrs;
+  attrs.axis = axis;
+  attrs.index = (exclusive ? kCumSumExclusive : 0) | (reverse ? kCumSumReverse : 0);
+  return apply_op(OpKind::CumSum, {a}, std::move(attrs), loc);
+}
 Tensor mod(const Tensor& a, const Tensor& b, Loc loc) {
   return apply_op(OpKind::Mod, {a, b}, {}, loc);
 }

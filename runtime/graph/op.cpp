@@ -116,6 +116,9 @@ std::string Attrs::str(OpKind op) const {
       return "axes=" + dims_str(dims) + (keepdim ? ", keepdim" : "");
     case OpKind::MatMul:
       return std::string("trans_a=") + (trans_a ? "1" : "0") + ", trans_b=" + (trans_b ? "1" : "0");
+    case OpKind::CumSum:
+      return "axis=" + std::to_string(axis) + ((index & kCumSumExclusive) ? ", exclusive" : "") +
+             ((index & kCumSumReverse) ? ", reverse" : "");
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
     case OpKind::Gather:

@@ -207,6 +207,11 @@ void register_math_ops(std::map<std::string, OpHandler>& t) {
       c.fail("direction must be LEFT or RIGHT, not '" + dir + "'");
     c.set(0, dir == "LEFT" ? shift_left(c.in(0), c.in(1)) : shift_right(c.in(0), c.in(1)));
   };
+  t["CumSum"] = [](NodeCtx& c) {
+    Tensor x = c.in(0);
+    const int64_t axis = axis_of(c, c.scalar_int(1), x.dim());
+    c.set(0, cumsum(x, axis, c.attr_i("exclusive", 0) != 0, c.attr_i("reverse", 0) != 0));
+  };
   t["Identity"] = [](NodeCtx& c) { c.set_val(0, c.val(0)); };
   unary_fn(t, "Reciprocal", [](NodeCtx&, const Tensor& x) { return div(lit(1, x), x); });
   unary_fn(t, "Softplus", [](NodeCtx&, const Tensor& x) { return log(add(exp(x), lit(1, x))); });
