@@ -262,6 +262,19 @@ constexpr const char* kDivHelpers = R"(float kiln_div(float a, float b) {
 vec4 kiln_div(vec4 a, vec4 b) { return vec4(kiln_div(a.x, b.x), kiln_div(a.y, b.y), kiln_div(a.z, b.z), kiln_div(a.w, b.w)); }
 )";
 
+// mod / fmod of int64 (the int and float ones are in shaders/common/kiln_math.glsl, which
+// cannot name int64_t: the extension is declared only where a kernel uses it).
+constexpr const char* kModHelpers64 = R"(int64_t kiln_fmod(int64_t a, int64_t b) {
+  if (b == int64_t(0)) return int64_t(0);
+  const uint64_t r = uint64_t(a < int64_t(0) ? -a : a) % uint64_t(b < int64_t(0) ? -b : b);
+  return a < int64_t(0) ? -int64_t(r) : int64_t(r);
+}
+int64_t kiln_mod(int64_t a, int64_t b) {
+  const int64_t r = kiln_fmod(a, b);
+  return r != int64_t(0) && (r < int64_t(0)) != (b < int64_t(0)) ? r + b : r;
+}
+)";
+
 std::string pow_helpers(bool int64) {
   return std::string(kPowHelpers) + (int64 ? kPowHelpers64 : "");
 }
@@ -336,6 +349,7 @@ std::string Emitter::declarations() const {
   if (pow_) s += pow_helpers(int64_);
   if (sign_) s += kSignHelpers;
   if (div_) s += kDivHelpers;
+  if (mod64_) s += kModHelpers64;
   if (!push_.empty()) {  // after the tensors (Kernel::sizes_binding)
     sizes_binding_ = static_cast<int>(bindings_.size());
     s += "layout(std140, set = 0, binding = " + std::to_string(sizes_binding_) +
@@ -627,6 +641,9 @@ static bool exact_in_f16(const Node& n, const std::vector<DType>& types) {
     case OpKind::Abs:
     case OpKind::Relu:
     case OpKind::Sign:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
     case OpKind::Maximum:
     case OpKind::Minimum:
     case OpKind::Where:
@@ -953,10 +970,53 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       if (is_floating(operand)) return "kiln_sign(" + arg(0) + ")";
       return "(" + arg(0) + " > " + T + "(0) ? " + T + "(1) : (" + arg(0) + " < " + T + "(0) ? " +
              T + "(-1) : " + T + "(0)))";
+    case OpKind::Sin:
+      return "kiln_sin(" + arg(0) + ")";
+    case OpKind::Cos:
+      return "kiln_cos(" + arg(0) + ")";
+    case OpKind::Tan:
+      return "kiln_tan(" + arg(0) + ")";
+    case OpKind::Asin:
+      return "kiln_asin(" + arg(0) + ")";
+    case OpKind::Acos:
+      return "kiln_acos(" + arg(0) + ")";
+    case OpKind::Atan:
+      return "kiln_atan(" + arg(0) + ")";
+    case OpKind::Sinh:
+      return "kiln_sinh(" + arg(0) + ")";
+    case OpKind::Cosh:
+      return "kiln_cosh(" + arg(0) + ")";
+    case OpKind::Asinh:
+      return "kiln_asinh(" + arg(0) + ")";
+    case OpKind::Acosh:
+      return "kiln_acosh(" + arg(0) + ")";
+    case OpKind::Atanh:
+      return "kiln_atanh(" + arg(0) + ")";
+    case OpKind::Floor:  // integers pass through
+      return is_floating(operand) ? "floor(" + arg(0) + ")" : arg(0);
+    case OpKind::Ceil:
+      return is_floating(operand) ? "ceil(" + arg(0) + ")" : arg(0);
+    case OpKind::Round:  // half to even
+      return is_floating(operand) ? "roundEven(" + arg(0) + ")" : arg(0);
     case OpKind::Pow:
       pow_ = true;
       return std::string(is_floating(operand) ? "kiln_pow(" : "kiln_ipow(") + arg(0) + ", " +
              arg(1) + ")";
+    case OpKind::Mod:
+    case OpKind::FMod:
+      if (operand == DType::kI64) mod64_ = true;
+      return std::string(n.op == OpKind::Mod ? "kiln_mod(" : "kiln_fmod(") + arg(0) + ", " +
+             arg(1) + ")";
+    case OpKind::ShiftLeft:
+    case OpKind::ShiftRight: {  // out-of-range amounts: 0 (left) or the sign fill (right)
+      const std::string w = operand == DType::kI64 ? "64" : "32", a = arg(0), b = arg(1);
+      const std::string in_range =
+          "(" + b + " >= " + T + "(0) && " + b + " < " + T + "(" + w + "))";
+      if (n.op == OpKind::ShiftLeft)
+        return "(" + in_range + " ? " + a + " << int(" + b + ") : " + T + "(0))";
+      return "(" + in_range + " ? " + a + " >> int(" + b + ") : (" + a + " < " + T + "(0) ? " + T +
+             "(-1) : " + T + "(0)))";
+    }
     case OpKind::Add:
       return "(" + arg(0) + " + " + arg(1) + ")";
     case OpKind::Sub:

@@ -153,6 +153,7 @@ class Emitter {
   bool int64_ = false, f16_ = false, i8_ = false;
   bool pow_ = false, sign_ = false;  // kiln_pow / kiln_ipow, kiln_sign defined in declarations()
   bool div_ = false;                 // kiln_div defined in declarations()
+  bool mod64_ = false;               // int64 kiln_mod / kiln_fmod defined in declarations()
   std::string body_;
   std::map<std::string, std::string> memo_;
   std::vector<NodeId> bindings_;

@@ -202,10 +202,38 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const SymInt outputs = sym_numel(kept), r_count = sym_numel(reduced);
 
   // Accumulator: float for floats, i64 for bool sums, the input's integer type otherwise.
+  // argmax / argmin: a (value, index) pair of the input's compute type (bool as i32).
+  const bool arg = n.op == OpKind::ArgMax || n.op == OpKind::ArgMin;
   DType acc = n.meta.dtype == DType::kF16 ? DType::kF32 : n.meta.dtype;
+  if (arg)
+    acc = src.meta.dtype == DType::kF16    ? DType::kF32
+          : src.meta.dtype == DType::kBool ? DType::kI32
+                                           : src.meta.dtype;
   std::string acc_t = glsl_compute_type(acc);
-  std::string init, combine;
-  if (n.op == OpKind::Max) {
+  std::string init, combine, arg_decl;
+  if (arg) {
+    const bool want_max = n.op == OpKind::ArgMax;
+    const std::string value_t = acc_t;
+    acc_t = "KilnArg";
+    // The index 0xffffffff marks the initial pair: any element beats it. Otherwise a NaN
+    // beats a number, the extreme value wins, and equal values (or two NaNs) go to the lower
+    // index, so the first extreme wins whatever order the tree combines in (the interpreter's
+    // rule: the first NaN, else the first extreme).
+    std::string nan_a = "false", nan_b = "false";
+    if (is_floating(acc)) nan_a = "isnan(a.v)", nan_b = "isnan(b.v)";
+    const std::string better = want_max ? "a.v > b.v" : "a.v < b.v";
+    arg_decl = "struct KilnArg {\n  " + value_t +
+               " v;\n  uint i;\n};\n\nKilnArg kiln_arg_combine(KilnArg a, KilnArg b) {\n"
+               "  if (a.i == 0xffffffffu) return b;\n  if (b.i == 0xffffffffu) return a;\n"
+               "  const bool na = " +
+               nan_a + ", nb = " + nan_b +
+               ";\n  if (na != nb) return na ? a : b;\n"
+               "  if (!na && (" +
+               better + ")) return a;\n  if (!na && a.v != b.v) return b;\n" +
+               "  return a.i < b.i ? a : b;\n}\n\n";
+    init = "KilnArg(" + value_t + "(0), 0xffffffffu)";
+    combine = "kiln_arg_combine(a, b)";
+  } else if (n.op == OpKind::Max) {
     if (acc == DType::kBool)
       init = "false", combine = "((a) || (b))";
     else if (is_floating(acc))
@@ -224,6 +252,8 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       init = "int(0x7fffffff)", combine = "min(a, b)";
     else
       init = "(~(int64_t(1) << 63))", combine = "kiln_min_i64(a, b)";
+  } else if (n.op == OpKind::Prod) {
+    init = acc_t + "(1)", combine = "((a) * (b))";
   } else {
     init = acc_t + "(0)", combine = "((a) + (b))";
   }
@@ -237,9 +267,10 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   Index in(src.sym.size());
   for (size_t d = 0, a = 0, b = 0; d < in.size(); ++d) in[d] = is_reduced[d] ? kr[b++] : ko[a++];
   std::string loaded = glsl_convert(e.value(n.inputs[0], in), src.meta.dtype, acc);
+  if (arg) loaded = "KilnArg(" + loaded + ", r)";
   std::string load_body = e.take_body();
   e.reset_scope();
-  std::string result = "acc";
+  std::string result = arg ? "int64_t(acc.i)" : "acc";
   if (n.op == OpKind::Mean)
     result = "(acc / float(" +
              (r_count.is_constant() ? std::to_string(r_count.constant_value()) : e.size(r_count)) +
@@ -248,9 +279,10 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   if (n.meta.dtype == DType::kF16) store = "float16_t(" + result + ")";
   if (n.meta.dtype == DType::kBool) store = "uint8_t((" + result + ") ? 1u : 0u)";
   const std::string outputs_glsl = e.size(outputs), r_glsl = e.size(r_count);
-  std::string kernel_src = e.declarations() + "\n" + acc_t + " kiln_load(uint o, uint r) {\n" +
-                           load_body + "  return " + loaded + ";\n}\n\nvoid kiln_store(uint o, " +
-                           acc_t + " acc) {\n  b0.data[o] = " + store + ";\n}\n";
+  std::string kernel_src = e.declarations() + "\n" + arg_decl + acc_t +
+                           " kiln_load(uint o, uint r) {\n" + load_body + "  return " + loaded +
+                           ";\n}\n\nvoid kiln_store(uint o, " + acc_t +
+                           " acc) {\n  b0.data[o] = " + store + ";\n}\n";
 
   bool workgroup = r_hint >= kWorkgroupReduceMinR;
   KILN_ASSIGN_OR_RETURN(
@@ -275,19 +307,6 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                        {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
                                       k, opt.caps));
   return k;
-}
-
-/// Ops the interpreter runs but codegen cannot lower yet: plan_kernels returns unimplemented for
-/// any graph holding one, so the executable warns and runs the graph on the CPU interpreter.
-Status check_lowerable(const Graph& g) {
-  for (const Node& n : g.nodes()) {
-    bool lowerable = true;
-    lowerable = n.op != OpKind::ArgMax && n.op != OpKind::ArgMin;
-    if (!lowerable)
-      return unimplemented(std::string(op_name(n.op)) + " has no Vulkan kernel yet (node %" +
-                           std::to_string(n.id) + ")");
-  }
-  return {};
 }
 
 }  // namespace
@@ -331,7 +350,6 @@ const char* kernel_variant_name(KernelVariant v) {
 }
 
 Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& options) {
-  KILN_RETURN_IF_ERROR(check_lowerable(graph));
   // Kernels index in uint32. Symbolic sizes are checked per call by the executable.
   const bool symbolic = graph.is_symbolic();
   for (const Node& n : graph.nodes())
@@ -353,6 +371,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = layer_norm_pattern_kernel(graph, fusion, n.id, options);
     } else if (is_reduce(n.op)) {
       k = reduce_kernel(graph, fusion, n.id, options);
+    } else if (n.op == OpKind::CumSum) {
+      k = cumsum_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {
       k = norm_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kWindow) {

@@ -37,6 +37,11 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                              const CodegenOptions& opt);
 
+/// CumSum on the reduction template: output element o sums the masked prefix (or suffix) of its
+/// line along the axis (codegen/lower_scan.cpp).
+Expected<Kernel> cumsum_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt);
+
 /// A LayerNorm spelled out as ops (fusion.layer_norm_of[root], FusionRule::kLayerNorm) on the
 /// row-norm kernel.
 Expected<Kernel> layer_norm_pattern_kernel(const Graph& g, const FusionDecision& fusion,

@@ -128,12 +128,40 @@ Tensor minimum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 /// non-integral one gives NaN). Integer: exact, wrapping like mul; a negative exponent gives
 /// 1 / a^|b| truncated toward zero (0 unless a is 1 or -1).
 Tensor pow(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+/// Remainders (NumPy broadcasting and promotion). mod: the sign of b, as Python's % and
+/// torch.remainder (a zero result is +-0 by b's sign); fmod: the sign of a, as C's fmod
+/// (exact for floats). Floats: x mod 0 and inf mod y are NaN; integers: x mod 0 is 0.
+Tensor mod(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor fmod(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+/// Bit shifts of integer tensors in their dtype (two's complement; shift_right is
+/// arithmetic). A shift by a negative amount or by the width or more gives 0 (shift_left) or
+/// the sign fill, 0 or -1 (shift_right).
+Tensor shift_left(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor shift_right(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor neg(const Tensor& a, Loc loc = Loc::current());
 /// |a|; integers keep their dtype (the most negative value wraps to itself).
 Tensor abs(const Tensor& a, Loc loc = Loc::current());
 /// -1, 0 or 1 by the sign of a (its dtype); NaN stays NaN and -0.0 stays -0.0.
 Tensor sign(const Tensor& a, Loc loc = Loc::current());
 Tensor exp(const Tensor& a, Loc loc = Loc::current());
+/// Trigonometric and hyperbolic functions and their inverses (float; integers compute in f32),
+/// std::'s values: NaN outside the domain (asin/acos beyond [-1, 1], acosh below 1, atanh
+/// beyond [-1, 1]; atanh(+-1) = +-inf).
+Tensor sin(const Tensor& a, Loc loc = Loc::current());
+Tensor cos(const Tensor& a, Loc loc = Loc::current());
+Tensor tan(const Tensor& a, Loc loc = Loc::current());
+Tensor asin(const Tensor& a, Loc loc = Loc::current());
+Tensor acos(const Tensor& a, Loc loc = Loc::current());
+Tensor atan(const Tensor& a, Loc loc = Loc::current());
+Tensor sinh(const Tensor& a, Loc loc = Loc::current());
+Tensor cosh(const Tensor& a, Loc loc = Loc::current());
+Tensor asinh(const Tensor& a, Loc loc = Loc::current());
+Tensor acosh(const Tensor& a, Loc loc = Loc::current());
+Tensor atanh(const Tensor& a, Loc loc = Loc::current());
+/// floor, ceil and round (half to even, as ONNX and std::nearbyint); integers pass through.
+Tensor floor(const Tensor& a, Loc loc = Loc::current());
+Tensor ceil(const Tensor& a, Loc loc = Loc::current());
+Tensor round(const Tensor& a, Loc loc = Loc::current());
 Tensor log(const Tensor& a, Loc loc = Loc::current());
 Tensor sqrt(const Tensor& a, Loc loc = Loc::current());
 Tensor rsqrt(const Tensor& a, Loc loc = Loc::current());
@@ -178,6 +206,13 @@ Tensor arange(SymSize end, DType dtype = DType::kI64, Device device = Device::cp
 Tensor sum(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
            Loc loc = Loc::current());
 Tensor mean(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
+            Loc loc = Loc::current());
+/// Running sum along `axis` (ONNX CumSum): element i sums elements 0..i (exclusive: 0..i-1;
+/// reverse: i..n-1, or i+1..n-1 exclusive). Same dtype (bools as i64); integers wrap.
+Tensor cumsum(const Tensor& a, int64_t axis, bool exclusive = false, bool reverse = false,
+              Loc loc = Loc::current());
+/// Product; like sum, bools count as i64 and integers wrap; an empty reduction is 1.
+Tensor prod(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
             Loc loc = Loc::current());
 Tensor max(const Tensor& a, std::vector<int64_t> axes, bool keepdim = false,
            Loc loc = Loc::current());

@@ -152,6 +152,9 @@ Tensor cast(const Tensor& a, DType dtype, Loc loc) {
 Tensor sum(const Tensor& a, std::vector<int64_t> axes, bool keepdim, Loc loc) {
   return dims_op(OpKind::Sum, a, std::move(axes), keepdim, loc);
 }
+Tensor prod(const Tensor& a, std::vector<int64_t> axes, bool keepdim, Loc loc) {
+  return dims_op(OpKind::Prod, a, std::move(axes), keepdim, loc);
+}
 Tensor mean(const Tensor& a, std::vector<int64_t> axes, bool keepdim, Loc loc) {
   return dims_op(OpKind::Mean, a, std::move(axes), keepdim, loc);
 }

@@ -14,6 +14,8 @@
 //   Slice: Python slice rules (graph/op.h resolve_slice). Triu / Tril: element (r, c) of the last
 //     two dims is kept when c - r >= k (triu) or c - r <= k (tril), otherwise zero.
 //   Arange: element i = start + i * step computed in double, encoded into the dtype.
+//   CumSum: running sums along the axis (exclusive, reverse), double for floats (each output
+//     rounded), wrapping int64 for integers and bools.
 //   ArgMax / ArgMin: the first index of the extreme value; a NaN counts as the extreme (the first
 //     NaN wins), as in PyTorch.
 #include <algorithm>
@@ -176,6 +178,37 @@ Status softmax(const Node& node, const HostTensor& x, HostTensor& out) {
         const double shifted = double(rd(base + i * s.inner)) - mx;
         wr(base + i * s.inner,
            static_cast<float>(log_form ? shifted - log_sum : std::exp(shifted) / sum));
+      }
+    }
+  }
+  return {};
+}
+
+/// Running sums along the axis (exclusive: before the element; reverse: from the end): double
+/// for floats, rounded per element; wrapping int64 for integers.
+template <typename C>
+Status cumsum(const Node& node, const HostTensor& x, HostTensor& out) {
+  const Split s = split_at(x.meta.shape, axis_of(node, x.meta.rank()));
+  const bool exclusive = (node.attrs.index & kCumSumExclusive) != 0;
+  const bool reverse = (node.attrs.index & kCumSumReverse) != 0;
+  Reader<C> rd = reader<C>(x);
+  Writer<C> wr = writer<C>(out);
+  auto add = [](C a, C b) {
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<C>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    else
+      return a + b;
+  };
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t in = 0; in < s.inner; ++in) {
+      const int64_t base = o * s.len * s.inner + in;
+      C acc = 0;
+      for (int64_t k = 0; k < s.len; ++k) {
+        const int64_t at = base + (reverse ? s.len - 1 - k : k) * s.inner;
+        const C v = rd(at);
+        if (!exclusive) acc = add(acc, v);
+        wr(at, acc);
+        if (exclusive) acc = add(acc, v);
       }
     }
   }
@@ -368,6 +401,9 @@ Status eval_nn(const Node& node, std::span<const HostTensor* const> ins, HostTen
       return softmax(node, *ins[0], out);
     case OpKind::LayerNorm:
       return layer_norm(node, ins, out);
+    case OpKind::CumSum:
+      if (is_floating(out.meta.dtype)) return cumsum<double>(node, *ins[0], out);
+      return cumsum<int64_t>(node, *ins[0], out);
     case OpKind::Gather:
     case OpKind::IndexSelect:
       return gather(node, *ins[0], *ins[1], out);

@@ -15,9 +15,14 @@
 //     sigmoid = 1 / (1 + exp(-x)); relu = (x < 0 ? 0 : x) (NaN and -0 pass through; ints too);
 //     gelu = 0.5 * x * (1 + erf(x / sqrt(2))) in float; erf = std::erf; silu = x * sigmoid(x);
 //     gelu_tanh = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+//     sin cos tan asin acos atan sinh cosh asinh acosh atanh: std:: on float (NaN outside the
+//     domain). floor, ceil; round = std::nearbyint (half to even); integers pass through.
 //   Binary: add, sub, mul; div is always float true division (IEEE: x/0 = +-inf, 0/0 = NaN);
 //     maximum/minimum propagate NaN (if either operand is NaN the result is NaN); pow is
 //     std::pow in float, exact by squaring for integers (negative exponents: 1 / a^|b| truncated).
+//     mod: Python's % (sign of b; a zero result is +-0 by b's sign); fmod: C's fmod (sign of a);
+//     integers: x mod 0 = 0. shift_left / shift_right: two's complement in the output's width,
+//     right shifts arithmetic; amounts < 0 or >= the width give 0 (left) or the sign fill.
 //   Cast: the input's natural compute type (float or int64) encoded into the target dtype:
 //     float -> int truncates toward zero and clamps to the target range (NaN -> 0);
 //     i64 -> i32 wraps; anything -> bool is (x != 0); bool -> number is 0/1.
@@ -25,6 +30,7 @@
 //     attrs.dtype with the same rules as cast.
 //   Sum: floating inputs accumulate in double, then round (double -> float -> half for f16);
 //     integer/bool inputs accumulate in int64 with wraparound (bool sums are i64 counts).
+//   Prod: like sum (double for floats, wrapping int64 otherwise); an empty product is 1.
 //   Mean: double sum / count, rounded to the output dtype; an empty reduction gives NaN.
 //   Max: float with NaN propagation, int64 for integers, logical "any" for bool.
 //   Min: likewise, logical "all" for bool.
@@ -122,6 +128,34 @@ C power(C a, C b) {
   }
 }
 
+/// C's fmod (the sign of a); for integers a % 0 is 0 (and a % -1 is 0 without overflow).
+template <typename C>
+C fmod_of(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    return b == 0 || b == -1 ? C(0) : C(a % b);
+  } else {
+    return std::fmod(a, b);
+  }
+}
+
+/// Python's % (the sign of b): fmod, plus b where the signs differ; a zero is +-0 by b's sign.
+template <typename C>
+C mod_of(C a, C b) {
+  C r = fmod_of(a, b);
+  if constexpr (std::is_floating_point_v<C>) {
+    if (r == C(0)) return std::copysign(C(0), b);
+  }
+  if (r != C(0) && ((r < C(0)) != (b < C(0)))) r += b;
+  return r;
+}
+
+/// Shifts in a `width`-bit two's-complement integer (the value already in that range): out of
+/// range amounts give 0 (left) or the sign fill (right).
+int64_t shift_of(bool left, int64_t a, int64_t b, int width) {
+  if (b < 0 || b >= width) return left ? 0 : (a < 0 ? -1 : 0);
+  return left ? wrap(u(a) << b) : a >> b;
+}
+
 /// Calls fn(Id<C>{}) with C the compute type of `dtype`: float for f16/f32, int64 otherwise.
 template <typename Fn>
 Status with_compute_type(DType dtype, Fn&& fn) {
@@ -166,6 +200,15 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
       return run([](C x) { return x < C(0) ? neg(x) : (x == C(0) ? C(0) : x); });
     case OpKind::Sign:
       return run([](C x) { return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x); });
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+      if constexpr (std::is_floating_point_v<C>) {
+        if (op == OpKind::Floor) return run([](C x) { return std::floor(x); });
+        if (op == OpKind::Ceil) return run([](C x) { return std::ceil(x); });
+        return run([](C x) { return std::nearbyint(x); });  // ties to even (default mode)
+      }
+      return run([](C x) { return x; });
     default:
       break;
   }
@@ -187,6 +230,28 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
         return run([](C x) { return C(0.5) * x * (C(1) + std::erf(x / std::sqrt(C(2)))); });
       case OpKind::Erf:
         return run([](C x) { return std::erf(x); });
+      case OpKind::Sin:
+        return run([](C x) { return std::sin(x); });
+      case OpKind::Cos:
+        return run([](C x) { return std::cos(x); });
+      case OpKind::Tan:
+        return run([](C x) { return std::tan(x); });
+      case OpKind::Asin:
+        return run([](C x) { return std::asin(x); });
+      case OpKind::Acos:
+        return run([](C x) { return std::acos(x); });
+      case OpKind::Atan:
+        return run([](C x) { return std::atan(x); });
+      case OpKind::Sinh:
+        return run([](C x) { return std::sinh(x); });
+      case OpKind::Cosh:
+        return run([](C x) { return std::cosh(x); });
+      case OpKind::Asinh:
+        return run([](C x) { return std::asinh(x); });
+      case OpKind::Acosh:
+        return run([](C x) { return std::acosh(x); });
+      case OpKind::Atanh:
+        return run([](C x) { return std::atanh(x); });
       case OpKind::Silu:
         return run([](C x) { return x * (C(1) / (C(1) + std::exp(-x))); });
       case OpKind::GeluTanh:
@@ -217,6 +282,18 @@ Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor
       return run([](C a, C b) { return minimum(a, b); });
     case OpKind::Pow:
       return run([](C a, C b) { return power(a, b); });
+    case OpKind::Mod:
+      return run([](C a, C b) { return mod_of(a, b); });
+    case OpKind::FMod:
+      return run([](C a, C b) { return fmod_of(a, b); });
+    case OpKind::ShiftLeft:
+    case OpKind::ShiftRight:
+      if constexpr (std::is_integral_v<C>) {
+        const int width = out.meta.dtype == DType::kI32 ? 32 : 64;
+        const bool left = op == OpKind::ShiftLeft;
+        return run([width, left](C a, C b) { return shift_of(left, a, b, width); });
+      }
+      break;
     case OpKind::Div:
       if constexpr (std::is_floating_point_v<C>) return run([](C a, C b) { return a / b; });
       break;
@@ -321,6 +398,12 @@ Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
         reduce_loop<double>(in, out, axes, 0.0, add<double>, keep);
       else
         reduce_loop<int64_t>(in, out, axes, 0, add<int64_t>, keep);
+      return {};
+    case OpKind::Prod:
+      if (fp)
+        reduce_loop<double>(in, out, axes, 1.0, mul<double>, keep);
+      else
+        reduce_loop<int64_t>(in, out, axes, 1, mul<int64_t>, keep);
       return {};
     case OpKind::Mean:
       if (!fp) return internal_error("mean of a non-floating tensor");

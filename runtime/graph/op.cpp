@@ -107,6 +107,7 @@ std::string Attrs::str(OpKind op) const {
       return s + "], dtype=" + dtype_name(dtype);
     }
     case OpKind::Sum:
+    case OpKind::Prod:
     case OpKind::Mean:
     case OpKind::Max:
     case OpKind::Min:
@@ -115,6 +116,9 @@ std::string Attrs::str(OpKind op) const {
       return "axes=" + dims_str(dims) + (keepdim ? ", keepdim" : "");
     case OpKind::MatMul:
       return std::string("trans_a=") + (trans_a ? "1" : "0") + ", trans_b=" + (trans_b ? "1" : "0");
+    case OpKind::CumSum:
+      return "axis=" + std::to_string(axis) + ((index & kCumSumExclusive) ? ", exclusive" : "") +
+             ((index & kCumSumReverse) ? ", reverse" : "");
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
     case OpKind::Gather:
@@ -221,8 +225,9 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     case OpCategory::kUnary: {
       DType dt = ins[0].dtype;
       if (dt == DType::kBool) return op_error(op, ins, "not defined for bool tensors");
-      bool int_ok =
-          op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs || op == OpKind::Sign;
+      bool int_ok = op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs ||
+                    op == OpKind::Sign || op == OpKind::Floor || op == OpKind::Ceil ||
+                    op == OpKind::Round;
       if (!int_ok && !is_floating(dt)) dt = DType::kF32;  // exp(int) -> f32, as in PyTorch
       return TensorMeta{dt, ins[0].shape};
     }
@@ -235,6 +240,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       if (op_category(op) == OpCategory::kCompare) return TensorMeta{DType::kBool, shape};
       if (dt == DType::kBool) return op_error(op, ins, "arithmetic is not defined on bool tensors");
       if (op == OpKind::Div && !is_floating(dt)) dt = DType::kF32;  // true division
+      if ((op == OpKind::ShiftLeft || op == OpKind::ShiftRight) && is_floating(dt))
+        return op_error(op, ins, "shifts need integer tensors");
       return TensorMeta{dt, shape};
     }
     case OpCategory::kTernary: {

@@ -59,6 +59,7 @@ bool is_source(OpKind op);
 ///   MatMul: trans_a / trans_b swap the last two dims of a / b before the product (ignored for
 ///     1-D operands), so a transpose folds into the op instead of being a Permute.
 ///   Softmax/LogSoftmax: axis (negative counts from the end).
+///   CumSum: axis; index bit 0 = exclusive, bit 1 = reverse (kCumSumExclusive, kCumSumReverse).
 ///   LayerNorm: index = k, the number of trailing dims normalised; scalar = epsilon.
 ///   Gather/IndexSelect/Concat: axis.  Slice: axis and dims = {start, end, step} as written by
 ///     the caller (Python rules: negative counts from the end, out-of-range clamps; step > 0).
@@ -66,6 +67,10 @@ bool is_source(OpKind op);
 ///   GatherND: index = batch_dims.
 ///   Conv/MaxPool/AvgPool/MaxPoolIndices: window (below); Conv reads groups, the pools kernel,
 ///     ceil_mode, (AvgPool) count_include_pad and (MaxPoolIndices) storage_order.
+/// CumSum's flags in Attrs::index.
+inline constexpr int64_t kCumSumExclusive = 1;
+inline constexpr int64_t kCumSumReverse = 2;
+
 struct Attrs {
   int64_t index = 0;
   double scalar = 0.0;

@@ -60,6 +60,13 @@ Expected<TensorMeta> matmul_meta(OpKind op, std::span<const TensorMeta> ins, con
 Expected<TensorMeta> normalization_meta(OpKind op, std::span<const TensorMeta> ins,
                                         const Attrs& at) {
   const TensorMeta& x = ins[0];
+  if (op == OpKind::CumSum) {  // any numeric dtype; bools count as i64, as in sum
+    auto axis = normalize_axis(at.axis, x.rank());
+    if (!axis.ok()) return op_error(op, ins, axis.status().message());
+    if (at.index < 0 || at.index > (kCumSumExclusive | kCumSumReverse))
+      return op_error(op, ins, "bad flags " + std::to_string(at.index));
+    return TensorMeta{x.dtype == DType::kBool ? DType::kI64 : x.dtype, x.shape};
+  }
   if (!is_floating(x.dtype))
     return op_error(op, ins, std::string(op_name(op)) + " needs a floating-point input");
   if (op != OpKind::LayerNorm) {
@@ -158,6 +165,7 @@ Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, c
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
     case OpKind::LayerNorm:
+    case OpKind::CumSum:
       return normalization_meta(op, ins, attrs);
     case OpKind::Gather:
     case OpKind::IndexSelect:

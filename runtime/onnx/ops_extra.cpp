@@ -87,7 +87,48 @@ void depth_space(NodeCtx& c, bool to_space) {
 
 }  // namespace
 
+/// EyeLike: ones where column - row == k, in `dtype` (default: the input's).
+void eye_like(NodeCtx& c) {
+  Tensor x = c.in(0);
+  if (x.dim() != 2) c.fail("input must be 2-D, got rank " + std::to_string(x.dim()));
+  DType dt = x.dtype();
+  if (c.has_attr("dtype")) {
+    auto d = kiln_dtype(static_cast<OnnxType>(c.attr_i("dtype", 0)));
+    if (!d.ok()) c.unsupported(d.status().message());
+    dt = *d;
+  }
+  const int64_t k = c.attr_i("k", 0);
+  Tensor rows = unsqueeze(arange(x.sizes()[0], DType::kI64, c.device()), 1);
+  Tensor cols = unsqueeze(arange(x.sizes()[1], DType::kI64, c.device()), 0);
+  c.set(0, cast(eq(add(rows, scalar(static_cast<double>(k), DType::kI64)), cols), dt));
+}
+
+/// OneHot: `on` where the position along the new `axis` equals the index (negative indices
+/// count from depth; out-of-range ones match nothing), else `off`.
+void one_hot(NodeCtx& c) {
+  Tensor indices = c.in(0);
+  const double depth_value = c.scalar_double(1);
+  const auto depth = static_cast<int64_t>(depth_value);
+  if (!(depth_value >= 1) || depth > (int64_t(1) << 31)) c.fail("depth must be at least 1");
+  const std::vector<double> values = c.doubles(2);
+  if (values.size() != 2) c.fail("values must hold [off, on]");
+  const DType dt = c.in(2).dtype();
+  const int64_t rank = indices.dim() + 1;
+  const int64_t axis = axis_of(c, c.attr_i("axis", -1), rank);
+  Tensor idx = cast(indices, DType::kI64);
+  const Tensor d = scalar(static_cast<double>(depth), DType::kI64);
+  idx = unsqueeze(where(lt(idx, scalar(0, DType::kI64)), add(idx, d), idx), axis);
+  Sizes pos_shape(Shape(static_cast<size_t>(rank), 1));
+  pos_shape[static_cast<size_t>(axis)] = depth;
+  check_size(c, pos_shape);
+  Tensor pos =
+      reshape(arange(0, static_cast<double>(depth), 1, DType::kI64, c.device()), pos_shape);
+  c.set(0, where(eq(idx, pos), scalar(values[1], dt), scalar(values[0], dt)));
+}
+
 void register_extra_ops(std::map<std::string, OpHandler>& t) {
+  t["EyeLike"] = eye_like;
+  t["OneHot"] = one_hot;
   t["ArgMax"] = [](NodeCtx& c) { arg_op(c, true); };
   t["ArgMin"] = [](NodeCtx& c) { arg_op(c, false); };
   t["NegativeLogLikelihoodLoss"] = [](NodeCtx& c) {

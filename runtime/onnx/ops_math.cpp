@@ -180,6 +180,38 @@ void register_math_ops(std::map<std::string, OpHandler>& t) {
   unary(t, "Neg", neg);
   unary(t, "Abs", abs);
   unary(t, "Sign", sign);
+  unary(t, "Sin", sin);
+  unary(t, "Cos", cos);
+  unary(t, "Tan", tan);
+  unary(t, "Asin", asin);
+  unary(t, "Acos", acos);
+  unary(t, "Atan", atan);
+  unary(t, "Sinh", sinh);
+  unary(t, "Cosh", cosh);
+  unary(t, "Asinh", asinh);
+  unary(t, "Acosh", acosh);
+  unary(t, "Atanh", atanh);
+  unary(t, "Floor", floor);
+  unary(t, "Ceil", ceil);
+  unary(t, "Round", round);
+  t["Mod"] = [](NodeCtx& c) {
+    Tensor a = c.in(0), b = c.in(1);
+    const bool fmod_attr = c.attr_i("fmod", 0) != 0;
+    if (!fmod_attr && (is_floating(a.dtype()) || is_floating(b.dtype())))
+      c.fail("fmod must be 1 for floating-point inputs");
+    c.set(0, fmod_attr ? fmod(a, b) : mod(a, b));
+  };
+  t["BitShift"] = [](NodeCtx& c) {
+    const std::string dir = c.attr_s("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      c.fail("direction must be LEFT or RIGHT, not '" + dir + "'");
+    c.set(0, dir == "LEFT" ? shift_left(c.in(0), c.in(1)) : shift_right(c.in(0), c.in(1)));
+  };
+  t["CumSum"] = [](NodeCtx& c) {
+    Tensor x = c.in(0);
+    const int64_t axis = axis_of(c, c.scalar_int(1), x.dim());
+    c.set(0, cumsum(x, axis, c.attr_i("exclusive", 0) != 0, c.attr_i("reverse", 0) != 0));
+  };
   t["Identity"] = [](NodeCtx& c) { c.set_val(0, c.val(0)); };
   unary_fn(t, "Reciprocal", [](NodeCtx&, const Tensor& x) { return div(lit(1, x), x); });
   unary_fn(t, "Softplus", [](NodeCtx&, const Tensor& x) { return log(add(exp(x), lit(1, x))); });
@@ -204,6 +236,31 @@ void register_math_ops(std::map<std::string, OpHandler>& t) {
     if (approx == "tanh") return gelu_tanh(x);
     if (approx != "none") c.fail("approximate must be 'none' or 'tanh', not '" + approx + "'");
     return gelu(x);
+  });
+  unary_fn(t, "Celu", [](NodeCtx& c, const Tensor& x) {  // max(0, x) + min(0, a (e^(x/a) - 1))
+    const double alpha = c.attr_f("alpha", 1.0);
+    if (alpha == 0) c.fail("alpha must not be 0");
+    Tensor e = mul(sub(exp(div(x, lit(alpha, x))), lit(1, x)), lit(alpha, x));
+    return add(maximum(x, lit(0, x)), minimum(e, lit(0, x)));
+  });
+  unary_fn(t, "Shrink", [](NodeCtx& c, const Tensor& in) {
+    // x < -lambd: x + bias; x > lambd: x - bias; else 0; integers compute in f32.
+    const Tensor x = is_floating(in.dtype()) ? in : cast(in, DType::kF32);
+    const double lambd = c.attr_f("lambd", 0.5), bias = c.attr_f("bias", 0.0);
+    Tensor y = where(lt(x, lit(-lambd, x)), add(x, lit(bias, x)),
+                     where(gt(x, lit(lambd, x)), sub(x, lit(bias, x)), lit(0, x)));
+    return y.dtype() == in.dtype() ? y : cast(y, in.dtype());
+  });
+  // x != x holds for NaN alone (and for no integer).
+  unary_fn(t, "IsNaN", [](NodeCtx&, const Tensor& x) { return ne(x, x); });
+  unary_fn(t, "IsInf", [](NodeCtx& c, const Tensor& x) {
+    const bool pos = c.attr_i("detect_positive", 1) != 0,
+               neg_inf = c.attr_i("detect_negative", 1) != 0;
+    if (!is_floating(x.dtype()) || (!pos && !neg_inf)) return lt(x, x);  // false everywhere
+    const double inf = std::numeric_limits<double>::infinity();
+    if (pos && neg_inf) return eq(abs(x), lit(inf, x));
+    if (pos) return eq(x, lit(inf, x));
+    return eq(x, lit(-inf, x));
   });
   t["PRelu"] = [](NodeCtx& c) {
     Tensor x = c.in(0);
@@ -235,6 +292,9 @@ void register_math_ops(std::map<std::string, OpHandler>& t) {
 
   reduce(t, "ReduceSum", 13, [](NodeCtx&, const Tensor& x, const std::vector<int64_t>& a, bool k) {
     return sum(x, a, k);
+  });
+  reduce(t, "ReduceProd", 18, [](NodeCtx&, const Tensor& x, const std::vector<int64_t>& a, bool k) {
+    return prod(x, a, k);
   });
   reduce(t, "ReduceMean", 18, [](NodeCtx&, const Tensor& x, const std::vector<int64_t>& a, bool k) {
     return mean(x, a, k);

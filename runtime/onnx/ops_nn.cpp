@@ -144,7 +144,8 @@ void pad_op(NodeCtx& c) {
   Tensor x = c.in(0);
   const int64_t rank = x.dim();
   const std::string mode = c.attr_s("mode", "constant");
-  if (mode != "constant") c.unsupported("mode '" + mode + "' is not supported (only 'constant')");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    c.unsupported("mode '" + mode + "' is not supported (constant, reflect, edge are)");
   std::vector<int64_t> pads = c.opset() >= 11 ? c.int_values(1) : c.attr_ints("pads");
   double value = c.opset() >= 11 ? (c.has(2) ? c.scalar_double(2) : 0.0) : c.attr_f("value", 0.0);
   std::vector<int64_t> axes;
@@ -165,6 +166,28 @@ void pad_op(NodeCtx& c) {
                " remove more than axis " + std::to_string(axis) + "'s " + std::to_string(size) +
                " elements");
       x = slice(x, axis, before < 0 ? -before : 0, after < 0 ? size + after : size);
+    }
+    if (mode != "constant" && (before > 0 || after > 0)) {
+      // reflect / edge: one index_select along the axis with host-computed source indices.
+      const SymSize dim = x.sizes()[static_cast<size_t>(axis)];
+      if (dim.is_symbolic()) c.unsupported("mode '" + mode + "' over a symbolic size");
+      const int64_t size = dim.value(), b = std::max<int64_t>(before, 0);
+      const int64_t a = std::max<int64_t>(after, 0);
+      if (size == 0) c.fail("mode '" + mode + "' cannot pad an empty axis");
+      if (mode == "reflect" && (b > size - 1 || a > size - 1))
+        c.fail("reflect pads must be below the axis size " + std::to_string(size));
+      Sizes s = x.sizes();
+      s[static_cast<size_t>(axis)] = b + size + a;
+      check_size(c, s);
+      std::vector<int64_t> idx;
+      for (int64_t p = -b; p < size + a; ++p) {
+        if (mode == "edge")
+          idx.push_back(std::clamp<int64_t>(p, 0, size - 1));
+        else
+          idx.push_back(p < 0 ? -p : (p >= size ? 2 * (size - 1) - p : p));
+      }
+      x = index_select(x, axis, c.constant_i64(idx, {static_cast<int64_t>(idx.size())}));
+      continue;
     }
     std::vector<Tensor> parts;
     auto block = [&](int64_t len) {

@@ -110,3 +110,5 @@ float kiln_rsqrt(float x) {
 vec4 kiln_log(vec4 x) { return vec4(kiln_log(x.x), kiln_log(x.y), kiln_log(x.z), kiln_log(x.w)); }
 vec4 kiln_sqrt(vec4 x) { return vec4(kiln_sqrt(x.x), kiln_sqrt(x.y), kiln_sqrt(x.z), kiln_sqrt(x.w)); }
 vec4 kiln_rsqrt(vec4 x) { return vec4(kiln_rsqrt(x.x), kiln_rsqrt(x.y), kiln_rsqrt(x.z), kiln_rsqrt(x.w)); }
+
+#include "common/kiln_math.glsl"

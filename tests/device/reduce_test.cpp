@@ -4,6 +4,7 @@
 // compiled, into poisoned memory.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -168,4 +169,105 @@ TEST_F(DeviceReduce, Errors) {
 }
 
 }  // namespace
+
+// argmax / argmin: the reduction kernel with a (value, index) accumulator. Values drawn from a
+// few integers so that ties are common (the first index must win in both kernel variants and
+// whatever order the workgroup tree combines in); NaNs win over numbers (the first NaN).
+TEST_F(DeviceReduce, ArgMaxArgMin) {
+  struct ACase {
+    Shape shape;
+    int64_t axis;
+    bool keepdim;
+  };
+  const std::vector<ACase> cases = {
+      {{1}, 0, false},       {{7}, 0, false},       {{13, 33}, 1, false},  {{13, 33}, 0, true},
+      {{3, 5, 7}, -1, true}, {{3, 5, 7}, 1, false}, {{3, 128}, 1, false},  {{2, 300}, 1, true},
+      {{150, 4}, 0, false},  {{0, 5}, 1, false},    {{4, 1, 3}, 1, false}, {{3, 2000}, 1, false},
+  };
+  for (DType dt : {kF32, kF16, kI32, kI64, kBool}) {
+    for (const ACase& c : cases) {
+      for (bool want_max : {true, false}) {
+        Tensor x = cast(rnd(kI32, c.shape, Dist{-3, 3}), dt);
+        const int64_t axis = c.axis;
+        const bool keep = c.keepdim;
+        auto fn = [want_max, axis, keep](const Tensor& t) {
+          return want_max ? argmax(t, axis, keep) : argmin(t, axis, keep);
+        };
+        check(std::string(want_max ? "argmax(" : "argmin(") + dtype_name(dt) + shape_str(c.shape) +
+                  ", axis " + std::to_string(axis) + (keep ? ", keepdim" : "") + ")",
+              Tol::exact(), fn, x);
+      }
+    }
+  }
+  // Distinct random floats (no ties) and a fused prologue.
+  Tensor f = rnd(kF32, {9, 257});
+  check(
+      "argmax(exp(x) * -1, axis 1)", Tol::exact(),
+      [](const Tensor& t) { return argmax(exp(t) * -1.0, 1); }, f);
+  check(
+      "argmin(x, axis 0) + 1", Tol::exact(), [](const Tensor& t) { return argmin(t, 0) + 1; }, f);
+}
+
+TEST_F(DeviceReduce, ArgMaxNaNAndInf) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  // Rows: a NaN in the middle, two NaNs, all -inf, +inf ties, plain numbers.
+  std::vector<double> v = {1,    nan,  3,   nan, 0,   nan, 2,    nan, -1, 5,  -inf, -inf, -inf,
+                           -inf, -inf, inf, 1,   inf, 0,   -inf, 4,   4,  -2, -2,   4};
+  for (DType dt : {kF32, kF16}) {
+    Tensor x = test::tensor_from_doubles(dt, {5, 5}, v);
+    check(
+        std::string("argmax nan/inf ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& t) { return argmax(t, 1); }, x);
+    check(
+        std::string("argmin nan/inf ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& t) { return argmin(t, 1); }, x);
+    check(
+        std::string("argmax nan/inf axis 0 ") + dtype_name(dt), Tol::exact(),
+        [](const Tensor& t) { return argmax(t, 0); }, x);
+  }
+  // The workgroup variant: a NaN late in a long row, and one early.
+  std::vector<double> w(2 * 600, 1.0);
+  w[500] = nan;
+  w[600 + 3] = nan;
+  w[600 + 400] = nan;
+  Tensor y = test::tensor_from_doubles(kF32, {2, 600}, w);
+  check(
+      "argmax nan, long rows", Tol::exact(), [](const Tensor& t) { return argmax(t, 1); }, y);
+  check(
+      "argmin nan, long rows", Tol::exact(), [](const Tensor& t) { return argmin(t, 1); }, y);
+}
+
+// prod: float products accumulate in float on the device (double in the interpreter), so the
+// tolerance grows with the reduced count (about one float rounding per factor); integers wrap
+// identically (exact), bools multiply as i64 (logical "all").
+TEST_F(DeviceReduce, Prod) {
+  for (DType dt : {kF32, kF16, kI32, kI64, kBool}) {
+    for (const RCase& c : reduce_cases()) {
+      int64_t r = 1;
+      for (int64_t a : c.axes)
+        r *= c.shape[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(c.shape.size()) : a)];
+      Dist d = is_floating(dt) ? Dist{0.8, 1.25} : Dist{-3, 3};
+      if (is_floating(dt) && r < 64) d = Dist{-1.6, 1.6};  // signs and zeros too
+      if (dt == kBool) d.p_true = 0.97;
+      Tensor x = rnd(dt, c.shape, d);
+      const std::vector<int64_t> axes = c.axes;
+      const bool keep = c.keepdim;
+      Tol tol = Tol::exact();
+      if (is_floating(dt)) {
+        const double rel = 1e-6 + 2.5e-7 * static_cast<double>(r);
+        tol = dt == kF16 ? Tol{2e-3 + rel, 1e-6} : Tol{rel, 1e-7};
+      }
+      check(
+          std::string("prod(") + dtype_name(dt) + shape_str(c.shape) + ", axes " +
+              shape_str(c.axes) + (keep ? ", keepdim" : "") + ")",
+          tol, [axes, keep](const Tensor& t) { return prod(t, axes, keep); }, x);
+    }
+  }
+  Tensor f = rnd(kF32, {5, 40}, Dist{0.5, 1.5});
+  check(
+      "prod(exp(x) - 1, axis 1)", Tol{2e-5, 1e-7},
+      [](const Tensor& t) { return prod(exp(t) - 1.0, {1}); }, f);
+}
+
 }  // namespace kiln

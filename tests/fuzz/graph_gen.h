@@ -124,8 +124,8 @@ struct GenOptions {
   /// Also generate what known, separately tracked defects break (see known_defects() in
   /// graph_gen.cpp): off for the default slice.
   bool known_defects = false;
-  /// argmax / argmin, which have no Vulkan kernel yet (docs/ops.md): a compiled graph holding
-  /// one runs on the interpreter, which the fuzzer counts as a failure. Off by default.
+  /// argmax / argmin. Off by default: the default slice's programs were fixed before these had
+  /// a Vulkan kernel.
   bool interpreter_only_ops = false;
 };
 

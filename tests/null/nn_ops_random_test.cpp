@@ -171,7 +171,7 @@ TEST(NnRandom, LayerNormMatchesDoubleReference) {
   expect_close(h.to_doubles(), want, 1e-2);
 }
 
-TEST(NnRandom, CodegenReturnsUnimplementedForNewOps) {
+TEST(NnRandom, CodegenLowersArgMaxAsReduction) {
   CodegenOptions o;
   o.caps = TargetCaps::generic();
   Graph g;
@@ -182,10 +182,12 @@ TEST(NnRandom, CodegenReturnsUnimplementedForNewOps) {
   NodeId r = value_or_throw(g.add(OpKind::Neg, {c}));
   g.set_outputs({r});
   auto plan = plan_kernels(g, o);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(plan.status().message().find("argmax has no Vulkan kernel yet"), std::string::npos)
-      << plan.status().to_string();
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->kernels.size(), 2u);
+  EXPECT_EQ(plan->kernels[0].variant, KernelVariant::kReduceThread);
+  EXPECT_NE(plan->kernels[0].glsl.find("kiln_arg_combine"), std::string::npos);
+  Status arg_compiled = compile_kernels(*plan, o);
+  EXPECT_TRUE(arg_compiled.ok()) << arg_compiled.to_string();
   // The new unary ops are lowered: erf, silu and gelu_tanh fuse into one compiled kernel.
   Graph u;
   NodeId x = u.add_input({DType::kF32, {8}});
@@ -226,23 +228,16 @@ TEST(NnRandom, CompiledOnCpuMatchesEager) {
   EXPECT_EQ(f.stats().cache_hits, 1u);
 }
 
-TEST(NnRandom, CompiledArgmaxOnVulkanFallsBackWithWarning) {
+TEST(NnRandom, CompiledArgmaxRunsOnVulkan) {
   if (!vulkan_available()) GTEST_SKIP() << "no Vulkan device: " << vulkan_status().to_string();
-  std::vector<std::string> warnings;
-  set_log_sink([&](LogTopic t, std::string_view m) {
-    if (t == LogTopic::kWarning) warnings.emplace_back(m);
-  });
   Tensor a = rand_tensor({2, 3, 5}, 8);
   auto f = compile([](const Tensor& x) { return cast(argmax(x, 2), DType::kF32) * 2.0; },
-                   {.name = "argmax_fallback"});
+                   {.name = "argmax_device"});
   std::vector<double> got = f(a.to(Device::vulkan())).to_doubles();
-  set_log_sink({});
   expect_close(got, (cast(argmax(a, 2), DType::kF32) * 2.0).to_doubles(), 1e-6);
-  bool warned = false;
-  for (const std::string& w : warnings)
-    warned |= w.find("argmax has no Vulkan kernel yet") != std::string::npos &&
-              w.find("CPU interpreter") != std::string::npos;
-  EXPECT_TRUE(warned) << (warnings.empty() ? "no warnings" : warnings.back());
+  std::vector<EntryInfo> entries = f.entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_TRUE(entries[0].on_device) << entries[0].graph;
 }
 
 }  // namespace
