@@ -4,6 +4,7 @@
 //   KILN_FUZZ_SEED=S       the seed (default 1); program i of the run is generate(S, i)
 //   KILN_FUZZ_SCALE=N      N times the default slice's program count
 //   KILN_FUZZ_COUNT=N      exactly N programs
+//   KILN_FUZZ_FIRST=K      start at program K (programs K .. K+N-1; a long run in chunks)
 //   KILN_FUZZ_ONLY=I       only program I (its listing is printed)
 //   KILN_FUZZ_TRACE=1      print each program's index before running it (to find a crash)
 //   KILN_FUZZ_KNOWN=1      also generate what known, separately tracked defects break
@@ -57,7 +58,8 @@ TEST_F(DifferentialFuzz, RandomPrograms) {
   const bool trace = env_u64("KILN_FUZZ_TRACE", 0) != 0;
   GenOptions options;
   options.known_defects = env_u64("KILN_FUZZ_KNOWN", 0) != 0;
-  uint64_t first = 0, last = count, shard = 0, shards = 1;
+  uint64_t first = env_u64("KILN_FUZZ_FIRST", 0), shard = 0, shards = 1;
+  uint64_t last = first + count;
   ASSERT_TRUE(parse_shard(&shard, &shards)) << "KILN_FUZZ_SHARD must be I/N with 0 <= I < N, not '"
                                             << std::getenv("KILN_FUZZ_SHARD") << "'";
   if (only && *only) {

@@ -209,6 +209,34 @@ Tensor unary_op(OpKind op, const Tensor& a) {
       return abs(a);
     case OpKind::Sign:
       return sign(a);
+    case OpKind::Sin:
+      return sin(a);
+    case OpKind::Cos:
+      return cos(a);
+    case OpKind::Tan:
+      return tan(a);
+    case OpKind::Asin:
+      return asin(a);
+    case OpKind::Acos:
+      return acos(a);
+    case OpKind::Atan:
+      return atan(a);
+    case OpKind::Sinh:
+      return sinh(a);
+    case OpKind::Cosh:
+      return cosh(a);
+    case OpKind::Asinh:
+      return asinh(a);
+    case OpKind::Acosh:
+      return acosh(a);
+    case OpKind::Atanh:
+      return atanh(a);
+    case OpKind::Floor:
+      return floor(a);
+    case OpKind::Ceil:
+      return ceil(a);
+    case OpKind::Round:
+      return round(a);
     default:
       break;
   }

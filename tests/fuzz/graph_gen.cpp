@@ -112,10 +112,24 @@ void Gen::unary() {
                                    OpKind::Rsqrt, OpKind::Tanh, OpKind::Sigmoid, OpKind::Relu,
                                    OpKind::Gelu,  OpKind::Erf,  OpKind::Silu,    OpKind::GeluTanh,
                                    OpKind::Abs,   OpKind::Sign};
-  OpKind op = r_.pick(ops);
-  const bool keeps_int =
-      op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs || op == OpKind::Sign;
+  // Trigonometric, hyperbolic and rounding ops. Those with a domain edge (asin/acos/atanh at
+  // +-1, acosh at 1) or a jump (floor/ceil/round) take exact inputs only: a float computed two
+  // ways may land on either side. tan stays away from its poles.
+  const std::vector<OpKind> more = {OpKind::Sin,  OpKind::Cos,   OpKind::Tan,   OpKind::Asin,
+                                    OpKind::Acos, OpKind::Atan,  OpKind::Sinh,  OpKind::Cosh,
+                                    OpKind::Asinh, OpKind::Acosh, OpKind::Atanh, OpKind::Floor,
+                                    OpKind::Ceil, OpKind::Round};
+  OpKind op = r_.chance(0.3) ? r_.pick(more) : r_.pick(ops);
+  const bool keeps_int = op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs ||
+                         op == OpKind::Sign || op == OpKind::Floor || op == OpKind::Ceil ||
+                         op == OpKind::Round;
   Val v = val(a);
+  const bool edge = op == OpKind::Asin || op == OpKind::Acos || op == OpKind::Acosh ||
+                    op == OpKind::Atanh || op == OpKind::Floor || op == OpKind::Ceil ||
+                    op == OpKind::Round;
+  if (edge && !v.exact) return;
+  if (op == OpKind::Tan && (v.special || v.bound > 1.2)) return;
+  if ((op == OpKind::Sinh || op == OpKind::Cosh) && !v.exact && v.bound > 30) return;
   if (op == OpKind::Exp && !v.exact && v.bound > 30) return;
   if (op == OpKind::Log || op == OpKind::Sqrt || op == OpKind::Rsqrt) a = stable(a);
   v = val(a);
@@ -157,8 +171,38 @@ void Gen::unary() {
     case OpKind::Tanh:
     case OpKind::Sigmoid:
     case OpKind::Erf:
+    case OpKind::Sin:
+    case OpKind::Cos:
       v.bound = 1;
       v.exact = false;
+      break;
+    case OpKind::Tan:
+      v.bound = 3;
+      v.exact = false;
+      break;
+    case OpKind::Asin:
+    case OpKind::Acos:
+    case OpKind::Atan:
+      v.special = v.special || (op != OpKind::Atan && v.bound > 1);
+      v.bound = 3.2;
+      v.exact = false;
+      break;
+    case OpKind::Sinh:
+    case OpKind::Cosh:
+      v.bound = std::exp(std::min(v.bound, 80.0));
+      v.exact = false;
+      break;
+    case OpKind::Asinh:
+    case OpKind::Acosh:
+    case OpKind::Atanh:
+      v.special = v.special || op != OpKind::Asinh;
+      v.bound = std::log(2 * v.bound + 1) + 10;
+      v.exact = false;
+      break;
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+      v.bound += 1;
       break;
     default:
       v.bound += 1;
