@@ -63,9 +63,10 @@ struct OnnxTestOptions {
   std::vector<std::string> dirs;
   std::vector<std::string> devices = {"cpu", "vulkan"};
   std::string filter;           // regex over case names
-  double min_in_list_pass = 0;  // fail (exit 1) below this in-list pass fraction
-  std::string report;           // write a Markdown summary and failure list here
-  bool quiet = false;           // print only cases that did not pass
+  double min_pass = 0;  // exit 1 if a device passes fewer than this fraction of all cases
+  bool strict = false;  // exit 1 on a failing case or a pass that ran a graph on the interpreter
+  std::string report;   // write a Markdown summary and the case lists here
+  bool quiet = false;   // print only cases that did not pass
 };
 int onnx_test_main(const OnnxTestOptions& options);
 

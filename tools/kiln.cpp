@@ -83,9 +83,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"vulkan", "cpu"}));
   onnx_test_cmd->add_option("--filter", onnx_test.filter, "Only cases whose name matches");
   onnx_test_cmd
-      ->add_option("--min-pass", onnx_test.min_in_list_pass,
-                   "Exit 1 if a device's in-list pass fraction is below this")
+      ->add_option("--min-pass", onnx_test.min_pass,
+                   "Exit 1 if a device passes fewer than this fraction of all cases")
       ->check(CLI::Range(0.0, 1.0));
+  onnx_test_cmd->add_flag("--strict", onnx_test.strict,
+                          "Exit 1 on any failing case, or a pass that ran a graph on the "
+                          "interpreter (no Vulkan kernel)");
   onnx_test_cmd->add_option("--report", onnx_test.report, "Write a Markdown summary here");
   onnx_test_cmd->add_flag("-q,--quiet", onnx_test.quiet, "Print only cases that did not pass");
 
