@@ -67,6 +67,8 @@ class NodeCtx {
   int64_t attr_i(const std::string& name, int64_t dflt) const;
   double attr_f(const std::string& name, double dflt) const;
   std::vector<int64_t> attr_ints(const std::string& name) const;
+  std::vector<double> attr_floats(const std::string& name) const;
+  std::vector<std::string> attr_strings(const std::string& name) const;
   std::string attr_s(const std::string& name, const std::string& dflt) const;
   const ::onnx::TensorProto* attr_t(const std::string& name) const;
 
@@ -101,6 +103,7 @@ void register_math_ops(std::map<std::string, OpHandler>& table);
 void register_nn_ops(std::map<std::string, OpHandler>& table);
 void register_shape_ops(std::map<std::string, OpHandler>& table);
 void register_extra_ops(std::map<std::string, OpHandler>& table);
+void register_recurrent_ops(std::map<std::string, OpHandler>& table);
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).

@@ -120,6 +120,21 @@ std::vector<int64_t> NodeCtx::attr_ints(const std::string& name) const {
   return {a->ints().begin(), a->ints().end()};
 }
 
+std::vector<double> NodeCtx::attr_floats(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) return {};
+  if (a->type() != ::onnx::AttributeProto::FLOATS) fail("attribute '" + name + "' must be FLOATS");
+  return {a->floats().begin(), a->floats().end()};
+}
+
+std::vector<std::string> NodeCtx::attr_strings(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) return {};
+  if (a->type() != ::onnx::AttributeProto::STRINGS)
+    fail("attribute '" + name + "' must be STRINGS");
+  return {a->strings().begin(), a->strings().end()};
+}
+
 std::string NodeCtx::attr_s(const std::string& name, const std::string& dflt) const {
   const auto* a = find_attr(node_, name);
   if (!a) return dflt;
