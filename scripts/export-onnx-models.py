@@ -74,6 +74,62 @@ class Select(nn.Module):
         return values * 2.0, indices, torch.nonzero(x > 0.5)
 
 
+class Tagger(nn.Module):
+    """A recurrent text model: token ids [B, S] -> tag scores [B, S, T]: an embedding, a
+    two-layer bidirectional LSTM, a GRU over its outputs and a linear head."""
+
+    def __init__(self, vocab=40, d=16, hidden=12, tags=5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.lstm = nn.LSTM(d, hidden, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = nn.GRU(2 * hidden, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, tags)
+
+    def forward(self, ids):
+        x, _ = self.lstm(self.embed(ids))
+        y, _ = self.gru(x)
+        return self.head(y)
+
+
+class RotaryBlock(nn.Module):
+    """A decoder block with rotary position embeddings: RMSNorm, causal self-attention on
+    rotated queries and keys (positions and angles built from S inside forward), a SwiGLU MLP."""
+
+    def __init__(self, d=32, heads=4, ff=64):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.out = nn.Linear(d, d, bias=False)
+        self.gate = nn.Linear(d, ff, bias=False)
+        self.up = nn.Linear(d, ff, bias=False)
+        self.down = nn.Linear(ff, d, bias=False)
+        self.n1 = nn.Parameter(1 + 0.1 * torch.randn(d))
+        self.n2 = nn.Parameter(1 + 0.1 * torch.randn(d))
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, self.hd, 2) / self.hd)))
+
+    def norm(self, x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    def rotate(self, x, cos, sin):
+        x1, x2 = x[..., : self.hd // 2], x[..., self.hd // 2:]
+        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+    def forward(self, x):
+        b, s, d = x.shape
+        angles = torch.arange(s, dtype=torch.float32)[:, None] * self.inv_freq[None, :]
+        angles = torch.cat((angles, angles), dim=-1)
+        cos, sin = angles.cos(), angles.sin()
+        q, k, v = self.qkv(self.norm(x, self.n1)).split(d, dim=-1)
+        q, k, v = (t.reshape(b, s, self.heads, self.hd).transpose(1, 2) for t in (q, k, v))
+        q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+        scores = q @ k.transpose(-1, -2) / self.hd ** 0.5
+        mask = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        att = torch.softmax(scores + mask, dim=-1) @ v
+        x = x + self.out(att.transpose(1, 2).reshape(b, s, d))
+        h = self.norm(x, self.n2)
+        return x + self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
+
+
 def export(model, name, inputs, cases, dynamic_axes, out, output_names):
     model.eval()
     d = os.path.join(out, name)
@@ -121,6 +177,11 @@ def main():
     export(Select(), "select", ["x"], [(randn(4, 8),), (randn(6, 8),)],
            {"x": {0: "rows"}}, out, ["top_values", "top_indices", "positive"])
 
+    export(Tagger(), "tagger", ["ids"],
+           [(rng.integers(0, 40, (b, s)).astype(np.int64),) for b, s in ((2, 7), (3, 7), (2, 11))],
+           {"ids": {0: "batch", 1: "seq"}, "tags": {0: "batch", 1: "seq"}}, out, ["tags"])
+    export(RotaryBlock(), "rotary", ["x"], [(randn(b, s, 32),) for b, s in ((2, 5), (3, 9), (2, 16))],
+           {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}, out, ["y"])
 
 if __name__ == "__main__":
     main()

@@ -280,6 +280,10 @@ ExplainReport explain(F fn, const Args&... args) {
 /// the dim (turns it into a C++ integer, or an op that needs a fixed size) is an error naming
 /// the op and line. Sizes 0 and 1 cannot be dynamic.
 void mark_dynamic(const Tensor& t, int dim, int64_t min = 2, int64_t max = INT64_MAX);
+/// As mark_dynamic (a size symbol of its own from the first trace, sizes >= 2), but code that
+/// needs the dim's value specialises it with a guard (one compile per value) instead of failing,
+/// as torch's maybe_mark_dynamic. Imported ONNX models mark their named dims this way.
+void maybe_mark_dynamic(const Tensor& t, int dim);
 /// Makes dim `dim` of `t` static (exact-size guard) even under Dynamic::kTrue / kAuto.
 void mark_static(const Tensor& t, int dim);
 

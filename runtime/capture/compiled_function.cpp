@@ -159,7 +159,8 @@ DynamicSpec CompiledCore::dynamic_spec(const CallArgs& args, bool all_changed_dy
     }
     for (const TensorImpl::DynamicMark& m : t->dynamic_marks) {
       if (m.dim < 0 || static_cast<size_t>(m.dim) >= spec[a].size()) continue;
-      spec[a][static_cast<size_t>(m.dim)] = {DimPolicy::Kind::kMarked, m.min, m.max};
+      if (m.soft && t->meta.shape[static_cast<size_t>(m.dim)] < 2) continue;  // stays exact
+      spec[a][static_cast<size_t>(m.dim)] = {DimPolicy::Kind::kMarked, m.min, m.max, m.soft};
     }
     for (int d : t->static_marks)
       if (d >= 0 && static_cast<size_t>(d) < spec[a].size())
@@ -437,6 +438,11 @@ void mark_dynamic(const Tensor& t, int dim, int64_t min, int64_t max) {
                                  std::to_string(max)));
   auto [impl, d] = marked_dim(t, dim, "mark_dynamic");
   impl->dynamic_marks.push_back({d, min, max});
+}
+
+void maybe_mark_dynamic(const Tensor& t, int dim) {
+  auto [impl, d] = marked_dim(t, dim, "maybe_mark_dynamic");
+  impl->dynamic_marks.push_back({d, 2, SymRange::kPosInf, true});
 }
 
 void mark_static(const Tensor& t, int dim) {

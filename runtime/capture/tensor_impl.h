@@ -34,6 +34,7 @@ struct TensorImpl {
   struct DynamicMark {
     int dim = 0;
     int64_t min = 2, max = SymRange::kPosInf;
+    bool soft = false;  // maybe_mark_dynamic: specialising it records a guard, not an error
   };
   std::vector<DynamicMark> dynamic_marks;
   std::vector<int> static_marks;

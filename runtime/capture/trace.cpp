@@ -102,7 +102,7 @@ TraceContext::TraceContext(std::vector<Tensor> args, Device device, CompileOptio
               ", max " + std::to_string(p.max) + ") but the size is " + std::to_string(v) +
               (v < 2 ? " (sizes 0 and 1 are always specialised)" : "")));
         id = env_->create_symbol(v, source, std::max<int64_t>(p.min, 2), p.max);
-        throw_if_error(env_->mark_dynamic(id));
+        if (!p.soft) throw_if_error(env_->mark_dynamic(id));
         arg_syms_[a][d] = SymInt(env_->symbol(id));
       } else {
         arg_syms_[a][d] = env_->symbol_for_value(v, source, &id);
@@ -111,7 +111,9 @@ TraceContext::TraceContext(std::vector<Tensor> args, Device device, CompileOptio
       sources_[static_cast<size_t>(id)] = {static_cast<int32_t>(a), static_cast<int32_t>(d)};
       log(LogTopic::kDynamic, "'" + options_.name + "' " + source + " (size " + std::to_string(v) +
                                   ") is " + arg_syms_[a][d].str() +
-                                  (p.kind == DimPolicy::Kind::kMarked ? " (mark_dynamic)" : ""));
+                                  (p.kind != DimPolicy::Kind::kMarked ? ""
+                                   : p.soft                         ? " (maybe_mark_dynamic)"
+                                                                    : " (mark_dynamic)"));
     }
   }
 }

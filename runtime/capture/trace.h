@@ -37,6 +37,7 @@ using SegmentCache = std::unordered_map<GraphKey, std::shared_ptr<Executable>, G
 struct DimPolicy {
   enum class Kind : uint8_t { kStatic, kDynamic, kMarked } kind = Kind::kStatic;
   int64_t min = 2, max = SymRange::kPosInf;  // kMarked: the range given to mark_dynamic
+  bool soft = false;                          // kMarked by maybe_mark_dynamic
 };
 /// One entry per argument, one DimPolicy per dim (empty: every dim static).
 using DynamicSpec = std::vector<std::vector<DimPolicy>>;

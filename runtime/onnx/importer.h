@@ -32,6 +32,9 @@ struct Val {
   std::optional<std::vector<SymSize>> shape;  // known elements (rank 0 or 1)
   bool scalar = false;                        // rank 0 (with `shape` set)
   DType dtype = DType::kI64;                  // of `shape` values
+  // A Cast of known integers to a float type: `t` holds the floats, these the integers (Range
+  // reads them, so torch.arange(S, dtype=float) keeps a symbolic length).
+  std::optional<std::vector<SymSize>> cast_ints;
   bool defined() const { return t.defined() || shape.has_value(); }
 };
 

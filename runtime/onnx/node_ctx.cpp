@@ -233,7 +233,7 @@ std::vector<Tensor> CompiledModel::operator()(const std::vector<Tensor>& inputs)
     if (t.dtype() != infos[i].dtype) t = cast(t, infos[i].dtype).to(model_.device());
     for (size_t d = 0; d < infos[i].dim_params.size() && d < static_cast<size_t>(t.dim()); ++d)
       if (!infos[i].dim_params[d].empty() && t.shape()[d] >= 2)
-        mark_dynamic(t, static_cast<int>(d));
+        maybe_mark_dynamic(t, static_cast<int>(d));
     args.push_back(std::move(t));
   }
   ErasedFn fn = [model = model_](const std::vector<Tensor>& t, const std::vector<Scalar>&) {

@@ -314,28 +314,39 @@ void constant_of_shape_op(NodeCtx& c) {
   c.set(0, full(Sizes(shape), value, dtype, c.device()));
 }
 
+/// Input i of Range as an integer known while tracing: a known size value, a Cast of one to a
+/// float type, or an untraced (constant) scalar holding an integer.
+std::optional<SymSize> known_int(NodeCtx& c, size_t i) {
+  Val& v = c.val(i);
+  if (v.shape && v.shape->size() == 1) return v.shape->at(0);
+  if (v.cast_ints && v.cast_ints->size() == 1) return v.cast_ints->at(0);
+  if (v.t.defined() && !v.t.is_traced() && v.t.numel() == 1) {
+    const double x = v.t.to_doubles().at(0);
+    if (std::isfinite(x) && std::floor(x) == x && std::fabs(x) < 9007199254740992.0)
+      return SymSize(static_cast<int64_t>(x));
+  }
+  return std::nullopt;
+}
+
 void range_op(NodeCtx& c) {
-  Val& a = c.val(0);
-  Val& b = c.val(1);
-  Val& d = c.val(2);
-  if (a.shape && b.shape && d.shape && a.shape->size() == 1 && b.shape->size() == 1 &&
-      d.shape->size() == 1) {
-    const SymSize start = a.shape->at(0), limit = b.shape->at(0);
-    const int64_t delta = d.shape->at(0).value();
+  const std::optional<SymSize> ka = known_int(c, 0), kb = known_int(c, 1), kd = known_int(c, 2);
+  if (ka && kb && kd && (ka->is_symbolic() || kb->is_symbolic())) {
+    Val& a = c.val(0);
+    const DType dtype = a.shape ? a.dtype : a.t.dtype();
+    const SymSize start = *ka, limit = *kb;
+    const int64_t delta = kd->value();
     if (delta == 0) c.fail("delta is 0");
-    if (start.is_symbolic() || limit.is_symbolic()) {
-      if (delta < 0) c.unsupported("a negative delta with symbolic bounds");
-      const SymSize n = sym_max(SymSize(0), (limit - start + (delta - 1)) / delta);
-      Tensor r = arange(n, a.dtype, c.device());
-      if (delta != 1) r = mul(r, scalar(static_cast<double>(delta), a.dtype));
-      Val first;
-      first.shape = std::vector<SymSize>{start};
-      first.scalar = true;
-      first.dtype = a.dtype;
-      r = add(r, c.materialize(first));
-      c.set(0, r);
-      return;
-    }
+    if (delta < 0) c.unsupported("a negative delta with symbolic bounds");
+    const SymSize n = sym_max(SymSize(0), (limit - start + (delta - 1)) / delta);
+    Tensor r = arange(n, dtype, c.device());
+    if (delta != 1) r = mul(r, scalar(static_cast<double>(delta), dtype));
+    Val first;
+    first.shape = std::vector<SymSize>{start};
+    first.scalar = true;
+    first.dtype = dtype;
+    r = add(r, c.materialize(first));
+    c.set(0, r);
+    return;
   }
   const double start = c.scalar_double(0), limit = c.scalar_double(1), delta = c.scalar_double(2);
   if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
@@ -387,6 +398,13 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
     Val& v = c.val(0);
     if (v.shape && is_integral(*to)) {
       c.set_shape(0, *v.shape, *to, v.scalar);
+      return;
+    }
+    if (v.shape) {
+      Val out;
+      out.cast_ints = *v.shape;
+      out.t = cast(c.in(0), *to);
+      c.set_val(0, std::move(out));
       return;
     }
     c.set(0, cast(c.in(0), *to));

@@ -227,6 +227,33 @@ TEST_F(Dynamic, SpecialisingAMarkedDynamicDimIsAnError) {
   }
 }
 
+TEST_F(Dynamic, MaybeMarkDynamicSymbolicUntilSpecialised) {
+  // Symbolic from the first call: one compile for every size.
+  auto sym = compile([](const Tensor& x) { return x * 2.0; }, {.name = "maybe"});
+  for (int64_t n : {4, 7, 9}) {
+    Tensor x = rnd({n, 3}, static_cast<uint32_t>(n));
+    maybe_mark_dynamic(x, 0);
+    expect_near(sym(x), x * 2.0);
+  }
+  EXPECT_EQ(sym.stats().compiles, 1u);
+  EXPECT_EQ(sym.stats().dynamic_compiles, 1u);
+  // Code that needs the value specialises it with a guard (mark_dynamic would fail): one
+  // compile per value, each result right.
+  auto spec = compile(
+      [](const Tensor& x) { return x * static_cast<double>(x.size(0).value()); },
+      {.name = "maybe_spec"});
+  for (int64_t n : {4, 7, 4}) {
+    Tensor x = rnd({n, 3}, static_cast<uint32_t>(n) + 10);
+    maybe_mark_dynamic(x, 0);
+    expect_near(spec(x), x * static_cast<double>(n));
+  }
+  EXPECT_EQ(spec.stats().compiles, 2u);
+  // Size 1 stays exact.
+  Tensor one = rnd({1, 3}, 5);
+  maybe_mark_dynamic(one, 0);
+  expect_near(spec(one), one * 1.0);
+}
+
 TEST_F(Dynamic, MarkDynamicRangeAndMarkStatic) {
   auto fn = compile([](const Tensor& x) { return x - 1.0; }, {.name = "range"});
   Tensor x = rnd({8, 4}, 1);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Runs the PyTorch-exported models of tests/data/onnx through `kiln run` at every committed size
 in one process and checks: the outputs match PyTorch's within 1e-4, each model with dynamic
-axes compiles once for all sizes, and the TopK/NonZero model reports its graph breaks through
+axes compiles once for all sizes (the recurrent tagger once per sequence length), and the
+TopK/NonZero model reports its graph breaks through
 --explain. No validation-layer message may appear.
 
 Usage: models_test.py KILN DATA_DIR cpu|vulkan    (exit 77: no Vulkan device)
@@ -86,6 +87,18 @@ if DEVICE == "vulkan":
     check(count("layer_norm") == 4, "encoder: %d norm kernels, expected 4" % count("layer_norm"))
     check(len(kernels) == 19, "encoder: %d kernels, expected 19 (8 per layer): %s" %
           (len(kernels), kernels))
+
+# A recurrent text model (embedding, two-layer bidirectional LSTM, GRU, head): the layers are
+# unrolled, so the sequence length is specialised (one compile per length, batch symbolic).
+_, stats, n = run("tagger", ["ids"], ["tags"])
+check(stats.get("compiles") == "2", "tagger: %s compiles for 2 sequence lengths" % stats.get("compiles"))
+check(stats.get("graph_breaks") == "0", "tagger: %s graph breaks" % stats.get("graph_breaks"))
+# A rotary-embedding decoder block: angles from arange(S) inside the graph stay symbolic.
+_, stats, n = run("rotary", ["x"], ["y"])
+check(stats.get("compiles") == "1", "rotary: %s compiles for %d sizes, expected 1" %
+      (stats.get("compiles"), n))
+check(stats.get("dynamic_compiles") == "1", "rotary: the compile is not symbolic")
+check(stats.get("graph_breaks") == "0", "rotary: %s graph breaks" % stats.get("graph_breaks"))
 
 text, stats, n = run("select", ["x"], ["top_values", "top_indices", "positive"], ["--explain"])
 check(re.search(r"NonZero node '[^']+' \(opset \d+\): nonzero has no device lowering", text),
