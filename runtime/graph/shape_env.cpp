@@ -1,6 +1,7 @@
 // ShapeEnv: symbols, facts (substitutions, ranges, divisors) and guarded decisions.
 #include <algorithm>
 #include <cassert>
+#include <functional>
 #include <numeric>
 
 #include "graph/symbolic.h"
@@ -69,18 +70,26 @@ int64_t ShapeEnv::symbol_divisor(int s) const {
 }
 
 SymExpr ShapeEnv::simplify(const SymExpr& e) const {
-  auto replace = [this](int s) -> std::optional<SymExpr> {
+  // Replacements alone: each was solved in terms of symbols that had none, so chains end.
+  // (Resolving them through simplify() itself would rewrite the known values again at every
+  // step, and a known value that mentions a replaced symbol would never finish.)
+  std::function<std::optional<SymExpr>(int)> plain = [&](int s) -> std::optional<SymExpr> {
     if (s < 0 || s >= num_symbols() || !replacements_[static_cast<size_t>(s)]) return std::nullopt;
-    return simplify(*replacements_[static_cast<size_t>(s)]);
+    return sym_substitute(*replacements_[static_cast<size_t>(s)], plain, this);
   };
-  if (known_values_.empty()) return sym_substitute(e, replace, this);
+  if (known_values_.empty()) return sym_substitute(e, plain, this);
   // Known expressions in today's canonical form (substitutions may have been added since).
   std::vector<std::pair<SymExpr, int64_t>> known;
-  for (const auto& [x, v] : known_values_) known.emplace_back(sym_substitute(x, replace, this), v);
+  for (const auto& [x, v] : known_values_) known.emplace_back(sym_substitute(x, plain, this), v);
   auto replace_node = [&known](const SymExpr& x) -> std::optional<SymExpr> {
     for (const auto& [k, v] : known)
       if (x == k) return SymExpr::constant(v);
     return std::nullopt;
+  };
+  // Inside replacements too, known values fold.
+  std::function<std::optional<SymExpr>(int)> replace = [&](int s) -> std::optional<SymExpr> {
+    if (s < 0 || s >= num_symbols() || !replacements_[static_cast<size_t>(s)]) return std::nullopt;
+    return sym_rewrite(*replacements_[static_cast<size_t>(s)], replace, replace_node, this);
   };
   return sym_rewrite(e, replace, replace_node, this);
 }

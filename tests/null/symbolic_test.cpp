@@ -365,6 +365,21 @@ TEST(ShapeEnvTest, MarkDynamicRefusesSpecialisation) {
   EXPECT_FALSE(env.simplify(a).is_constant());
 }
 
+// A known value whose expression mentions a symbol that is later replaced: simplify() resolved
+// replacements through itself, which rewrote the known values again at every step and never
+// finished (a stack overflow, found by the differential fuzzer).
+TEST(ShapeEnvTest, KnownValueOverALaterReplacedSymbol) {
+  ShapeEnv env;
+  SymInt n = env.symbol_for_value(4, "input 0 dim 0");
+  // A slice's length: max(0, min(2^40, n) - max(0, n - 6)), found equal to 4.
+  const SymInt len = resolve_sym_slice(-6, int64_t{1} << 40, 1, n, &env).length;
+  ASSERT_FALSE(env.simplify(len).is_constant());
+  ASSERT_TRUE(env.add_equality(len, SymInt(4), "concat at p.cpp:1").ok());
+  ASSERT_TRUE(env.add_equality(n, SymInt(4), "matmul at p.cpp:2").ok());
+  EXPECT_EQ(env.simplify(n + 1), SymInt(5));
+  EXPECT_EQ(env.simplify(len), SymInt(4));
+}
+
 TEST(SymExprTest, GlslText) {
   auto name = [](int s) { return "pc.s" + std::to_string(s); };
   EXPECT_EQ(to_glsl(s0 * s1 + c(2), name), "((pc.s0 * pc.s1) + 2u)");
