@@ -75,6 +75,10 @@ class NodeCtx {
   std::string attr_s(const std::string& name, const std::string& dflt) const;
   const ::onnx::TensorProto* attr_t(const std::string& name) const;
 
+  /// The ONNX element type input i is declared with (a graph input, an initializer, a Constant
+  /// node or a value_info entry), or kUndefined when the file does not say.
+  OnnxType declared_type(size_t i) const;
+
   void set(size_t i, Tensor t);
   void set_val(size_t i, Val v);
   Tensor materialize(const Val& v);
@@ -107,6 +111,7 @@ void register_nn_ops(std::map<std::string, OpHandler>& table);
 void register_shape_ops(std::map<std::string, OpHandler>& table);
 void register_extra_ops(std::map<std::string, OpHandler>& table);
 void register_recurrent_ops(std::map<std::string, OpHandler>& table);
+void register_quant_ops(std::map<std::string, OpHandler>& table);
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).
@@ -117,6 +122,8 @@ void check_size(const NodeCtx& ctx, const Sizes& shape);
 
 /// Builds a tensor from known elements (a constant when static, symbolic sizes otherwise).
 Tensor materialize(ModelImpl& model, const Val& v);
+/// A Conv node's convolution of x by weight (+ bias) with the node's attributes.
+Tensor conv_node(NodeCtx& c, const Tensor& x, const Tensor& weight, const Tensor& bias);
 /// Normalises an axis against `rank`, or fails naming the node.
 int64_t axis_of(const NodeCtx& ctx, int64_t axis, int64_t rank);
 

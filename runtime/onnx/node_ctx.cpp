@@ -120,6 +120,25 @@ std::vector<int64_t> NodeCtx::attr_ints(const std::string& name) const {
   return {a->ints().begin(), a->ints().end()};
 }
 
+OnnxType NodeCtx::declared_type(size_t i) const {
+  if (i >= static_cast<size_t>(node_.input_size()) || node_.input(static_cast<int>(i)).empty())
+    return OnnxType::kUndefined;
+  const std::string& name = node_.input(static_cast<int>(i));
+  for (const ValueInfo& v : model_.inputs)
+    if (v.name == name) return v.onnx_type;
+  const ::onnx::GraphProto& g = model_.graph;
+  for (const auto& t : g.initializer())
+    if (t.name() == name) return static_cast<OnnxType>(t.data_type());
+  for (const auto& n : g.node())
+    if (n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == name)
+      for (const auto& a : n.attribute())
+        if (a.name() == "value" && a.has_t()) return static_cast<OnnxType>(a.t().data_type());
+  for (const auto& v : g.value_info())
+    if (v.name() == name && v.type().has_tensor_type())
+      return static_cast<OnnxType>(v.type().tensor_type().elem_type());
+  return OnnxType::kUndefined;
+}
+
 std::vector<double> NodeCtx::attr_floats(const std::string& name) const {
   const auto* a = find_attr(node_, name);
   if (!a) return {};

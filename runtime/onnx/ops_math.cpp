@@ -355,6 +355,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_shape_ops(t);
     register_extra_ops(t);
     register_recurrent_ops(t);
+    register_quant_ops(t);
     return t;
   }();
   return table;

@@ -108,15 +108,21 @@ Window window_of(NodeCtx& c, const Tensor& x, std::vector<int64_t> kernel) {
   return w;
 }
 
-void conv_op(NodeCtx& c) {
-  Tensor x = c.in(0), weight = c.in(1);
+}  // namespace
+
+Tensor conv_node(NodeCtx& c, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
   if (kernel.empty())
     for (int64_t d = 2; d < weight.dim(); ++d)
       kernel.push_back(weight.sizes()[static_cast<size_t>(d)].value());
   Window w = window_of(c, x, kernel);
-  c.set(0, conv(x, weight, c.has(2) ? c.in(2) : Tensor(), w.strides, w.pads, w.dilations,
-                c.attr_i("group", 1)));
+  return conv(x, weight, bias, w.strides, w.pads, w.dilations, c.attr_i("group", 1));
+}
+
+namespace {
+
+void conv_op(NodeCtx& c) {
+  c.set(0, conv_node(c, c.in(0), c.in(1), c.has(2) ? c.in(2) : Tensor()));
 }
 
 void pool_op(NodeCtx& c, bool is_max) {
