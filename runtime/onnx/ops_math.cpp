@@ -356,6 +356,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_extra_ops(t);
     register_recurrent_ops(t);
     register_quant_ops(t);
+    register_signal_ops(t);
     return t;
   }();
   return table;
