@@ -113,6 +113,7 @@ void register_extra_ops(std::map<std::string, OpHandler>& table);
 void register_recurrent_ops(std::map<std::string, OpHandler>& table);
 void register_quant_ops(std::map<std::string, OpHandler>& table);
 void register_signal_ops(std::map<std::string, OpHandler>& table);
+void register_host_ops(std::map<std::string, OpHandler>& table);
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).

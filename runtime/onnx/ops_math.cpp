@@ -357,6 +357,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_recurrent_ops(t);
     register_quant_ops(t);
     register_signal_ops(t);
+    register_host_ops(t);
     return t;
   }();
   return table;

@@ -129,8 +129,8 @@ void recurrent(NodeCtx& c, Cell cell) {
            " * hidden_size, input_size] and R [num_directions, " + std::to_string(gates) +
            " * hidden_size, hidden_size]");
   Tensor b = c.has(3) ? c.in(3) : Tensor();
-  if (b.defined() && (b.dim() != 2 || b.sizes()[0].value() != dirs ||
-                      b.sizes()[1].value() != 2 * gates * hidden))
+  if (b.defined() &&
+      (b.dim() != 2 || b.sizes()[0].value() != dirs || b.sizes()[1].value() != 2 * gates * hidden))
     c.fail("B must be [num_directions, " + std::to_string(2 * gates) + " * hidden_size]");
   Tensor lens = c.has(4) ? cast(c.in(4), DType::kI64) : Tensor();
   const auto state = [&](size_t i) {

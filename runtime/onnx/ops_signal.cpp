@@ -27,8 +27,8 @@ void cosine_window(NodeCtx& c, double a0, double a1, double a2) {
   const double n = periodic ? static_cast<double>(size) : static_cast<double>(size - 1);
   // In f32 as ONNX's function body computes it: angle = n * (2 pi / N).
   Tensor k = arange(0, static_cast<double>(size), 1, DType::kF32, c.device());
-  Tensor angle = mul(k, scalar(static_cast<float>(2 * std::numbers::pi) / static_cast<float>(n),
-                               DType::kF32));
+  Tensor angle =
+      mul(k, scalar(static_cast<float>(2 * std::numbers::pi) / static_cast<float>(n), DType::kF32));
   Tensor w = sub(scalar(a0, DType::kF32), mul(scalar(a1, DType::kF32), cos(angle)));
   if (a2 != 0) w = add(w, mul(scalar(a2, DType::kF32), cos(mul(angle, scalar(2, DType::kF32)))));
   c.set(0, *out == DType::kF32 ? w : cast(w, *out));

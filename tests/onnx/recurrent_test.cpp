@@ -119,7 +119,8 @@ TEST_P(Recurrent, ReverseIsForwardOnTheReversedSequence) {
 }
 
 TEST_P(Recurrent, BidirectionalStacksBothDirections) {
-  auto both = run(layer(), {.direction = "bidirectional", .seeds = {100, 200}}, x_, full_, device());
+  auto both =
+      run(layer(), {.direction = "bidirectional", .seeds = {100, 200}}, x_, full_, device());
   auto f = run(layer(), {.seeds = {100}}, x_, full_, device());
   auto r = run(layer(), {.direction = "reverse", .seeds = {200}}, x_, full_, device());
   ASSERT_EQ(both.size(), 2u);
@@ -135,11 +136,11 @@ TEST_P(Recurrent, SequenceLensMaskEachRow) {
   Tensor lens = Tensor::from_vector(std::vector<int32_t>{kSeq, 2}, {kBatch});
   for (const char* dir : {"forward", "reverse"}) {
     const uint32_t seed = std::string(dir) == "reverse" ? 200 : 100;
-    auto masked = run(layer(), {.direction = dir, .seeds = {seed}, .lens = true}, x_, lens,
-                      device());
+    auto masked =
+        run(layer(), {.direction = dir, .seeds = {seed}, .lens = true}, x_, lens, device());
     auto whole = run(layer(), {.direction = dir, .seeds = {seed}}, x_, full_, device());
-    auto prefix = run(layer(), {.direction = dir, .seeds = {seed}}, slice(x_, 0, 0, 2), full_,
-                      device());
+    auto prefix =
+        run(layer(), {.direction = dir, .seeds = {seed}}, slice(x_, 0, 0, 2), full_, device());
     ASSERT_EQ(masked.size(), 2u);
     const std::string d = dir;
     expect_near(slice(masked[0], 2, 0, 1), slice(whole[0], 2, 0, 1), d + " Y row 0");
