@@ -1,5 +1,6 @@
-// Signal and normalization ops composed from Tensor-API calls: the Hann, Hamming and Blackman
-// windows, LRN, MeanVarianceNormalization and ReverseSequence.
+// Signal and normalization ops composed from Tensor-API calls: DFT and STFT (as products with
+// cosine and sine matrices), the Hann, Hamming and Blackman windows, LRN,
+// MeanVarianceNormalization and ReverseSequence.
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -32,6 +33,113 @@ void cosine_window(NodeCtx& c, double a0, double a1, double a2) {
   Tensor w = sub(scalar(a0, DType::kF32), mul(scalar(a1, DType::kF32), cos(angle)));
   if (a2 != 0) w = add(w, mul(scalar(a2, DType::kF32), cos(mul(angle, scalar(2, DType::kF32)))));
   c.set(0, *out == DType::kF32 ? w : cast(w, *out));
+}
+
+/// The real and imaginary parts of a [..., 1 or 2] signal (the last dim: real, or real and
+/// imaginary), without that dim.
+std::pair<Tensor, Tensor> complex_parts(NodeCtx& c, const Tensor& x) {
+  const int64_t parts = x.sizes()[static_cast<size_t>(x.dim() - 1)].value();
+  if (parts != 1 && parts != 2) c.fail("the last dim must be 1 (real) or 2 (complex)");
+  Tensor re = squeeze(slice(x, -1, 0, 1), x.dim() - 1);
+  Tensor im = parts == 2 ? squeeze(slice(x, -1, 1, 2), x.dim() - 1) : Tensor();
+  return {re, im};
+}
+
+/// The DFT of length n over the last dim of (re, im) (im may be undefined: a real signal), as
+/// products with [n, bins] cosine and sine matrices computed in double; [..., bins, 2].
+Tensor dft_last(NodeCtx& c, const Tensor& re, const Tensor& im, int64_t n, int64_t bins,
+                bool inverse) {
+  std::vector<double> cv, sv;
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t k = 0; k < bins; ++k) {
+      const double a =
+          2 * std::numbers::pi * static_cast<double>((t * k) % n) / static_cast<double>(n);
+      cv.push_back(std::cos(a));
+      sv.push_back(std::sin(a));
+    }
+  Tensor cm = c.constant(re.dtype(), {n, bins}, cv), sm = c.constant(re.dtype(), {n, bins}, sv);
+  // e^{-i a} forward, e^{+i a} inverse (then / n).
+  const double sign = inverse ? 1 : -1;
+  Tensor yr = matmul(re, cm), yi = mul(matmul(re, sm), scalar(sign, re.dtype()));
+  if (im.defined()) {
+    yr = sub(yr, mul(matmul(im, sm), scalar(sign, re.dtype())));
+    yi = add(yi, matmul(im, cm));
+  }
+  if (inverse) {
+    yr = div(yr, scalar(static_cast<double>(n), re.dtype()));
+    yi = div(yi, scalar(static_cast<double>(n), re.dtype()));
+  }
+  const int64_t last = yr.dim();
+  return concat({unsqueeze(yr, last), unsqueeze(yi, last)}, last);
+}
+
+/// The signal cut or zero-padded to `n` along its last dim.
+Tensor fit_length(NodeCtx& c, const Tensor& x, int64_t n) {
+  const int64_t have = x.sizes()[static_cast<size_t>(x.dim() - 1)].value();
+  if (have >= n) return have == n ? x : slice(x, -1, 0, n);
+  Sizes pad = x.sizes();
+  pad[pad.size() - 1] = n - have;
+  return concat({x, full(pad, 0, x.dtype(), c.device())}, x.dim() - 1);
+}
+
+void dft(NodeCtx& c) {
+  Tensor x = c.in(0);
+  if (x.dim() < 3) c.fail("the input must be [batch, n..., 1 or 2]");
+  const int64_t axis = axis_of(c, c.attr_i("axis", 1), x.dim());
+  if (axis == 0 || axis == x.dim() - 1) c.fail("axis must be a signal dim");
+  const bool inverse = c.attr_i("inverse", 0) != 0, onesided = c.attr_i("onesided", 0) != 0;
+  auto [re, im] = complex_parts(c, x);
+  if (onesided && im.defined()) c.fail("onesided needs a real input");
+  // The transformed dim last, then back.
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < re.dim(); ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);
+  std::vector<int64_t> back(perm.size() + 1);
+  for (size_t d = 0; d < perm.size(); ++d)
+    back[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
+  back[perm.size()] = static_cast<int64_t>(perm.size());
+  re = permute(re, perm);
+  if (im.defined()) im = permute(im, perm);
+  const int64_t n = c.has(1) ? c.scalar_int(1) : x.sizes()[static_cast<size_t>(axis)].value();
+  if (n < 1) c.fail("dft_length must be positive");
+  re = fit_length(c, re, n);
+  if (im.defined()) im = fit_length(c, im, n);
+  const int64_t bins = onesided ? n / 2 + 1 : n;
+  c.set(0, permute(dft_last(c, re, im, n, bins, inverse), back));
+}
+
+/// Frames of `frame_length` every `frame_step` samples, windowed, each transformed:
+/// [batch, frames, bins, 2].
+void stft(NodeCtx& c) {
+  Tensor x = c.in(0);
+  if (x.dim() != 3) c.fail("the signal must be [batch, length, 1 or 2]");
+  const int64_t step = c.scalar_int(1);
+  Tensor window = c.has(2) ? c.in(2) : Tensor();
+  int64_t len = c.has(3) ? c.scalar_int(3) : -1;
+  if (window.defined()) {
+    if (window.dim() != 1) c.fail("the window must be 1-D");
+    const int64_t w = window.sizes()[0].value();
+    if (len >= 0 && len != w) c.fail("frame_length differs from the window's length");
+    len = w;
+  }
+  if (len < 1 || step < 1) c.fail("frame_length and frame_step must be positive");
+  const int64_t length = x.sizes()[1].value();
+  if (length < len) c.fail("the signal is shorter than a frame");
+  const int64_t frames = (length - len) / step + 1;
+  std::vector<int64_t> idx;
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t t = 0; t < len; ++t) idx.push_back(f * step + t);
+  auto [re, im] = complex_parts(c, x);
+  const bool onesided = c.attr_i("onesided", 1) != 0;
+  if (onesided && im.defined()) c.fail("onesided needs a real signal");
+  const auto frame = [&](const Tensor& s) {
+    Tensor v = reshape(index_select(s, 1, c.constant_i64(idx, {frames * len})),
+                       {s.sizes()[0], frames, len});
+    return window.defined() ? mul(v, window) : v;
+  };
+  const int64_t bins = onesided ? len / 2 + 1 : len;
+  c.set(0, dft_last(c, frame(re), im.defined() ? frame(im) : Tensor(), len, bins, false));
 }
 
 /// y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c)^beta.
@@ -104,6 +212,8 @@ void register_signal_ops(std::map<std::string, OpHandler>& t) {
   t["HannWindow"] = [](NodeCtx& c) { cosine_window(c, 0.5, 0.5, 0); };
   t["HammingWindow"] = [](NodeCtx& c) { cosine_window(c, 25.0 / 46.0, 21.0 / 46.0, 0); };
   t["BlackmanWindow"] = [](NodeCtx& c) { cosine_window(c, 0.42, 0.5, 0.08); };
+  t["DFT"] = dft;
+  t["STFT"] = stft;
   t["LRN"] = lrn;
   t["MeanVarianceNormalization"] = mvn;
   t["ReverseSequence"] = reverse_sequence;
