@@ -191,7 +191,10 @@ NodeId TraceContext::node_for(const Tensor& t, const std::string& loc) {
   }
   if (auto it = captured_.find(impl); it != captured_.end()) return it->second;
   auto [pos, added] = constant_index_.try_emplace(impl, static_cast<int64_t>(constants.size()));
-  if (added) constants.push_back({t.impl_ptr(), impl->meta, impl->device, loc});
+  if (added) {
+    constants.push_back({t.impl_ptr(), impl->meta, impl->device, loc});
+    held_constants_.push_back(t);
+  }
   const int64_t index = pos->second;
   NodeId id = graph_.add_constant(impl->meta, index, loc);
   captured_[impl] = id;

@@ -134,6 +134,9 @@ class TraceContext {
   std::unordered_map<TensorImpl*, NodeId> captured_;  // constants with a node in graph_
   std::vector<int32_t> extra_slots_;                  // slots of flush()'s extra outputs
   std::unordered_map<TensorImpl*, int64_t> constant_index_;  // captured tensor -> constants[i]
+  // The captured constants, alive until the trace ends: one made and dropped inside the traced
+  // code (a temporary) must still be there when its segment runs. Entries hold them weakly.
+  std::vector<Tensor> held_constants_;
 };
 
 /// The exact value of a one-element host tensor (integers as int64).

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -48,6 +49,9 @@ class NodeCtx {
       : model_(model), node_(node), in_(std::move(in)), out_(out) {}
 
   const ::onnx::NodeProto& node() const { return node_; }
+  ModelImpl& model() const { return model_; }
+  /// Every value defined where this node runs (what a subgraph of it may refer to).
+  const std::unordered_map<std::string, Val>* scope = nullptr;
   int64_t opset() const;
   size_t inputs() const { return in_.size(); }
   bool has(size_t i) const { return i < in_.size() && in_[i] && in_[i]->defined(); }
@@ -74,6 +78,8 @@ class NodeCtx {
   std::vector<std::string> attr_strings(const std::string& name) const;
   std::string attr_s(const std::string& name, const std::string& dflt) const;
   const ::onnx::TensorProto* attr_t(const std::string& name) const;
+  /// A GRAPH attribute (If's branches, Loop's and Scan's body), or a failure naming it.
+  const ::onnx::GraphProto& attr_graph(const std::string& name) const;
 
   /// The ONNX element type input i is declared with (a graph input, an initializer, a Constant
   /// node or a value_info entry), or kUndefined when the file does not say.
@@ -114,6 +120,7 @@ void register_recurrent_ops(std::map<std::string, OpHandler>& table);
 void register_quant_ops(std::map<std::string, OpHandler>& table);
 void register_signal_ops(std::map<std::string, OpHandler>& table);
 void register_host_ops(std::map<std::string, OpHandler>& table);
+void register_control_ops(std::map<std::string, OpHandler>& table);
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).
@@ -143,9 +150,23 @@ class ModelImpl {
 
   Tensor constant(DType dtype, const Shape& shape, const std::vector<double>& values);
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  /// Runs a subgraph (a branch or loop body) on `inputs`, seeing the values of `outer`; its
+  /// outputs in order. Its nodes run in file order (ONNX requires them sorted).
+  std::vector<Val> run_subgraph(const ::onnx::GraphProto& g,
+                                const std::unordered_map<std::string, Val>& outer,
+                                std::vector<Val> args);
+  /// Runs one node of a graph on `env`, adding its outputs.
+  void run_node(const ::onnx::NodeProto& node, int index,
+                std::unordered_map<std::string, Val>& env);
 
  private:
+  /// A subgraph's initializer or Constant node, decoded once and kept (a stable identity for
+  /// the traces that capture it).
+  Val subgraph_constant(const void* key, const std::function<Expected<Tensor>()>& decode);
+
   std::map<std::string, Tensor> constants_;  // by content: identity stays stable across traces
+  std::mutex subgraph_mu_;
+  std::map<const void*, Val> subgraph_constants_;
 };
 
 /// Validates and imports a parsed model.

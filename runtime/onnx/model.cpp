@@ -38,6 +38,41 @@ bool is_default_domain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
 }
 
+/// The names a subgraph reads from the scopes around it (used inside, defined nowhere inside).
+void outer_names(const ::onnx::GraphProto& g, std::set<std::string>& out) {
+  std::unordered_set<std::string> local;
+  for (const auto& i : g.initializer()) local.insert(i.name());
+  for (const auto& i : g.input()) local.insert(i.name());
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) local.insert(o);
+  for (const auto& n : g.node()) {
+    std::set<std::string> used(n.input().begin(), n.input().end());
+    for (const auto& a : n.attribute())
+      if (a.has_g()) outer_names(a.g(), used);
+    for (const std::string& u : used)
+      if (!u.empty() && !local.count(u)) out.insert(u);
+  }
+}
+
+/// Every node of a subgraph (recursively): an op Kiln imports, of the default domain.
+Status check_subgraph_ops(const ::onnx::GraphProto& g, const std::string& where, int64_t opset) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    if (!is_default_domain(n.domain()))
+      return unimplemented(where + ": " + node_label(n, i) + " is in domain '" + n.domain() +
+                           "', which Kiln does not import");
+    if (!op_table().count(n.op_type()))
+      return unimplemented(where + ": unsupported ONNX op '" + n.op_type() + "' (" +
+                           node_label(n, i) + ", opset " + std::to_string(opset) + ")");
+    for (const auto& a : n.attribute()) {
+      if (a.graphs_size() > 0)
+        return unimplemented(where + ": " + node_label(n, i) + " has a GRAPHS attribute");
+      if (a.has_g()) KILN_RETURN_IF_ERROR(check_subgraph_ops(a.g(), where, opset));
+    }
+  }
+  return Status::ok_status();
+}
+
 /// Known elements of a small integer constant, so shape arithmetic on it folds.
 void fold_constant(Val& v) {
   const Tensor& t = v.t;
@@ -105,6 +140,10 @@ Expected<std::shared_ptr<ModelImpl>> import_model(::onnx::ModelProto proto, Devi
     if (!table.count(n.op_type()))
       return unimplemented(name + ": unsupported ONNX op '" + n.op_type() + "' (" +
                            node_label(n, i) + ", opset " + std::to_string(m->opset) + ")");
+    for (const auto& a : n.attribute())
+      if (a.has_g())
+        KILN_RETURN_IF_ERROR(check_subgraph_ops(
+            a.g(), name + ": " + node_label(n, i) + "'s '" + a.name() + "' subgraph", m->opset));
     if (n.op_type() == "Constant") {  // decoded once, like an initializer
       if (n.output_size() != 1 || n.output(0).empty())
         return invalid_argument(name + ": " + node_label(n, i) + " needs one output");
@@ -132,7 +171,11 @@ Expected<std::shared_ptr<ModelImpl>> import_model(::onnx::ModelProto proto, Devi
   std::vector<std::vector<int>> users(static_cast<size_t>(g.node_size()));
   for (int i = 0; i < g.node_size(); ++i) {
     if (constant_nodes.count(i)) continue;
-    for (const auto& in : g.node(i).input()) {
+    // A subgraph's reads from this scope order the node after their producers too.
+    std::set<std::string> inputs(g.node(i).input().begin(), g.node(i).input().end());
+    for (const auto& a : g.node(i).attribute())
+      if (a.has_g()) outer_names(a.g(), inputs);
+    for (const auto& in : inputs) {
       if (in.empty() || defined.count(in)) continue;
       auto it = producer.find(in);
       if (it == producer.end())
@@ -252,32 +295,89 @@ std::vector<Tensor> ModelImpl::run(const std::vector<Tensor>& args) {
     v.t = t;
     env[info.name] = std::move(v);
   }
-  const auto& table = op_table();
-  for (int index : order) {
-    const ::onnx::NodeProto& node = graph.node(index);
-    std::vector<Val*> in;
-    for (const auto& name_in : node.input())
-      in.push_back(name_in.empty() ? nullptr : &env.at(name_in));
-    std::vector<Val> out(static_cast<size_t>(node.output_size()));
-    NodeCtx ctx(*this, node, std::move(in), out);
-    const SourceLabel source(node_label(node, index));  // names the graph nodes it records
-    try {
-      table.at(node.op_type())(ctx);
-    } catch (const Error& e) {
-      if (e.status().message().find(" node '") != std::string::npos) throw;
-      throw Error(e.status().with_context(ctx.where()));
-    }
-    for (size_t o = 0; o < out.size(); ++o) {
-      if (node.output(static_cast<int>(o)).empty()) continue;
-      if (!out[o].defined())
-        throw Error(unimplemented(ctx.where() + ": output " + std::to_string(o) +
-                                  " is not produced by Kiln's import of this op"));
-      env[node.output(static_cast<int>(o))] = std::move(out[o]);
-    }
-  }
+  for (int index : order) run_node(graph.node(index), index, env);
   std::vector<Tensor> results;
   for (const ValueInfo& o : outputs) results.push_back(materialize(*this, env.at(o.name)));
   return results;
+}
+
+void ModelImpl::run_node(const ::onnx::NodeProto& node, int index,
+                         std::unordered_map<std::string, Val>& env) {
+  std::vector<Val*> in;
+  for (const auto& name_in : node.input())
+    in.push_back(name_in.empty() ? nullptr : &env.at(name_in));
+  std::vector<Val> out(static_cast<size_t>(node.output_size()));
+  NodeCtx ctx(*this, node, std::move(in), out);
+  ctx.scope = &env;
+  const SourceLabel source(node_label(node, index));  // names the graph nodes it records
+  try {
+    op_table().at(node.op_type())(ctx);
+  } catch (const Error& e) {
+    if (e.status().message().find(" node '") != std::string::npos) throw;
+    throw Error(e.status().with_context(ctx.where()));
+  }
+  for (size_t o = 0; o < out.size(); ++o) {
+    if (node.output(static_cast<int>(o)).empty()) continue;
+    if (!out[o].defined())
+      throw Error(unimplemented(ctx.where() + ": output " + std::to_string(o) +
+                                " is not produced by Kiln's import of this op"));
+    env[node.output(static_cast<int>(o))] = std::move(out[o]);
+  }
+}
+
+Val ModelImpl::subgraph_constant(const void* key,
+                                  const std::function<Expected<Tensor>()>& decode) {
+  std::lock_guard<std::mutex> lock(subgraph_mu_);
+  auto it = subgraph_constants_.find(key);
+  if (it != subgraph_constants_.end()) return it->second;
+  Expected<Tensor> t = decode();
+  if (!t.ok()) throw Error(t.status());
+  Val v;
+  v.t = *t;
+  fold_constant(v);
+  return subgraph_constants_.emplace(key, std::move(v)).first->second;
+}
+
+std::vector<Val> ModelImpl::run_subgraph(const ::onnx::GraphProto& g,
+                                         const std::unordered_map<std::string, Val>& outer,
+                                         std::vector<Val> args) {
+  const std::string what = "subgraph '" + g.name() + "'";
+  if (args.size() != static_cast<size_t>(g.input_size()))
+    throw Error(invalid_argument(what + " takes " + std::to_string(g.input_size()) +
+                                 " inputs, given " + std::to_string(args.size())));
+  std::unordered_map<std::string, Val> env = outer;
+  for (const auto& init : g.initializer())
+    env[init.name()] = subgraph_constant(&init, [&]() -> Expected<Tensor> {
+      auto t = decode_tensor(init, device, "initializer '" + init.name() + "' of " + what);
+      if (!t.ok()) return t.status();
+      return t->tensor;
+    });
+  for (size_t i = 0; i < args.size(); ++i)
+    env[g.input(static_cast<int>(i)).name()] = std::move(args[i]);
+  for (int i = 0; i < g.node_size(); ++i) {
+    const ::onnx::NodeProto& n = g.node(i);
+    if (n.op_type() == "Constant") {
+      env[n.output(0)] = subgraph_constant(&n, [&]() -> Expected<Tensor> {
+        auto t = decode_constant_node(n, device);
+        if (!t.ok()) return t.status().with_context(what);
+        return *t;
+      });
+      continue;
+    }
+    for (const auto& in : n.input())
+      if (!in.empty() && !env.count(in))
+        throw Error(invalid_argument(what + ": input '" + in + "' of " + node_label(n, i) +
+                                     " is not defined before it (nodes must be sorted)"));
+    run_node(n, i, env);
+  }
+  std::vector<Val> out;
+  for (const auto& o : g.output()) {
+    auto it = env.find(o.name());
+    if (it == env.end())
+      throw Error(invalid_argument(what + ": output '" + o.name() + "' is never computed"));
+    out.push_back(it->second);
+  }
+  return out;
 }
 
 // ---- public API ---------------------------------------------------------------------------

@@ -120,6 +120,14 @@ std::vector<int64_t> NodeCtx::attr_ints(const std::string& name) const {
   return {a->ints().begin(), a->ints().end()};
 }
 
+const ::onnx::GraphProto& NodeCtx::attr_graph(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) fail("attribute '" + name + "' is missing");
+  if (a->type() != ::onnx::AttributeProto::GRAPH || !a->has_g())
+    fail("attribute '" + name + "' must be a GRAPH");
+  return a->g();
+}
+
 OnnxType NodeCtx::declared_type(size_t i) const {
   if (i >= static_cast<size_t>(node_.input_size()) || node_.input(static_cast<int>(i)).empty())
     return OnnxType::kUndefined;

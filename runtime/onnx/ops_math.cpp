@@ -358,6 +358,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_quant_ops(t);
     register_signal_ops(t);
     register_host_ops(t);
+    register_control_ops(t);
     return t;
   }();
   return table;

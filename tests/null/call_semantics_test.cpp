@@ -104,6 +104,23 @@ TEST_F(CallSemantics, CapturedTensorReadByAHostStepStaysLive) {
   EXPECT_EQ(f.stats().compiles, 1u);
 }
 
+// A concrete tensor made inside the traced code and dropped before its segment runs (here a
+// copy of a captured weight) was captured weakly and gone when the segment ran: a crash. The
+// trace now holds what it captures until it ends; later calls re-trace (the copy is new each
+// time: its identity guard fails) and stay right.
+TEST_F(CallSemantics, TemporaryMadeInsideATraceLivesUntilItsSegmentRuns) {
+  Tensor w = vec({1.f, 2.f});
+  auto f = compile(
+      [&](const Tensor& x) {
+        Tensor copy = Tensor::from_vector(w.to_vector<float>(), {2}, dev());
+        return x * copy;
+      },
+      {.name = "temporary"});
+  Tensor x = vec({10.f, 20.f});
+  for (int call = 0; call < 3; ++call)
+    EXPECT_EQ(f(x).to_vector<float>(), (std::vector<float>{10.f, 40.f})) << "call " << call;
+}
+
 TEST_F(CallSemantics, FullgraphNeverFallsBackToEagerPastTheLimit) {
   auto make = [](bool fullgraph) {
     return compile([](const Tensor& x) { return x * 2.0; }, {.name = "strict_limit",
