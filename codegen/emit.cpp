@@ -803,8 +803,8 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
         add_statement("const " + IT + " " + w + " = " + r + " < " + IT + "(0) ? " + r + " + " +
                       extent + " : " + r + ";");
         const bool wide = ix.meta.dtype == DType::kI64;  // (kInt64Helpers: not GLSL's max)
-        const std::string mx = wide ? "kiln_max_i64(" : "max(",
-                          mn = wide ? "kiln_min_i64(" : "min(";
+        const std::string mx = wide ? "kiln_max_i64(" : "kiln_max_i32(",
+                          mn = wide ? "kiln_min_i64(" : "kiln_min_i32(";
         add_statement("const uint " + var + " = uint(" + mn + mx + w + ", " + IT + "(0)), " + mx +
                       extent + " - " + IT + "(1), " + IT + "(0))));");
         in[b + j] = {var, -1};
@@ -950,7 +950,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Relu:
       if (is_floating(operand)) return "kiln_relu(" + arg(0) + ")";  // keeps NaN
       if (operand == DType::kI64) return "kiln_max_i64(" + arg(0) + ", int64_t(0))";
-      return "max(" + arg(0) + ", " + T + "(0))";
+      return "kiln_max_i32(" + arg(0) + ", 0)";
     case OpKind::Gelu:
       return "kiln_gelu(" + arg(0) + ")";
     case OpKind::Erf:
@@ -1029,12 +1029,12 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Maximum:
       return std::string(is_floating(operand)     ? "kiln_maximum("
                          : operand == DType::kI64 ? "kiln_max_i64("
-                                                  : "max(") +
+                                                  : "kiln_max_i32(") +
              arg(0) + ", " + arg(1) + ")";
     case OpKind::Minimum:
       return std::string(is_floating(operand)     ? "kiln_minimum("
                          : operand == DType::kI64 ? "kiln_min_i64("
-                                                  : "min(") +
+                                                  : "kiln_min_i32(") +
              arg(0) + ", " + arg(1) + ")";
     case OpKind::Eq:
       return "(" + arg(0) + " == " + arg(1) + ")";

@@ -239,7 +239,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     else if (is_floating(acc))
       init = "(-KILN_INF)", combine = "kiln_maximum(a, b)";
     else if (acc == DType::kI32)
-      init = "int(0x80000000)", combine = "max(a, b)";
+      init = "int(0x80000000)", combine = "kiln_max_i32(a, b)";
     else
       init = "(int64_t(1) << 63)",
       combine = "kiln_max_i64(a, b)";  // no 64-bit literal: macros precede #extension
@@ -249,7 +249,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     else if (is_floating(acc))
       init = "KILN_INF", combine = "kiln_minimum(a, b)";
     else if (acc == DType::kI32)
-      init = "int(0x7fffffff)", combine = "min(a, b)";
+      init = "int(0x7fffffff)", combine = "kiln_min_i32(a, b)";
     else
       init = "(~(int64_t(1) << 63))", combine = "kiln_min_i64(a, b)";
   } else if (n.op == OpKind::Prod) {

@@ -119,7 +119,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   } else {
     // No 64-bit literal: the macros precede #extension.
     macros["KILN_LOWEST"] = acc == DType::kI32 ? "int(0x80000000)" : "(int64_t(1) << 63)";
-    macros["KILN_MAX(a, b)"] = acc == DType::kI64 ? "kiln_max_i64(a, b)" : "max(a, b)";
+    macros["KILN_MAX(a, b)"] = acc == DType::kI64 ? "kiln_max_i64(a, b)" : "kiln_max_i32(a, b)";
     macros["KILN_TAKE(a, v)"] = "((v) > (a))";
   }
   macros["KILN_COUNT_INCLUDE_PAD"] = w.count_include_pad ? "1" : "0";

@@ -45,6 +45,12 @@ vec4 kiln_gelu(vec4 x) { return 0.5 * x * (1.0 + kiln_erf(x * 0.7071067811865475
 
 #define KILN_INF uintBitsToFloat(0x7f800000u)
 
+// max / min of int with a compare and a select, never GLSL.std.450 SMax / SMin: SPIRV-Tools
+// 2023.1's spirv-opt folded a reduction's SMin(0x7fffffff, 2) over a literal to 0x7fffffff (the
+// int64 forms are kiln_max_i64 / kiln_min_i64 for the same reason).
+int kiln_max_i32(int a, int b) { return a > b ? a : b; }
+int kiln_min_i32(int a, int b) { return a < b ? a : b; }
+
 // maximum / minimum that propagate NaN from either operand (GLSL max/min leave it undefined),
 // matching the interpreter and PyTorch: a NaN `a`, else `a` if strictly greater (less), else
 // `b` (so b wins ties, +0 against -0 too, and a NaN b).

@@ -259,6 +259,32 @@ TEST_F(FuzzRegression, Int64MaxMinOfLiterals) {
       x);
 }
 
+// The same with int32 (seed 100000, program 887: min over full(2, i32) gave 0x7fffffff):
+// spirv-opt folded the reduction's SMin of two literals wrongly. int max / min are now a
+// compare and a select (kiln_max_i32 / kiln_min_i32) everywhere codegen emits them.
+TEST_F(FuzzRegression, Int32MaxMinOfLiterals) {
+  Tensor x = Tensor::from_vector<int32_t>({3, -7, 1 << 30, -(1 << 29)}, {4});
+  check(
+      "min over full(2, i32)", Tol::exact(),
+      [](const Tensor& t) {
+        return min(full({3, 4}, 2.0, DType::kI32, t.device()), {1}) + slice(t, 0, 0, 3);
+      },
+      x);
+  check(
+      "max over full(-6, i32)", Tol::exact(),
+      [](const Tensor& t) {
+        return max(full({2, 2, 4}, -6.0, DType::kI32, t.device()), {0, 2}) + slice(t, 0, 0, 2);
+      },
+      x);
+  check(
+      "maximum / minimum / relu with i32 literals", Tol::exact(),
+      [](const Tensor& t) {
+        return maximum(t, scalar(-6.0, DType::kI32)) * 3 +
+               minimum(t, scalar(2147483647.0, DType::kI32)) + relu(t);
+      },
+      x);
+}
+
 // erf(x) / x of tiny x (seed 1, program 942: erf(0 - x) / (0 - x)): kiln_erf's erfc-based
 // formula has an absolute error near 1e-7, so erf of a tiny x came out 0 where it is
 // 1.128 x. Below |x| = 0.5 it is now a Taylor series.

@@ -34,6 +34,8 @@ float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
 vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
 float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
 vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+int kiln_max_i32(int a, int b){ return a > b ? a : b;}
+int kiln_min_i32(int a, int b){ return a < b ? a : b;}
 float kiln_maximum(float a, float b){ return isnan(a)|| a > b ? a : b;}
 vec4 kiln_maximum(vec4 a, vec4 b){ return mix(mix(b, a, greaterThan(a, b)), a, isnan(a));}
 float kiln_minimum(float a, float b){ return isnan(a)|| a < b ? a : b;}
