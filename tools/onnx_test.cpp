@@ -25,7 +25,18 @@ namespace {
 // The ops the conformance bar is measured on (docs/conformance.md): a case is "in the list"
 // when every op of its model is one of these.
 
-enum class Outcome { kPass, kFail, kUnsupported };
+enum class Outcome { kPass, kFail, kUnsupported, kBadReference };
+
+/// Cases whose reference outputs contradict their own model: a mismatch there is reported as
+/// BADREF with the reason (not a failure, not a pass); a match is a pass.
+const std::map<std::string, std::string>& bad_references() {
+  static const std::map<std::string, std::string> cases = {
+      {"test_adam_multiple",
+       "the reference outputs use epsilon 1e-2 but the node leaves epsilon at its default 1e-6 "
+       "(onnx 1.12's adam.py): the update with epsilon 1e-2 gives the reference values"},
+  };
+  return cases;
+}
 
 struct CaseResult {
   Outcome outcome = Outcome::kPass;
@@ -155,11 +166,12 @@ std::vector<fs::path> find_cases(const std::vector<std::string>& roots) {
 }
 
 struct Tally {
-  int pass = 0, fail = 0, unsupported = 0;
+  int pass = 0, fail = 0, unsupported = 0, bad_reference = 0;
   int fallback_pass = 0;  // passed with a graph on the interpreter (no device lowering)
   std::set<std::string> fallback_ops;
-  std::vector<std::string> failures;     // FAIL: an error or a wrong value
+  std::vector<std::string> failures;  // FAIL: an error or a wrong value
   std::vector<std::string> unsupported_cases;
+  std::vector<std::string> bad_reference_cases;
   std::vector<std::string> fallback_cases;
 };
 
@@ -206,6 +218,8 @@ int onnx_test_main(const OnnxTestOptions& options) {
         r = {Outcome::kFail, std::string("exception: ") + e.what()};
       }
       set_log_sink({});
+      if (r.outcome == Outcome::kFail && bad_references().count(name))
+        r = {Outcome::kBadReference, bad_references().at(name) + " (" + r.reason + ")"};
       Tally& t = tallies[dname];
       if (r.outcome == Outcome::kPass && !fallbacks.empty()) {
         ++t.fallback_pass;
@@ -216,19 +230,23 @@ int onnx_test_main(const OnnxTestOptions& options) {
             t.fallback_ops.insert(m.substr(at + 10, m.find(' ', at + 10) - at - 10));
         }
       }
-      const char* tag = r.outcome == Outcome::kPass   ? "PASS "
-                        : r.outcome == Outcome::kFail ? "FAIL "
-                                                      : "UNSUP";
-      (r.outcome == Outcome::kPass   ? t.pass
-       : r.outcome == Outcome::kFail ? t.fail
-                                     : t.unsupported)++;
+      const char* tag = r.outcome == Outcome::kPass           ? "PASS  "
+                        : r.outcome == Outcome::kFail         ? "FAIL  "
+                        : r.outcome == Outcome::kBadReference ? "BADREF"
+                                                              : "UNSUP ";
+      (r.outcome == Outcome::kPass           ? t.pass
+       : r.outcome == Outcome::kFail         ? t.fail
+       : r.outcome == Outcome::kBadReference ? t.bad_reference
+                                             : t.unsupported)++;
       std::string reason = r.reason;
       std::replace(reason.begin(), reason.end(), '\n', ' ');
       for (const std::string& prefix : {(dir / "model.onnx").string() + ": ", dir.string() + "/"})
         for (size_t at; (at = reason.find(prefix)) != std::string::npos;)
           reason.erase(at, prefix.size());
       if (r.outcome != Outcome::kPass)
-        (r.outcome == Outcome::kFail ? t.failures : t.unsupported_cases)
+        (r.outcome == Outcome::kFail           ? t.failures
+         : r.outcome == Outcome::kBadReference ? t.bad_reference_cases
+                                               : t.unsupported_cases)
             .push_back(fmt::format("{}: {}", name, reason));
       if (!options.quiet || r.outcome != Outcome::kPass)
         fmt::print("{} {:<6} {}{}\n", tag, dname, name, reason.empty() ? "" : ": " + reason);
@@ -239,11 +257,13 @@ int onnx_test_main(const OnnxTestOptions& options) {
   int rc = 0;
   std::string report = "";
   for (const auto& [dname, t] : tallies) {
-    const int total = t.pass + t.fail + t.unsupported;
+    const int total = t.pass + t.fail + t.unsupported + t.bad_reference;
     const double rate = total ? 100.0 * t.pass / total : 0.0;
-    const std::string line =
-        fmt::format("summary {}: {} pass, {} fail, {} unsupported of {} cases ({:.1f}% pass)",
-                    dname, t.pass, t.fail, t.unsupported, total, rate);
+    const std::string line = fmt::format(
+        "summary {}: {} pass, {} fail, {} unsupported{} of {} cases ({:.1f}% pass)", dname, t.pass,
+        t.fail, t.unsupported,
+        t.bad_reference ? fmt::format(", {} with a wrong reference", t.bad_reference) : "", total,
+        rate);
     fmt::print("{}\n", line);
     report += "    " + line + "\n";
     if (t.fallback_pass > 0) {
@@ -265,8 +285,9 @@ int onnx_test_main(const OnnxTestOptions& options) {
       rc = 1;
     }
     if (options.strict && t.fallback_pass > 0) {
-      fmt::print("onnx-test: {} has {} passing cases that ran a graph on the interpreter (--strict)\n",
-                 dname, t.fallback_pass);
+      fmt::print(
+          "onnx-test: {} has {} passing cases that ran a graph on the interpreter (--strict)\n",
+          dname, t.fallback_pass);
       rc = 1;
     }
   }
@@ -282,6 +303,7 @@ int onnx_test_main(const OnnxTestOptions& options) {
       };
       list("Failing cases", t.failures);
       list("Passing cases that ran a graph on the interpreter", t.fallback_cases);
+      list("Cases with a wrong reference", t.bad_reference_cases);
       list("Unsupported cases", t.unsupported_cases);
     }
   }

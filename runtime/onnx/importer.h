@@ -110,7 +110,8 @@ class NodeCtx {
 };
 
 using OpHandler = std::function<void(NodeCtx&)>;
-/// Every supported op, keyed by op_type (default domain).
+/// Every supported op, keyed by op_type (default domain) or "domain.op_type" (the training
+/// domain, ai.onnx.preview.training).
 const std::map<std::string, OpHandler>& op_table();
 void register_math_ops(std::map<std::string, OpHandler>& table);
 void register_nn_ops(std::map<std::string, OpHandler>& table);
@@ -121,6 +122,7 @@ void register_quant_ops(std::map<std::string, OpHandler>& table);
 void register_signal_ops(std::map<std::string, OpHandler>& table);
 void register_host_ops(std::map<std::string, OpHandler>& table);
 void register_control_ops(std::map<std::string, OpHandler>& table);
+void register_training_ops(std::map<std::string, OpHandler>& table);
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).

@@ -16,6 +16,7 @@ namespace {
 
 constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 18;
+constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
 constexpr int64_t kMaxFoldedElements = 64;  // integer constants up to this size fold as values
 
 std::string node_label(const ::onnx::NodeProto& n, int index) {
@@ -25,8 +26,12 @@ std::string node_label(const ::onnx::NodeProto& n, int index) {
 
 Expected<int64_t> default_opset(const ::onnx::ModelProto& m) {
   int64_t opset = -1;
-  for (const auto& o : m.opset_import())
+  bool other_known = false;  // a domain Kiln imports besides the default one
+  for (const auto& o : m.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+    if (o.domain() == kTrainingDomain) other_known = true;
+  }
+  if (opset < 0 && other_known) return 0;  // no default-domain node may appear
   if (opset < 0 && m.opset_import_size() > 0)
     return unimplemented("the model imports only domain '" + m.opset_import(0).domain() +
                          "', which Kiln does not import");
@@ -36,6 +41,14 @@ Expected<int64_t> default_opset(const ::onnx::ModelProto& m) {
 
 bool is_default_domain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
+}
+
+/// The op table's key of a node: its op_type, prefixed by its domain outside the default one;
+/// empty for a domain Kiln does not import.
+std::string op_key(const ::onnx::NodeProto& n) {
+  if (is_default_domain(n.domain())) return n.op_type();
+  if (n.domain() == kTrainingDomain) return n.domain() + "." + n.op_type();
+  return "";
 }
 
 /// The names a subgraph reads from the scopes around it (used inside, defined nowhere inside).
@@ -58,10 +71,10 @@ void outer_names(const ::onnx::GraphProto& g, std::set<std::string>& out) {
 Status check_subgraph_ops(const ::onnx::GraphProto& g, const std::string& where, int64_t opset) {
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    if (!is_default_domain(n.domain()))
+    if (op_key(n).empty())
       return unimplemented(where + ": " + node_label(n, i) + " is in domain '" + n.domain() +
                            "', which Kiln does not import");
-    if (!op_table().count(n.op_type()))
+    if (!op_table().count(op_key(n)))
       return unimplemented(where + ": unsupported ONNX op '" + n.op_type() + "' (" +
                            node_label(n, i) + ", opset " + std::to_string(opset) + ")");
     for (const auto& a : n.attribute()) {
@@ -92,7 +105,7 @@ Expected<std::shared_ptr<ModelImpl>> import_model(::onnx::ModelProto proto, Devi
   m->name = name;
   m->device = device;
   KILN_ASSIGN_OR_RETURN(m->opset, default_opset(proto));
-  if (m->opset < kMinOpset || m->opset > kMaxOpset)
+  if (m->opset != 0 && (m->opset < kMinOpset || m->opset > kMaxOpset))
     return unimplemented(name + ": opset " + std::to_string(m->opset) +
                          " is not supported (Kiln imports opsets " + std::to_string(kMinOpset) +
                          " to " + std::to_string(kMaxOpset) + ")");
@@ -134,10 +147,13 @@ Expected<std::shared_ptr<ModelImpl>> import_model(::onnx::ModelProto proto, Devi
   std::set<int> constant_nodes;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    if (!is_default_domain(n.domain()))
+    if (op_key(n).empty())
       return unimplemented(name + ": " + node_label(n, i) + " is in domain '" + n.domain() +
                            "', which Kiln does not import");
-    if (!table.count(n.op_type()))
+    if (m->opset == 0 && is_default_domain(n.domain()))
+      return invalid_argument(name + ": " + node_label(n, i) +
+                              " is in the default domain, which the model does not import");
+    if (!table.count(op_key(n)))
       return unimplemented(name + ": unsupported ONNX op '" + n.op_type() + "' (" +
                            node_label(n, i) + ", opset " + std::to_string(m->opset) + ")");
     for (const auto& a : n.attribute())
@@ -311,7 +327,7 @@ void ModelImpl::run_node(const ::onnx::NodeProto& node, int index,
   ctx.scope = &env;
   const SourceLabel source(node_label(node, index));  // names the graph nodes it records
   try {
-    op_table().at(node.op_type())(ctx);
+    op_table().at(op_key(node))(ctx);
   } catch (const Error& e) {
     if (e.status().message().find(" node '") != std::string::npos) throw;
     throw Error(e.status().with_context(ctx.where()));
@@ -325,8 +341,7 @@ void ModelImpl::run_node(const ::onnx::NodeProto& node, int index,
   }
 }
 
-Val ModelImpl::subgraph_constant(const void* key,
-                                  const std::function<Expected<Tensor>()>& decode) {
+Val ModelImpl::subgraph_constant(const void* key, const std::function<Expected<Tensor>()>& decode) {
   std::lock_guard<std::mutex> lock(subgraph_mu_);
   auto it = subgraph_constants_.find(key);
   if (it != subgraph_constants_.end()) return it->second;

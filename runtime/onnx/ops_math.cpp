@@ -359,6 +359,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_signal_ops(t);
     register_host_ops(t);
     register_control_ops(t);
+    register_training_ops(t);
     return t;
   }();
   return table;
