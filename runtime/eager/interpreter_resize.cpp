@@ -184,23 +184,30 @@ float grid_unnormalize(float g, float size, bool align) {
   return align ? ((g + 1.0f) / 2.0f) * (size - 1.0f) : ((g + 1.0f) * size - 1.0f) / 2.0f;
 }
 
-/// PyTorch's reflect_coordinates over [lo2 / 2, hi2 / 2].
+/// PyTorch's reflect_coordinates over [lo2 / 2, hi2 / 2] (the remainder as x - span * floor,
+/// as the kernel computes it).
 float grid_reflect(float x, float lo2, float hi2) {
   if (lo2 == hi2) return 0.0f;
   const float mn = lo2 / 2.0f, span = (hi2 - lo2) / 2.0f;
-  x = std::fabs(x - mn);
-  const float extra = std::fmod(x, span);
-  const float flips = std::floor(x / span);
-  return std::fmod(flips, 2.0f) == 0.0f ? extra + mn : span - extra + mn;
+  const float ax = std::fabs(x - mn);
+  const float flips = std::floor(ax / span);
+  const float extra = ax - span * flips;
+  const float parity = flips - 2.0f * std::floor(flips / 2.0f);
+  return parity == 0.0f ? extra + mn : span - extra + mn;
+}
+
+/// x clamped into [lo, hi], NaN kept.
+float clampf(float x, float lo, float hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
 }
 
 /// The padding mode applied to a coordinate (PyTorch's compute_coordinates).
 float grid_pad(float x, float size, int64_t padding, bool align) {
-  if (padding == 1) return std::clamp(x, 0.0f, size - 1.0f);
+  if (padding == 1) return clampf(x, 0.0f, size - 1.0f);
   if (padding == 2) {
     x = align ? grid_reflect(x, 0.0f, 2.0f * (size - 1.0f))
               : grid_reflect(x, -1.0f, 2.0f * size - 1.0f);
-    return std::clamp(x, 0.0f, size - 1.0f);
+    return clampf(x, 0.0f, size - 1.0f);
   }
   return x;
 }
