@@ -3,10 +3,11 @@
 // transformation, up- and downsampling, odd sizes, size-1 and empty axes, ranks 1 to 4,
 // scales given or the size ratio, fused producers, f32, f16 and integer (nearest) inputs;
 // grid_sample's three modes, three padding modes and align_corners with grid points outside
-// [-1, 1].
+// [-1, 1]; symbolic sizes under one compile.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/test_util.h"
@@ -132,6 +133,30 @@ TEST_F(DeviceResize, GridSampleModesAndPadding) {
             [&](const Tensor& x, const Tensor& k) { return fn(x, k * 0.25); },
             rnd(dt, {1, 2, 5, 4}), cast(rnd(DType::kI32, {1, 6, 5, 2}, Dist::uniform(-6, 6)), dt));
       }
+}
+
+// Symbolic input sizes: the size ratios and grid sizes come from size slots; one compile.
+TEST_F(DeviceResize, SymbolicSizesShareOnePipelineSet) {
+  InterpolateOptions opt;
+  opt.mode = InterpMode::kCubic;
+  auto fn = [&](const Tensor& x, const Tensor& g) {
+    Tensor y = interpolate(x, {-1, -1, 6, 5}, opt);
+    return grid_sample(y * 2.0, g, InterpMode::kLinear, 2, false);
+  };
+  auto compiled = compile(fn, {.name = "sym_resample", .dynamic = Dynamic::kTrue});
+  // Distinct sizes, none 2 (the grid's last dim), so that no two symbols unify by value.
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 4, 9, 8}, {3, 5, 7, 2}}, {{4, 5, 6, 7}, {4, 3, 9, 2}}, {{5, 3, 4, 6}, {5, 7, 8, 2}}};
+  for (const auto& [s, gs] : shapes) {
+    Tensor x = rnd(DType::kF32, s);
+    Tensor g = rnd(DType::kF32, gs, Dist::uniform(-1.3, 1.3));
+    test::poison_device_memory(1 << 20);
+    Tensor got = compiled(x.to(Device::vulkan()), g.to(Device::vulkan()));
+    test::expect_close(got, fn(x, g), tol_for(DType::kF32), "symbolic " + shape_str(s));
+  }
+  EXPECT_EQ(compiled.stats().compiles, 1u);
+  ASSERT_EQ(compiled.entries().size(), 1u);
+  EXPECT_TRUE(compiled.entries()[0].on_device);
 }
 
 }  // namespace
