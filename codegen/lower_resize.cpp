@@ -1,9 +1,10 @@
 // Resize and GridSample as one kernel each (shaders/resample.comp): an invocation per output
 // element gathers its input taps with weights. Resize's per-rank part is generated here: the
 // output index decomposed, each resized axis' coordinate and taps (kiln_coord, kiln_taps), and
-// the loop over the taps of every resized axis; an axis whose size and scale are unchanged
-// reads at the output index. The input's elementwise producers fold into the loads (kiln_x);
-// sizes are GLSL expressions (size slots when symbolic), scales and roi literals.
+// the loop over the taps of every resized axis; an axis kept by its size (-1) with scale 0 or
+// 1 reads at the output index, as in the interpreter. The input's elementwise producers fold into
+// the loads (kiln_x); sizes are GLSL expressions (size slots when symbolic), scales and roi
+// literals.
 #include "codegen/lower_internal.h"
 
 namespace kiln {
@@ -30,7 +31,7 @@ std::string resize_function(Emitter& e, const Node& n, const Node& x, DType acc)
   std::vector<size_t> resized;
   for (size_t a = 0; a < rank; ++a) {
     const std::string in = e.size(x.sym[a]), out = e.size(n.sym[a]), id = std::to_string(a);
-    if (x.sym[a] == n.sym[a] && (r.scales[a] == 0.0 || r.scales[a] == 1.0) && !crop &&
+    if (n.attrs.dims[a] < 0 && (r.scales[a] == 0.0 || r.scales[a] == 1.0) && !crop &&
         coord != ResizeCoord::kTfHalfPixelForNn) {
       at[a] = q[a].expr;
       continue;

@@ -7,8 +7,8 @@
 //     (in - 1) / (out - 1), or 0.5 * (r0 + r1) * (in - 1) for an output size 1, and an output
 //     element with x outside [0, in - 1] on any axis is the extrapolation value. s is the
 //     axis' scale attribute, or out / in when it is 0; len is in * s for a scale attribute
-//     (unfloored, as ONNX's reference), else out. An axis whose size is unchanged and
-//     whose scale is 0 or 1 (not a tf_* mode) maps q to q.
+//     (unfloored, as ONNX's reference), else out. An axis kept by its size (-1) whose scale
+//     is 0 or 1 (not a tf_* mode) maps q to q.
 //     With f = floor(x), t = x - f, j = f as an integer, the taps of an axis are: nearest one,
 //     j (+1 if t > 0.5 round_prefer_floor, t >= 0.5 round_prefer_ceil, t > 0 ceil); linear
 //     j, j + 1 with weights 1 - t, t; cubic j - 1 .. j + 2 with Keys' coefficients for
@@ -116,7 +116,7 @@ Status resize(const Node& node, const HostTensor& in, HostTensor& out) {
   std::vector<int64_t> in_strides(rank, 1);
   for (size_t a = rank; a-- > 1;) in_strides[a - 1] = in_strides[a] * is[a];
   for (size_t a = 0; a < rank; ++a)
-    identity[a] = is[a] == os[a] && (r.scales[a] == 0.0 || r.scales[a] == 1.0) && !crop &&
+    identity[a] = node.attrs.dims[a] < 0 && (r.scales[a] == 0.0 || r.scales[a] == 1.0) && !crop &&
                   coord != ResizeCoord::kTfHalfPixelForNn;
   Reader<C> x = reader<C>(in);
   Writer<C> wr = writer<C>(out);

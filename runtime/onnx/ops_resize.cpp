@@ -106,9 +106,11 @@ void resize_op(NodeCtx& c) {
     for (size_t i = 0; i < k; ++i) all[static_cast<size_t>(axes[i])] = given[i];
     return all;
   };
-  const bool has_scales = c.has(2) && !c.doubles(2).empty();
-  const bool has_sizes = c.has(3) && !c.int_values(3).empty();
-  if (has_scales == has_sizes) c.fail("exactly one of scales and sizes must be given");
+  // Each read once: a model input or computed tensor is a host read.
+  const std::vector<double> scales_in = c.has(2) ? c.doubles(2) : std::vector<double>{};
+  const std::vector<int64_t> sizes_in = c.has(3) ? c.int_values(3) : std::vector<int64_t>{};
+  const bool has_scales = !scales_in.empty();
+  if (has_scales == !sizes_in.empty()) c.fail("exactly one of scales and sizes must be given");
   if (opt.coord == CoordTransform::kTfCropAndResize) {
     if (!c.has(1)) c.fail("tf_crop_and_resize needs a roi");
     const std::vector<double> roi = c.doubles(1);
@@ -120,10 +122,10 @@ void resize_op(NodeCtx& c) {
   }
   std::vector<int64_t> sizes;
   if (has_scales) {
-    from_scales(c, x, spread(c.doubles(2), 1.0), sizes, opt);
+    from_scales(c, x, spread(scales_in, 1.0), sizes, opt);
   } else {
     std::vector<double> given;
-    for (int64_t v : c.int_values(3)) given.push_back(static_cast<double>(v));
+    for (int64_t v : sizes_in) given.push_back(static_cast<double>(v));
     const std::string policy = c.attr_s("keep_aspect_ratio_policy", "stretch");
     if (policy == "stretch") {
       const std::vector<double> all = spread(given, -1.0);
