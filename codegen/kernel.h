@@ -61,6 +61,7 @@ enum class KernelVariant {
   kAttention,       // softmax(chain(Q·Kᵀ))·V with an online softmax (FusionRule::kAttention)
   kWindow,          // conv, max_pool, avg_pool: one invocation per output element, window loop
   kConvGemm,        // f32 conv without groups as an implicit GEMM: register row blocks of channels
+  kResample,        // resize, grid_sample: one invocation per output element, weighted taps
 };
 const char* kernel_variant_name(KernelVariant v);
 

@@ -345,6 +345,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "window";
     case KernelVariant::kConvGemm:
       return "conv_gemm";
+    case KernelVariant::kResample:
+      return "resample";
   }
   return "?";
 }
@@ -375,6 +377,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = cumsum_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {
       k = norm_kernel(graph, fusion, n.id, options);
+    } else if (n.op == OpKind::Resize || n.op == OpKind::GridSample) {
+      k = resample_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kWindow) {
       k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {

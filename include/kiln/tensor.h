@@ -291,6 +291,41 @@ Tensor avg_pool(const Tensor& x, std::vector<int64_t> kernel_shape,
                 std::vector<int64_t> dilations = {}, bool ceil_mode = false,
                 bool count_include_pad = false, Loc loc = Loc::current());
 
+/// How interpolate() samples (ONNX Resize's mode, coordinate_transformation_mode and
+/// nearest_mode; docs/ops.md).
+enum class InterpMode { kNearest, kLinear, kCubic };
+enum class CoordTransform {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
+enum class NearestRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+struct InterpolateOptions {
+  InterpMode mode = InterpMode::kNearest;
+  CoordTransform coord = CoordTransform::kHalfPixel;
+  NearestRounding nearest = NearestRounding::kRoundPreferFloor;
+  double cubic_a = -0.75;        // cubic: Keys' coefficient
+  bool exclude_outside = false;  // cubic: taps outside the input get weight 0, renormalised
+  /// One per axis, the scale the coordinate transform divides by; empty or 0: size ratio.
+  std::vector<double> scales;
+  /// kTfCropAndResize: every axis' start, then every end (normalised); outside it the
+  /// extrapolation value.
+  std::vector<double> roi;
+  double extrapolation_value = 0.0;
+};
+/// ONNX Resize: x resampled to `sizes` (one per axis, -1 keeps the axis) by nearest, n-linear
+/// or cubic interpolation over the resized axes. Floating point; nearest takes integers.
+Tensor interpolate(const Tensor& x, std::vector<int64_t> sizes, const InterpolateOptions& opt = {},
+                   Loc loc = Loc::current());
+/// ONNX GridSample / PyTorch grid_sample: x [N, C, H, W] sampled at grid [N, H_out, W_out, 2]
+/// ((x, y) in [-1, 1]); mode kNearest, kLinear (bilinear) or kCubic (bicubic); padding 0 zeros,
+/// 1 border, 2 reflection.
+Tensor grid_sample(const Tensor& x, const Tensor& grid, InterpMode mode = InterpMode::kLinear,
+                   int padding = 0, bool align_corners = false, Loc loc = Loc::current());
+
 // Views: never copy inside a compiled graph (folded into index math).
 /// One dim of `shape` may be -1 (inferred from the element count).
 Tensor reshape(const Tensor& a, Sizes shape, Loc loc = Loc::current());

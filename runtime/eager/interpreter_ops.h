@@ -175,7 +175,9 @@ bool is_nn_kernel(OpKind op);
 /// Evaluates a node for which is_nn_kernel() holds (same contract as eval_node).
 Status eval_nn(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 
-/// True for Conv, MaxPool, AvgPool and GatherND (interpreter_window.cpp).
+/// Resize and GridSample (interpreter_resize.cpp).
+Status eval_resample(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// True for Conv, MaxPool, AvgPool, Resize, GridSample and GatherND (interpreter_window.cpp).
 bool is_window_kernel(OpKind op);
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 

@@ -76,9 +76,10 @@ void KeyWriter::f64s(std::span<const double> v) {
 
 void encode_attrs(const Attrs& attrs, KeyWriter& w) {
   // Every field, in declaration order. The structured bindings stop compiling when a field is
-  // added to Attrs or Attrs::Window: add it here (one line) and bump kGraphKeyFormat.
+  // added to Attrs, Attrs::Window or Attrs::Resample: add it here (one line) and bump
+  // kGraphKeyFormat.
   const auto& [index, scalar, scalar_is_int, scalar_int, dtype, dims, keepdim, axis, trans_a,
-               trans_b, range, window] = attrs;
+               trans_b, range, window, resample] = attrs;
   w.i64(index);
   w.f64(scalar);
   w.boolean(scalar_is_int);
@@ -100,6 +101,18 @@ void encode_attrs(const Attrs& attrs, KeyWriter& w) {
   w.boolean(ceil_mode);
   w.boolean(count_include_pad);
   w.i64(storage_order);
+  const auto& [mode, coord, nearest, cubic_a, exclude_outside, extrapolation, scales, roi, padding,
+               align_corners] = resample;
+  w.i64(mode);
+  w.i64(coord);
+  w.i64(nearest);
+  w.f64(cubic_a);
+  w.boolean(exclude_outside);
+  w.f64(extrapolation);
+  w.f64s(scales);
+  w.f64s(roi);
+  w.i64(padding);
+  w.boolean(align_corners);
 }
 
 void encode_graph(const Graph& graph, KeyWriter& w) {

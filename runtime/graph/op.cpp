@@ -154,6 +154,9 @@ std::string Attrs::str(OpKind op) const {
         s += ", storage_order=" + std::to_string(window.storage_order);
       return s;
     }
+    case OpKind::Resize:
+    case OpKind::GridSample:
+      return detail::resample_str(op, dims, resample);
     default:
       return "";
   }

@@ -31,7 +31,7 @@ enum class OpCategory : uint8_t {
   kNormalization,  // Softmax, LogSoftmax, LayerNorm
   kIndexing,       // Gather, IndexSelect, Concat, Slice (not folded as views by codegen)
   kTriangular,     // Triu, Tril: elementwise, masked by the element's (row, column)
-  kWindow          // Conv, MaxPool, AvgPool: NC[D]HW tensors, a window per output element
+  kWindow          // Conv, MaxPool, AvgPool, Resize, GridSample: a window per output element
 };
 
 const char* op_name(OpKind op);
@@ -67,6 +67,23 @@ bool is_source(OpKind op);
 ///   GatherND: index = batch_dims.
 ///   Conv/MaxPool/AvgPool/MaxPoolIndices: window (below); Conv reads groups, the pools kernel,
 ///     ceil_mode, (AvgPool) count_include_pad and (MaxPoolIndices) storage_order.
+///   Resize: dims = the output size of every axis (-1: the input's size), resample (below).
+///   GridSample: resample's mode, padding and align_corners.
+/// Resample modes (Attrs::Resample::mode).
+inline constexpr int64_t kResampleNearest = 0;
+inline constexpr int64_t kResampleLinear = 1;
+inline constexpr int64_t kResampleCubic = 2;
+/// Coordinate transformations of Resize (Attrs::Resample::coord), ONNX's names.
+enum class ResizeCoord : int64_t {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
+/// Rounding of Resize's nearest mode (Attrs::Resample::nearest).
+enum class NearestMode : int64_t { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 /// CumSum's flags in Attrs::index.
 inline constexpr int64_t kCumSumExclusive = 1;
 inline constexpr int64_t kCumSumReverse = 2;
@@ -95,6 +112,22 @@ struct Attrs {
     int64_t storage_order = 0;  // max_pool_indices: 0 row-major, 1 column-major spatial dims
     bool operator==(const Window&) const = default;
   } window;
+  /// Resize / GridSample (ONNX semantics; runtime/graph/op_rules_resize.cpp).
+  struct Resample {
+    int64_t mode = 0;     // kResampleNearest, kResampleLinear, kResampleCubic
+    int64_t coord = 0;    // ResizeCoord: how an output index maps to an input coordinate
+    int64_t nearest = 0;  // NearestMode: the rounding of nearest
+    double cubic_a = -0.75;
+    bool exclude_outside = false;  // cubic: taps outside the input get weight 0, renormalised
+    double extrapolation = 0.0;    // tf_crop_and_resize: the value outside the input
+    /// Per axis: the scale the coordinate transform divides by (0: output size / input size).
+    std::vector<double> scales;
+    /// tf_crop_and_resize: the starts of every axis, then the ends (normalised coordinates).
+    std::vector<double> roi;
+    int64_t padding = 0;         // GridSample: 0 zeros, 1 border, 2 reflection
+    bool align_corners = false;  // GridSample
+    bool operator==(const Resample&) const = default;
+  } resample;
 
   bool operator==(const Attrs&) const = default;
   std::string str(OpKind op) const;
@@ -123,6 +156,11 @@ Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& w
 /// Shape rules of the Contraction, Normalization, Indexing and Triangular categories and of
 /// Arange (op_rules_nn.cpp).
 Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs);
+/// Attrs::str of Resize and GridSample (op_rules_resize.cpp).
+std::string resample_str(OpKind op, const std::vector<int64_t>& dims, const Attrs::Resample& r);
+/// Shape rules of Resize and GridSample (op_rules_resize.cpp).
+Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> ins,
+                                         const Attrs& attrs);
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs);

@@ -169,6 +169,9 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
       return pool_meta(op, ins, attrs);
     case OpKind::GatherND:
       return gather_nd_meta(op, ins, attrs);
+    case OpKind::Resize:
+    case OpKind::GridSample:
+      return infer_meta_resample(op, ins, attrs);
     default:
       break;
   }

@@ -123,6 +123,7 @@ void register_signal_ops(std::map<std::string, OpHandler>& table);
 void register_host_ops(std::map<std::string, OpHandler>& table);
 void register_control_ops(std::map<std::string, OpHandler>& table);
 void register_training_ops(std::map<std::string, OpHandler>& table);
+void register_resize_ops(std::map<std::string, OpHandler>& table);
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).

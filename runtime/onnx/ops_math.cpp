@@ -360,6 +360,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_host_ops(t);
     register_control_ops(t);
     register_training_ops(t);
+    register_resize_ops(t);
     return t;
   }();
   return table;

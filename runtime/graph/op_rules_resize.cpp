@@ -1,0 +1,135 @@
+// Shape and dtype rules of Resize (ONNX Resize / Upsample over any axes) and GridSample (ONNX
+// GridSample over NCHW), and their attributes' printed form.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "graph/op.h"
+
+namespace kiln::detail {
+namespace {
+
+const char* resample_mode_name(OpKind op, int64_t mode) {
+  if (op == OpKind::GridSample)
+    return mode == kResampleNearest ? "nearest" : mode == kResampleLinear ? "bilinear" : "bicubic";
+  return mode == kResampleNearest ? "nearest" : mode == kResampleLinear ? "linear" : "cubic";
+}
+
+const char* coord_name(int64_t c) {
+  static const char* const names[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  return c >= 0 && c < 6 ? names[c] : "?";
+}
+
+const char* nearest_name(int64_t n) {
+  static const char* const names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  return n >= 0 && n < 4 ? names[n] : "?";
+}
+
+std::string doubles_str(const std::vector<double>& v) {
+  std::string s = "[";
+  char buf[32];
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%.9g", v[i]);
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  return s + "]";
+}
+
+Expected<TensorMeta> resize_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& at) {
+  const TensorMeta& x = ins[0];
+  const Attrs::Resample& r = at.resample;
+  const auto rank = static_cast<size_t>(x.rank());
+  if (rank == 0) return op_error(op, ins, "needs a tensor of rank >= 1");
+  if (r.mode < kResampleNearest || r.mode > kResampleCubic)
+    return op_error(op, ins, "mode " + std::to_string(r.mode) + " is not nearest, linear or cubic");
+  if (r.coord < 0 || r.coord > static_cast<int64_t>(ResizeCoord::kTfCropAndResize))
+    return op_error(op, ins, "bad coordinate transformation " + std::to_string(r.coord));
+  if (r.nearest < 0 || r.nearest > static_cast<int64_t>(NearestMode::kCeil))
+    return op_error(op, ins, "bad nearest mode " + std::to_string(r.nearest));
+  if (x.dtype == DType::kBool) return op_error(op, ins, "not defined for bool tensors");
+  if (r.mode != kResampleNearest && !is_floating(x.dtype))
+    return op_error(op, ins,
+                    std::string(resample_mode_name(op, r.mode)) +
+                        " needs a floating-point input (nearest takes integers)");
+  if (at.dims.size() != rank)
+    return op_error(op, ins, "sizes " + shape_str(at.dims) + " must have one entry per axis");
+  if (r.scales.size() != rank)
+    return op_error(op, ins, "scales " + doubles_str(r.scales) + " must have one entry per axis");
+  for (double s : r.scales)
+    if (!std::isfinite(s) || s < 0)
+      return op_error(op, ins, "scales " + doubles_str(r.scales) + " must be finite and >= 0");
+  const bool crop = r.coord == static_cast<int64_t>(ResizeCoord::kTfCropAndResize);
+  if (crop && r.roi.size() != 2 * rank)
+    return op_error(op, ins,
+                    "tf_crop_and_resize needs a roi of " + std::to_string(2 * rank) +
+                        " values (the starts, then the ends), got " + doubles_str(r.roi));
+  for (double v : r.roi)
+    if (!std::isfinite(v)) return op_error(op, ins, "roi " + doubles_str(r.roi) + " is not finite");
+  if (!std::isfinite(r.cubic_a)) return op_error(op, ins, "cubic_coeff_a is not finite");
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    if (at.dims[i] < -1)
+      return op_error(op, ins, "sizes " + shape_str(at.dims) + " must be >= 0 (or -1: unchanged)");
+    out[i] = at.dims[i] < 0 ? x.shape[i] : at.dims[i];
+    if (out[i] > 0 && x.shape[i] == 0)
+      return op_error(
+          op, ins,
+          "cannot resize an empty axis " + std::to_string(i) + " to " + std::to_string(out[i]));
+  }
+  return TensorMeta{x.dtype, out};
+}
+
+Expected<TensorMeta> grid_sample_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& at) {
+  if (ins.size() != 2) return op_error(op, ins, "expects x and grid");
+  const TensorMeta &x = ins[0], &grid = ins[1];
+  const Attrs::Resample& r = at.resample;
+  if (!is_floating(x.dtype) || !is_floating(grid.dtype))
+    return op_error(op, ins, "needs floating-point x and grid");
+  if (x.rank() != 4) return op_error(op, ins, "x must be [N, C, H, W]");
+  if (grid.rank() != 4 || grid.shape[3] != 2 || grid.shape[0] != x.shape[0])
+    return op_error(op, ins, "grid must be [N, H_out, W_out, 2] with x's N");
+  if (r.mode < kResampleNearest || r.mode > kResampleCubic)
+    return op_error(op, ins,
+                    "mode " + std::to_string(r.mode) + " is not nearest, bilinear or bicubic");
+  if (r.padding < 0 || r.padding > 2)
+    return op_error(op, ins,
+                    "padding mode " + std::to_string(r.padding) +
+                        " is not zeros (0), border (1) or reflection (2)");
+  if (grid.shape[1] * grid.shape[2] > 0 && (x.shape[2] == 0 || x.shape[3] == 0))
+    return op_error(op, ins, "cannot sample an empty input");
+  return TensorMeta{x.dtype, {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]}};
+}
+
+}  // namespace
+
+std::string resample_str(OpKind op, const std::vector<int64_t>& dims, const Attrs::Resample& r) {
+  std::string s = std::string("mode=") + resample_mode_name(op, r.mode);
+  if (op == OpKind::GridSample) {
+    static const char* const pad[] = {"zeros", "border", "reflection"};
+    s += std::string(", padding=") + (r.padding >= 0 && r.padding < 3 ? pad[r.padding] : "?");
+    if (r.align_corners) s += ", align_corners";
+    return s;
+  }
+  s += ", sizes=" + shape_str(dims) + ", scales=" + doubles_str(r.scales) +
+       ", coord=" + coord_name(r.coord);
+  if (r.mode == kResampleNearest) s += std::string(", nearest=") + nearest_name(r.nearest);
+  char buf[32];
+  if (r.mode == kResampleCubic) {
+    std::snprintf(buf, sizeof buf, "%.9g", r.cubic_a);
+    s += std::string(", cubic_a=") + buf + (r.exclude_outside ? ", exclude_outside" : "");
+  }
+  if (r.coord == static_cast<int64_t>(ResizeCoord::kTfCropAndResize)) {
+    std::snprintf(buf, sizeof buf, "%.9g", r.extrapolation);
+    s += ", roi=" + doubles_str(r.roi) + ", extrapolation=" + buf;
+  }
+  return s;
+}
+
+Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> ins,
+                                         const Attrs& attrs) {
+  if (op == OpKind::GridSample) return grid_sample_meta(op, ins, attrs);
+  return resize_meta(op, ins, attrs);
+}
+
+}  // namespace kiln::detail
