@@ -268,6 +268,17 @@ Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims =
 Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
             std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
             std::vector<int64_t> dilations = {}, int64_t groups = 1, Loc loc = Loc::current());
+/// ONNX ConvTranspose (the gradient of conv with respect to its input): weight
+/// [C, C_out / groups, K1, ..., Kk], optional bias [C_out]; the result is [N, C_out, O1, ...,
+/// Ok] with O = stride * (D - 1) + output_padding + dilation * (K - 1) + 1 - pad_begin -
+/// pad_end, where each input element x[n, ci, i..] adds x * w[ci, co', k..] at output position
+/// i * stride - pad_begin + k * dilation. output_padding (default 0) extends the end of each
+/// dim; a negative pad extends the output too (those positions hold the bias). Floating point,
+/// accumulated in float.
+Tensor conv_transpose(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                      std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
+                      std::vector<int64_t> dilations = {}, int64_t groups = 1,
+                      std::vector<int64_t> output_padding = {}, Loc loc = Loc::current());
 /// ONNX MaxPool (the values output): the maximum over each window, padding ignored; NaN
 /// propagates. Floating point or integer.
 Tensor max_pool(const Tensor& x, std::vector<int64_t> kernel_shape,

@@ -301,6 +301,8 @@ Status eval_window(const Node& node, std::span<const HostTensor* const> ins, Hos
       return avg_pool(node, *ins[0], out);
     case OpKind::GatherND:
       return gather_nd(node, *ins[0], *ins[1], out);
+    case OpKind::ConvTranspose:
+      return conv_transpose(node, ins, out);
     default:
       break;
   }

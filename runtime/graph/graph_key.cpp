@@ -91,7 +91,7 @@ void encode_attrs(const Attrs& attrs, KeyWriter& w) {
   w.boolean(trans_b);
   w.f64s(range);
   const auto& [kernel, strides, pads, dilations, groups, ceil_mode, count_include_pad,
-               storage_order] = window;
+               storage_order, output_padding] = window;
   w.i64s(kernel);
   w.i64s(strides);
   w.i64s(pads);
@@ -100,6 +100,7 @@ void encode_attrs(const Attrs& attrs, KeyWriter& w) {
   w.boolean(ceil_mode);
   w.boolean(count_include_pad);
   w.i64(storage_order);
+  w.i64s(output_padding);
 }
 
 void encode_graph(const Graph& graph, KeyWriter& w) {

@@ -154,6 +154,10 @@ std::string Attrs::str(OpKind op) const {
         s += ", storage_order=" + std::to_string(window.storage_order);
       return s;
     }
+    case OpKind::ConvTranspose:
+      return "groups=" + std::to_string(window.groups) + ", strides=" + dims_str(window.strides) +
+             ", pads=" + dims_str(window.pads) + ", dilations=" + dims_str(window.dilations) +
+             ", output_padding=" + dims_str(window.output_padding);
     default:
       return "";
   }

@@ -67,6 +67,8 @@ bool is_source(OpKind op);
 ///   GatherND: index = batch_dims.
 ///   Conv/MaxPool/AvgPool/MaxPoolIndices: window (below); Conv reads groups, the pools kernel,
 ///     ceil_mode, (AvgPool) count_include_pad and (MaxPoolIndices) storage_order.
+///   ConvTranspose: window's strides, pads, dilations, groups and output_padding (the window
+///     is the weight's; pads trim the full transposed output, output_padding extends its end).
 /// CumSum's flags in Attrs::index.
 inline constexpr int64_t kCumSumExclusive = 1;
 inline constexpr int64_t kCumSumReverse = 2;
@@ -93,6 +95,7 @@ struct Attrs {
     bool ceil_mode = false;
     bool count_include_pad = false;
     int64_t storage_order = 0;  // max_pool_indices: 0 row-major, 1 column-major spatial dims
+    std::vector<int64_t> output_padding;  // conv_transpose only: one entry per spatial dim
     bool operator==(const Window&) const = default;
   } window;
 
@@ -126,6 +129,8 @@ Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, c
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs);
+/// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).
+Expected<TensorMeta> conv_transpose_meta(std::span<const TensorMeta> ins, const Attrs& attrs);
 }  // namespace detail
 
 /// Output length of one spatial dim of a Conv / MaxPool / AvgPool window:
@@ -133,6 +138,11 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
 /// ceil_mode the ceiling, less a last window that would start in the end padding.
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
                            int64_t pad_end, int64_t dilation, bool ceil_mode);
+
+/// Output length of one spatial dim of a ConvTranspose (ONNX):
+/// stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1 - pad_begin - pad_end.
+int64_t conv_transpose_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
+                                   int64_t pad_end, int64_t dilation, int64_t output_padding);
 
 /// Normalises reduction axes (negative -> positive, sorted, unique) against `rank`.
 Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int rank);

@@ -169,6 +169,8 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
       return pool_meta(op, ins, attrs);
     case OpKind::GatherND:
       return gather_nd_meta(op, ins, attrs);
+    case OpKind::ConvTranspose:
+      return conv_transpose_meta(ins, attrs);
     default:
       break;
   }
