@@ -61,6 +61,7 @@ enum class KernelVariant {
   kAttention,       // softmax(chain(Q·Kᵀ))·V with an online softmax (FusionRule::kAttention)
   kWindow,          // conv, max_pool, avg_pool: one invocation per output element, window loop
   kConvGemm,        // f32 conv without groups as an implicit GEMM: register row blocks of channels
+  kScatter,         // scatter_elements, scatter_nd: one invocation per output element
 };
 const char* kernel_variant_name(KernelVariant v);
 

@@ -345,6 +345,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "window";
     case KernelVariant::kConvGemm:
       return "conv_gemm";
+    case KernelVariant::kScatter:
+      return "scatter";
   }
   return "?";
 }
@@ -375,6 +377,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = cumsum_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kNormalization) {
       k = norm_kernel(graph, fusion, n.id, options);
+    } else if (op_category(n.op) == OpCategory::kScatter) {
+      k = scatter_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kWindow) {
       k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {

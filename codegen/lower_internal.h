@@ -92,6 +92,11 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
 Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt);
 
+/// ScatterElements and ScatterND: one invocation per output element applying the updates that
+/// land on it in order (codegen/lower_scatter.cpp, shaders/scatter.comp).
+Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                const CodegenOptions& opt);
+
 /// ConvTranspose as a gather: one invocation per output position and block of output channels
 /// (codegen/lower_conv_transpose.cpp, shaders/conv_transpose.comp); window_kernel calls it.
 Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

@@ -256,6 +256,25 @@ Tensor tril(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
 /// their dim; indices outside [-size, size) are an error (the device clamps them).
 Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims = 0,
                  Loc loc = Loc::current());
+/// How a scattered update combines with the element it lands on: replaces it, adds to it or
+/// multiplies it (ONNX's reduction attribute). Floats combine in float, integers wrap around.
+enum class ScatterReduction { kNone, kAdd, kMul };
+/// ONNX ScatterElements (and Scatter): a copy of `data` where, for every element j of
+/// `indices` (i32/i64, data's rank, each dim but `axis` no larger than data's), the element at
+/// j with j[axis] replaced by indices[j] combines with updates[j] (updates: indices' shape,
+/// data's dtype). Updates apply in row-major order, so with duplicate indices and kNone the
+/// last wins. Negative indices count from the end; indices outside [-size, size) are an error
+/// (on the device they match no element and are ignored).
+Tensor scatter_elements(const Tensor& data, int64_t axis, const Tensor& indices,
+                        const Tensor& updates, ScatterReduction reduction = ScatterReduction::kNone,
+                        Loc loc = Loc::current());
+/// ONNX ScatterND: a copy of `data` where, for every index tuple i of `indices` [..., m]
+/// (1 <= m <= data's rank), the slice data[indices[i], ...] combines with updates[i, ...]
+/// (updates: indices.shape[:-1] + data.shape[m:], data's dtype), in row-major order of i.
+/// Negative indices count from the end; indices outside [-size, size) are an error (on the
+/// device they match no element and are ignored).
+Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                  ScatterReduction reduction = ScatterReduction::kNone, Loc loc = Loc::current());
 
 // Convolution and pooling (ONNX semantics) over x = [N, C, D1, ..., Dk], k = 1, 2 or 3 spatial
 // dims. Per spatial dim: strides (default 1), dilations (default 1); pads holds the k begin

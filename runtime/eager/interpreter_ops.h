@@ -178,6 +178,8 @@ Status eval_nn(const Node& node, std::span<const HostTensor* const> ins, HostTen
 /// True for Conv, MaxPool, AvgPool and GatherND (interpreter_window.cpp).
 bool is_window_kernel(OpKind op);
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// ScatterElements and ScatterND (interpreter_scatter.cpp).
+Status eval_scatter(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 /// ConvTranspose (interpreter_conv_transpose.cpp), dispatched by eval_window.
 Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 

@@ -154,6 +154,12 @@ std::string Attrs::str(OpKind op) const {
         s += ", storage_order=" + std::to_string(window.storage_order);
       return s;
     }
+    case OpKind::ScatterElements:
+    case OpKind::ScatterND: {
+      const char* r[] = {"none", "add", "mul"};
+      std::string s = op == OpKind::ScatterElements ? "axis=" + std::to_string(axis) + ", " : "";
+      return s + "reduction=" + (index >= 0 && index <= 2 ? r[index] : std::to_string(index));
+    }
     case OpKind::ConvTranspose:
       return "groups=" + std::to_string(window.groups) + ", strides=" + dims_str(window.strides) +
              ", pads=" + dims_str(window.pads) + ", dilations=" + dims_str(window.dilations) +
@@ -335,6 +341,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       return detail::infer_meta_nn(op, ins, attrs);
     case OpCategory::kWindow:
       return detail::infer_meta_window(op, ins, attrs);
+    case OpCategory::kScatter:
+      return detail::infer_meta_scatter(op, ins, attrs);
   }
   unreachable("bad op category");
 }

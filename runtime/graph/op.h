@@ -31,7 +31,8 @@ enum class OpCategory : uint8_t {
   kNormalization,  // Softmax, LogSoftmax, LayerNorm
   kIndexing,       // Gather, IndexSelect, Concat, Slice (not folded as views by codegen)
   kTriangular,     // Triu, Tril: elementwise, masked by the element's (row, column)
-  kWindow          // Conv, MaxPool, AvgPool: NC[D]HW tensors, a window per output element
+  kWindow,         // Conv, MaxPool, AvgPool: NC[D]HW tensors, a window per output element
+  kScatter         // ScatterElements, ScatterND: data with updates written at indices
 };
 
 const char* op_name(OpKind op);
@@ -69,9 +70,15 @@ bool is_source(OpKind op);
 ///     ceil_mode, (AvgPool) count_include_pad and (MaxPoolIndices) storage_order.
 ///   ConvTranspose: window's strides, pads, dilations, groups and output_padding (the window
 ///     is the weight's; pads trim the full transposed output, output_padding extends its end).
+///   ScatterElements: axis (normalised) and index = reduction; ScatterND: index = reduction
+///     (kScatterNone, kScatterAdd, kScatterMul).
 /// CumSum's flags in Attrs::index.
 inline constexpr int64_t kCumSumExclusive = 1;
 inline constexpr int64_t kCumSumReverse = 2;
+/// Scatter reductions in Attrs::index: how an update combines with the element it lands on.
+inline constexpr int64_t kScatterNone = 0;
+inline constexpr int64_t kScatterAdd = 1;
+inline constexpr int64_t kScatterMul = 2;
 
 struct Attrs {
   int64_t index = 0;
@@ -129,6 +136,9 @@ Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, c
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs);
+/// Shape rules of the Scatter category (op_rules_scatter.cpp).
+Expected<TensorMeta> infer_meta_scatter(OpKind op, std::span<const TensorMeta> ins,
+                                        const Attrs& attrs);
 /// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).
 Expected<TensorMeta> conv_transpose_meta(std::span<const TensorMeta> ins, const Attrs& attrs);
 }  // namespace detail

@@ -101,6 +101,7 @@ void register_math_ops(std::map<std::string, OpHandler>& table);
 void register_nn_ops(std::map<std::string, OpHandler>& table);
 void register_shape_ops(std::map<std::string, OpHandler>& table);
 void register_extra_ops(std::map<std::string, OpHandler>& table);
+void register_scatter_ops(std::map<std::string, OpHandler>& table);  // ops_scatter.cpp
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).

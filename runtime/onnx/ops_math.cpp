@@ -354,6 +354,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_nn_ops(t);
     register_shape_ops(t);
     register_extra_ops(t);
+    register_scatter_ops(t);
     return t;
   }();
   return table;
