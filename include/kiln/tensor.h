@@ -234,6 +234,14 @@ Tensor log_softmax(const Tensor& a, int64_t axis, Loc loc = Loc::current());
 /// that trailing shape.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   int64_t normalized_dims = 1, double eps = 1e-5, Loc loc = Loc::current());
+/// NumPy / ONNX einsum: `equation` names each operand's dims with letters ("bij,bjk->bik"),
+/// "..." standing for any number of leading broadcast dims; without "->" the output is the
+/// ellipsis dims then the letters named once, alphabetically. A letter repeated within one
+/// operand takes its diagonal; letters absent from the output are summed. Lowered onto
+/// permute, reshape, sum, index_select and one batched matmul per pair of operands (left to
+/// right). An invalid equation is an error naming it.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands,
+              Loc loc = Loc::current());
 /// torch.gather: out[..i..] = a[..index[..i..] on `axis`..]; index has a's rank (i32/i64).
 /// Indices outside [0, size) are an error.
 Tensor gather(const Tensor& a, int64_t axis, const Tensor& index, Loc loc = Loc::current());
