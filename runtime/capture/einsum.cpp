@@ -59,7 +59,7 @@ std::vector<int64_t> positions_of(const std::vector<int>& labels, const std::vec
 
 /// Sums (drops) the dims of `op` whose label `keep` rejects.
 template <typename Keep>
-void sum_unneeded(Term& op, Keep keep) {
+void sum_unneeded(Term& op, Keep keep, Loc loc) {
   std::vector<int64_t> axes;
   std::vector<int> left;
   for (size_t d = 0; d < op.labels.size(); ++d) {
@@ -69,12 +69,12 @@ void sum_unneeded(Term& op, Keep keep) {
       axes.push_back(static_cast<int64_t>(d));
   }
   if (axes.empty()) return;
-  op.t = sum(op.t, axes);
+  op.t = sum(op.t, axes, false, loc);
   op.labels = left;
 }
 
 /// Replaces each pair of dims sharing a label by their diagonal (one dim, at the end).
-void take_diagonals(Term& op) {
+void take_diagonals(Term& op, Loc loc) {
   for (;;) {
     size_t a = 0, b = 0;
     for (a = 0; a < op.labels.size() && b == 0; ++a)
@@ -97,34 +97,36 @@ void take_diagonals(Term& op) {
       }
     const int64_t n = op.t.sizes()[a].value();
     if (op.t.sizes()[b].value() != n)
-      throw Error(invalid_argument("einsum: diagonal of unequal dims"));
+      throw Error(invalid_argument("einsum: a label repeated in one operand names dims of sizes " +
+                                   std::to_string(n) + " and " +
+                                   std::to_string(op.t.sizes()[b].value())));
     perm.push_back(static_cast<int64_t>(a));
     perm.push_back(static_cast<int64_t>(b));
     shape.push_back(SymSize(n * n));
-    Tensor flat = reshape(permute(op.t, perm), shape);
+    Tensor flat = reshape(permute(op.t, perm, loc), shape, loc);
     Tensor idx = arange(0.0, static_cast<double>(n * n), static_cast<double>(n + 1), DType::kI64,
-                        op.t.device());
-    op.t = index_select(flat, static_cast<int64_t>(rest.size()), idx);
+                        op.t.device(), loc);
+    op.t = index_select(flat, static_cast<int64_t>(rest.size()), idx, loc);
     rest.push_back(label);
     op.labels = rest;
   }
 }
 
 /// Expands a's dims of size 1 to b's size where they share a label (and vice versa).
-void broadcast_shared(Term& a, Term& b) {
-  auto grow = [](Term& x, const Term& y) {
+void broadcast_shared(Term& a, Term& b, Loc loc) {
+  auto grow = [loc](Term& x, const Term& y) {
     Sizes target = x.t.sizes();
     bool any = false;
     for (size_t d = 0; d < x.labels.size(); ++d) {
       auto it = std::find(y.labels.begin(), y.labels.end(), x.labels[d]);
       if (it == y.labels.end()) continue;
-      const SymSize& other = y.t.sizes()[static_cast<size_t>(it - y.labels.begin())];
+      const SymSize other = y.t.sizes()[static_cast<size_t>(it - y.labels.begin())];
       if (is_one(target[d]) && !is_one(other)) {
         target[d] = other;
         any = true;
       }
     }
-    if (any) x.t = expand(x.t, target);
+    if (any) x.t = expand(x.t, target, loc);
   };
   grow(a, b);
   grow(b, a);
@@ -137,14 +139,16 @@ SymSize product(const Tensor& t, const std::vector<int64_t>& dims) {
 }
 
 /// a and b combined into one operand over the labels `keep` needs, as a batched matmul.
-Term contract(Term a, Term b, const std::vector<int>& keep) {
+Term contract(Term a, Term b, const std::vector<int>& keep, Loc loc) {
   auto kept = [&](int l) { return std::find(keep.begin(), keep.end(), l) != keep.end(); };
   auto in = [](const Term& o, int l) {
     return std::find(o.labels.begin(), o.labels.end(), l) != o.labels.end();
   };
-  sum_unneeded(a, [&](int l) { return kept(l) || in(b, l); });
-  sum_unneeded(b, [&](int l) { return kept(l) || in(a, l); });
-  broadcast_shared(a, b);
+  sum_unneeded(
+      a, [&](int l) { return kept(l) || in(b, l); }, loc);
+  sum_unneeded(
+      b, [&](int l) { return kept(l) || in(a, l); }, loc);
+  broadcast_shared(a, b, loc);
   std::vector<int> batch, contracted, a_only, b_only;
   for (int l : a.labels) {
     if (!in(b, l))
@@ -170,19 +174,19 @@ Term contract(Term a, Term b, const std::vector<int>& keep) {
   const SymSize bsz = product(a.t, span(pa, 0, nb)), m = product(a.t, span(pa, nb, na)),
                 k = product(a.t, span(pa, nb + na, nc)),
                 n = product(b.t, span(pb, nb + nc, b_only.size()));
-  Tensor a3 = reshape(permute(a.t, pa), {bsz, m, k});
-  Tensor b3 = reshape(permute(b.t, pb), {bsz, k, n});
+  Tensor a3 = reshape(permute(a.t, pa, loc), {bsz, m, k}, loc);
+  Tensor b3 = reshape(permute(b.t, pb, loc), {bsz, k, n}, loc);
   Sizes out_shape;
   for (size_t i = 0; i < nb + na; ++i) out_shape.push_back(a.t.sizes()[static_cast<size_t>(pa[i])]);
   for (size_t i = nb + nc; i < pb.size(); ++i)
     out_shape.push_back(b.t.sizes()[static_cast<size_t>(pb[i])]);
-  return {reshape(matmul(a3, b3), out_shape), cat(cat(batch, a_only), b_only)};
+  return {reshape(matmul(a3, b3, false, false, loc), out_shape, loc),
+          cat(cat(batch, a_only), b_only)};
 }
 
 }  // namespace
 
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, Loc loc) {
-  (void)loc;
   const size_t arrow = equation.find("->");
   const std::string lhs = equation.substr(0, arrow);
   std::vector<std::vector<int>> terms;
@@ -252,24 +256,20 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
       keep.insert(keep.end(), ops[j].labels.begin(), ops[j].labels.end());
     return keep;
   };
-  for (size_t i = 0; i < ops.size(); ++i) take_diagonals(ops[i]);
+  for (size_t i = 0; i < ops.size(); ++i) take_diagonals(ops[i], loc);
   Term acc = ops[0];
-  {
-    const std::vector<int> keep = needed_after(0);
-    sum_unneeded(acc, [&](int l) {
-      return std::find(keep.begin(), keep.end(), l) != keep.end() ||
-             (ops.size() > 1 &&
-              std::find(ops[1].labels.begin(), ops[1].labels.end(), l) != ops[1].labels.end());
-    });
-  }
-  for (size_t i = 1; i < ops.size(); ++i) acc = contract(std::move(acc), ops[i], needed_after(i));
-  sum_unneeded(acc,
-               [&](int l) { return std::find(output.begin(), output.end(), l) != output.end(); });
+  const std::vector<int> keep = needed_after(0);
+  sum_unneeded(
+      acc, [&](int l) { return std::find(keep.begin(), keep.end(), l) != keep.end(); }, loc);
+  for (size_t i = 1; i < ops.size(); ++i)
+    acc = contract(std::move(acc), ops[i], needed_after(i), loc);
+  sum_unneeded(
+      acc, [&](int l) { return std::find(output.begin(), output.end(), l) != output.end(); }, loc);
   const std::vector<int64_t> perm = positions_of(acc.labels, output);
   bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i)
     identity = identity && perm[i] == static_cast<int64_t>(i);
-  return identity ? acc.t : permute(acc.t, perm);
+  return identity ? acc.t : permute(acc.t, perm, loc);
 }
 
 }  // namespace kiln
