@@ -50,6 +50,7 @@ bool rule_own_kernel(const Node& n) {
     case OpCategory::kContraction:
     case OpCategory::kNormalization:
     case OpCategory::kWindow:
+    case OpCategory::kScatter:
       return true;
     default:
       return false;

@@ -62,6 +62,7 @@ enum class KernelVariant {
   kWindow,          // conv, max_pool, avg_pool: one invocation per output element, window loop
   kConvGemm,        // f32 conv without groups as an implicit GEMM: register row blocks of channels
   kResample,        // resize, grid_sample: one invocation per output element, weighted taps
+  kScatter,         // scatter_elements, scatter_nd: one invocation per output element
 };
 const char* kernel_variant_name(KernelVariant v);
 

@@ -347,6 +347,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "conv_gemm";
     case KernelVariant::kResample:
       return "resample";
+    case KernelVariant::kScatter:
+      return "scatter";
   }
   return "?";
 }
@@ -379,6 +381,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = norm_kernel(graph, fusion, n.id, options);
     } else if (n.op == OpKind::Resize || n.op == OpKind::GridSample) {
       k = resample_kernel(graph, fusion, n.id, options);
+    } else if (op_category(n.op) == OpCategory::kScatter) {
+      k = scatter_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kWindow) {
       k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {

@@ -96,6 +96,15 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
 /// (codegen/lower_resize.cpp, shaders/resample.comp).
 Expected<Kernel> resample_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                  const CodegenOptions& opt);
+/// ScatterElements and ScatterND: one invocation per output element applying the updates that
+/// land on it in order (codegen/lower_scatter.cpp, shaders/scatter.comp).
+Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                const CodegenOptions& opt);
+
+/// ConvTranspose as a gather: one invocation per output position and block of output channels
+/// (codegen/lower_conv_transpose.cpp, shaders/conv_transpose.comp); window_kernel calls it.
+Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                       const CodegenOptions& opt);
 
 /// Conv as an implicit GEMM (codegen/lower_conv_gemm.cpp, shaders/conv_gemm.comp): f32, no
 /// groups, at least 16 output channels, on targets with the row-block kernel's subgroup

@@ -28,6 +28,7 @@ Index window_index(const std::string& n, const std::string& c, size_t k,
 Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt) {
   const Node& n = g.node(root);
+  if (n.op == OpKind::ConvTranspose) return conv_transpose_kernel(g, fusion, root, opt);
   const Node& x = g.node(n.inputs[0]);
   const Attrs::Window& w = n.attrs.window;
   const size_t k = x.sym.size() - 2, lead = 3 - k;

@@ -234,6 +234,14 @@ Tensor log_softmax(const Tensor& a, int64_t axis, Loc loc = Loc::current());
 /// that trailing shape.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   int64_t normalized_dims = 1, double eps = 1e-5, Loc loc = Loc::current());
+/// NumPy / ONNX einsum: `equation` names each operand's dims with letters ("bij,bjk->bik"),
+/// "..." standing for any number of leading broadcast dims; without "->" the output is the
+/// ellipsis dims then the letters named once, alphabetically. A letter repeated within one
+/// operand takes its diagonal; letters absent from the output are summed. Lowered onto
+/// permute, reshape, sum, index_select and one batched matmul per pair of operands (left to
+/// right). An invalid equation is an error naming it.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands,
+              Loc loc = Loc::current());
 /// torch.gather: out[..i..] = a[..index[..i..] on `axis`..]; index has a's rank (i32/i64).
 /// Indices outside [0, size) are an error.
 Tensor gather(const Tensor& a, int64_t axis, const Tensor& index, Loc loc = Loc::current());
@@ -256,6 +264,25 @@ Tensor tril(const Tensor& a, int64_t diagonal = 0, Loc loc = Loc::current());
 /// their dim; indices outside [-size, size) are an error (the device clamps them).
 Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims = 0,
                  Loc loc = Loc::current());
+/// How a scattered update combines with the element it lands on: replaces it, adds to it or
+/// multiplies it (ONNX's reduction attribute). Floats combine in float, integers wrap around.
+enum class ScatterReduction { kNone, kAdd, kMul };
+/// ONNX ScatterElements (and Scatter): a copy of `data` where, for every element j of
+/// `indices` (i32/i64, data's rank, each dim but `axis` no larger than data's), the element at
+/// j with j[axis] replaced by indices[j] combines with updates[j] (updates: indices' shape,
+/// data's dtype). Updates apply in row-major order, so with duplicate indices and kNone the
+/// last wins. Negative indices count from the end; indices outside [-size, size) are an error
+/// (on the device they match no element and are ignored).
+Tensor scatter_elements(const Tensor& data, int64_t axis, const Tensor& indices,
+                        const Tensor& updates, ScatterReduction reduction = ScatterReduction::kNone,
+                        Loc loc = Loc::current());
+/// ONNX ScatterND: a copy of `data` where, for every index tuple i of `indices` [..., m]
+/// (1 <= m <= data's rank), the slice data[indices[i], ...] combines with updates[i, ...]
+/// (updates: indices.shape[:-1] + data.shape[m:], data's dtype), in row-major order of i.
+/// Negative indices count from the end; indices outside [-size, size) are an error (on the
+/// device they match no element and are ignored).
+Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                  ScatterReduction reduction = ScatterReduction::kNone, Loc loc = Loc::current());
 
 // Convolution and pooling (ONNX semantics) over x = [N, C, D1, ..., Dk], k = 1, 2 or 3 spatial
 // dims. Per spatial dim: strides (default 1), dilations (default 1); pads holds the k begin
@@ -268,6 +295,17 @@ Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims =
 Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
             std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
             std::vector<int64_t> dilations = {}, int64_t groups = 1, Loc loc = Loc::current());
+/// ONNX ConvTranspose (the gradient of conv with respect to its input): weight
+/// [C, C_out / groups, K1, ..., Kk], optional bias [C_out]; the result is [N, C_out, O1, ...,
+/// Ok] with O = stride * (D - 1) + output_padding + dilation * (K - 1) + 1 - pad_begin -
+/// pad_end, where each input element x[n, ci, i..] adds x * w[ci, co', k..] at output position
+/// i * stride - pad_begin + k * dilation. output_padding (default 0) extends the end of each
+/// dim; a negative pad extends the output too (those positions hold the bias). Floating point,
+/// accumulated in float.
+Tensor conv_transpose(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                      std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {},
+                      std::vector<int64_t> dilations = {}, int64_t groups = 1,
+                      std::vector<int64_t> output_padding = {}, Loc loc = Loc::current());
 /// ONNX MaxPool (the values output): the maximum over each window, padding ignored; NaN
 /// propagates. Floating point or integer.
 Tensor max_pool(const Tensor& x, std::vector<int64_t> kernel_shape,

@@ -1,6 +1,7 @@
 // The Tensor op functions an ONNX front end needs beyond the transformer set: pow, abs, sign,
-// gather_nd, conv and the pools. Window attributes are completed here (empty vectors take
-// their defaults), so a graph's attributes, and with them its structural key, are canonical.
+// gather_nd, conv, conv_transpose and the pools. Window attributes are completed here (empty
+// vectors take their defaults), so a graph's attributes, and with them its structural key, are
+// canonical.
 #include <string>
 
 #include "capture/trace.h"
@@ -47,6 +48,21 @@ Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias, std::vect
   std::vector<Tensor> ins = {x, weight};
   if (bias.defined()) ins.push_back(bias);
   return apply_op(OpKind::Conv, ins, std::move(attrs), loc);
+}
+
+Tensor conv_transpose(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                      std::vector<int64_t> strides, std::vector<int64_t> pads,
+                      std::vector<int64_t> dilations, int64_t groups,
+                      std::vector<int64_t> output_padding, Loc loc) {
+  Attrs attrs;
+  attrs.window = window_attrs(x, {}, std::move(strides), std::move(pads), std::move(dilations));
+  attrs.window.groups = groups;
+  attrs.window.output_padding = output_padding.empty()
+                                    ? std::vector<int64_t>(attrs.window.strides.size(), 0)
+                                    : std::move(output_padding);
+  std::vector<Tensor> ins = {x, weight};
+  if (bias.defined()) ins.push_back(bias);
+  return apply_op(OpKind::ConvTranspose, ins, std::move(attrs), loc);
 }
 
 Tensor max_pool(const Tensor& x, std::vector<int64_t> kernel_shape, std::vector<int64_t> strides,

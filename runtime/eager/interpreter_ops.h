@@ -180,6 +180,10 @@ Status eval_resample(const Node& node, std::span<const HostTensor* const> ins, H
 /// True for Conv, MaxPool, AvgPool, Resize, GridSample and GatherND (interpreter_window.cpp).
 bool is_window_kernel(OpKind op);
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// ScatterElements and ScatterND (interpreter_scatter.cpp).
+Status eval_scatter(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// ConvTranspose (interpreter_conv_transpose.cpp), dispatched by eval_window.
+Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 
 /// Evaluates one non-source node. `ins` match the node's input metas; `out` is allocated with
 /// node.meta.

@@ -304,6 +304,8 @@ Status eval_window(const Node& node, std::span<const HostTensor* const> ins, Hos
     case OpKind::Resize:
     case OpKind::GridSample:
       return eval_resample(node, ins, out);
+    case OpKind::ConvTranspose:
+      return conv_transpose(node, ins, out);
     default:
       break;
   }

@@ -92,7 +92,7 @@ void encode_attrs(const Attrs& attrs, KeyWriter& w) {
   w.boolean(trans_b);
   w.f64s(range);
   const auto& [kernel, strides, pads, dilations, groups, ceil_mode, count_include_pad,
-               storage_order] = window;
+               storage_order, output_padding] = window;
   w.i64s(kernel);
   w.i64s(strides);
   w.i64s(pads);
@@ -113,6 +113,7 @@ void encode_attrs(const Attrs& attrs, KeyWriter& w) {
   w.f64s(roi);
   w.i64(padding);
   w.boolean(align_corners);
+  w.i64s(output_padding);
 }
 
 void encode_graph(const Graph& graph, KeyWriter& w) {

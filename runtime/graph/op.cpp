@@ -157,6 +157,16 @@ std::string Attrs::str(OpKind op) const {
     case OpKind::Resize:
     case OpKind::GridSample:
       return detail::resample_str(op, dims, resample);
+    case OpKind::ScatterElements:
+    case OpKind::ScatterND: {
+      const char* r[] = {"none", "add", "mul"};
+      std::string s = op == OpKind::ScatterElements ? "axis=" + std::to_string(axis) + ", " : "";
+      return s + "reduction=" + (index >= 0 && index <= 2 ? r[index] : std::to_string(index));
+    }
+    case OpKind::ConvTranspose:
+      return "groups=" + std::to_string(window.groups) + ", strides=" + dims_str(window.strides) +
+             ", pads=" + dims_str(window.pads) + ", dilations=" + dims_str(window.dilations) +
+             ", output_padding=" + dims_str(window.output_padding);
     default:
       return "";
   }
@@ -334,6 +344,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       return detail::infer_meta_nn(op, ins, attrs);
     case OpCategory::kWindow:
       return detail::infer_meta_window(op, ins, attrs);
+    case OpCategory::kScatter:
+      return detail::infer_meta_scatter(op, ins, attrs);
   }
   unreachable("bad op category");
 }

@@ -31,7 +31,9 @@ enum class OpCategory : uint8_t {
   kNormalization,  // Softmax, LogSoftmax, LayerNorm
   kIndexing,       // Gather, IndexSelect, Concat, Slice (not folded as views by codegen)
   kTriangular,     // Triu, Tril: elementwise, masked by the element's (row, column)
-  kWindow          // Conv, MaxPool, AvgPool, Resize, GridSample: a window per output element
+  kWindow,         // Conv, ConvTranspose, MaxPool, AvgPool, Resize, GridSample: a window per
+                   // output element
+  kScatter         // ScatterElements, ScatterND: data with updates written at indices
 };
 
 const char* op_name(OpKind op);
@@ -84,9 +86,17 @@ enum class ResizeCoord : int64_t {
 };
 /// Rounding of Resize's nearest mode (Attrs::Resample::nearest).
 enum class NearestMode : int64_t { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+///   ConvTranspose: window's strides, pads, dilations, groups and output_padding (the window
+///     is the weight's; pads trim the full transposed output, output_padding extends its end).
+///   ScatterElements: axis (normalised) and index = reduction; ScatterND: index = reduction
+///     (kScatterNone, kScatterAdd, kScatterMul).
 /// CumSum's flags in Attrs::index.
 inline constexpr int64_t kCumSumExclusive = 1;
 inline constexpr int64_t kCumSumReverse = 2;
+/// Scatter reductions in Attrs::index: how an update combines with the element it lands on.
+inline constexpr int64_t kScatterNone = 0;
+inline constexpr int64_t kScatterAdd = 1;
+inline constexpr int64_t kScatterMul = 2;
 
 struct Attrs {
   int64_t index = 0;
@@ -110,6 +120,7 @@ struct Attrs {
     bool ceil_mode = false;
     bool count_include_pad = false;
     int64_t storage_order = 0;  // max_pool_indices: 0 row-major, 1 column-major spatial dims
+    std::vector<int64_t> output_padding;  // conv_transpose only: one entry per spatial dim
     bool operator==(const Window&) const = default;
   } window;
   /// Resize / GridSample (ONNX semantics; runtime/graph/op_rules_resize.cpp).
@@ -164,6 +175,11 @@ Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> 
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs);
+/// Shape rules of the Scatter category (op_rules_scatter.cpp).
+Expected<TensorMeta> infer_meta_scatter(OpKind op, std::span<const TensorMeta> ins,
+                                        const Attrs& attrs);
+/// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).
+Expected<TensorMeta> conv_transpose_meta(std::span<const TensorMeta> ins, const Attrs& attrs);
 }  // namespace detail
 
 /// Output length of one spatial dim of a Conv / MaxPool / AvgPool window:
@@ -171,6 +187,11 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
 /// ceil_mode the ceiling, less a last window that would start in the end padding.
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
                            int64_t pad_end, int64_t dilation, bool ceil_mode);
+
+/// Output length of one spatial dim of a ConvTranspose (ONNX):
+/// stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1 - pad_begin - pad_end.
+int64_t conv_transpose_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
+                                   int64_t pad_end, int64_t dilation, int64_t output_padding);
 
 /// Normalises reduction axes (negative -> positive, sorted, unique) against `rank`.
 Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int rank);

@@ -172,6 +172,8 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
     case OpKind::Resize:
     case OpKind::GridSample:
       return infer_meta_resample(op, ins, attrs);
+    case OpKind::ConvTranspose:
+      return conv_transpose_meta(ins, attrs);
     default:
       break;
   }

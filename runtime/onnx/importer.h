@@ -124,6 +124,7 @@ void register_host_ops(std::map<std::string, OpHandler>& table);
 void register_control_ops(std::map<std::string, OpHandler>& table);
 void register_training_ops(std::map<std::string, OpHandler>& table);
 void register_resize_ops(std::map<std::string, OpHandler>& table);
+void register_scatter_ops(std::map<std::string, OpHandler>& table);  // ops_scatter.cpp
 
 /// The elements of an integer or bool tensor, exactly (i64 values are not rounded through
 /// double). Reading a traced tensor is a host read (a graph break).

@@ -127,6 +127,11 @@ void one_hot(NodeCtx& c) {
 }
 
 void register_extra_ops(std::map<std::string, OpHandler>& t) {
+  t["Einsum"] = [](NodeCtx& c) {
+    std::vector<Tensor> operands;
+    for (size_t i = 0; i < c.inputs(); ++i) operands.push_back(c.in(i));
+    c.set(0, einsum(c.attr_s("equation", ""), operands));
+  };
   t["EyeLike"] = eye_like;
   t["OneHot"] = one_hot;
   t["ArgMax"] = [](NodeCtx& c) { arg_op(c, true); };

@@ -361,6 +361,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_control_ops(t);
     register_training_ops(t);
     register_resize_ops(t);
+    register_scatter_ops(t);
     return t;
   }();
   return table;

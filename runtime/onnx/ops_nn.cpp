@@ -125,6 +125,56 @@ void conv_op(NodeCtx& c) {
   c.set(0, conv_node(c, c.in(0), c.in(1), c.has(2) ? c.in(2) : Tensor()));
 }
 
+/// Floor division (Python's //), for ONNX's output_shape padding rule.
+int64_t floor_div(int64_t a, int64_t b) {
+  return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/// ConvTranspose. With output_shape (or auto_pad SAME_*, whose output is input * stride) the
+/// pads come from the total padding full - output_shape: split in half, the odd one at the end
+/// for SAME_UPPER and at the start otherwise (Python floor division, so an output larger than
+/// the full one extends the end: negative pads).
+void conv_transpose_op(NodeCtx& c) {
+  Tensor x = c.in(0), weight = c.in(1);
+  const int64_t k = x.dim() - 2;
+  if (k < 1 || weight.dim() != x.dim()) c.fail("the input and weight need matching spatial dims");
+  const auto ku = static_cast<size_t>(k);
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+  for (size_t i = 0; i < kernel.size() && i < ku; ++i)
+    if (kernel[i] != weight.sizes()[i + 2].value())
+      c.fail("kernel_shape " + shape_str(kernel) + " differs from the weight's spatial dims");
+  std::vector<int64_t> strides = c.attr_ints("strides"), dilations = c.attr_ints("dilations"),
+                       pads = c.attr_ints("pads"), out_pad = c.attr_ints("output_padding"),
+                       out_shape = c.attr_ints("output_shape");
+  if (strides.empty()) strides.assign(ku, 1);
+  if (dilations.empty()) dilations.assign(ku, 1);
+  if (pads.empty()) pads.assign(2 * ku, 0);
+  if (out_pad.empty()) out_pad.assign(ku, 0);
+  if (out_shape.size() == ku + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  if (strides.size() != ku || dilations.size() != ku || pads.size() != 2 * ku ||
+      out_pad.size() != ku || (!out_shape.empty() && out_shape.size() != ku))
+    c.fail("strides, dilations, pads, output_padding or output_shape do not match " +
+           std::to_string(k) + " spatial dims");
+  const std::string auto_pad = c.attr_s("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER")
+    c.fail("auto_pad '" + auto_pad + "' is not an ONNX value");
+  if (auto_pad == "VALID") pads.assign(2 * ku, 0);
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (out_shape.empty() && same)
+    for (size_t i = 0; i < ku; ++i) out_shape.push_back(x.sizes()[i + 2].value() * strides[i]);
+  for (size_t i = 0; i < out_shape.size(); ++i) {
+    const int64_t full = strides[i] * (x.sizes()[i + 2].value() - 1) + out_pad[i] +
+                         dilations[i] * (weight.sizes()[i + 2].value() - 1) + 1;
+    const int64_t total = full - out_shape[i];
+    const int64_t half = floor_div(total, 2);
+    pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+    pads[i + ku] = total - pads[i];
+  }
+  c.set(0, conv_transpose(x, weight, c.has(2) ? c.in(2) : Tensor(), strides, pads, dilations,
+                          c.attr_i("group", 1), out_pad));
+}
+
 void pool_op(NodeCtx& c, bool is_max) {
   Tensor x = c.in(0);
   Window w = window_of(c, x, c.attr_ints("kernel_shape"));
@@ -237,6 +287,7 @@ void register_nn_ops(std::map<std::string, OpHandler>& t) {
   t["LayerNormalization"] = layer_norm_op;
   t["BatchNormalization"] = batch_norm_op;
   t["Conv"] = conv_op;
+  t["ConvTranspose"] = conv_transpose_op;
   t["Pad"] = pad_op;
   t["MaxPool"] = [](NodeCtx& c) { pool_op(c, true); };
   t["AveragePool"] = [](NodeCtx& c) { pool_op(c, false); };

@@ -243,7 +243,9 @@ TEST(Ops, Registry) {
   OpKind k;
   ASSERT_TRUE(op_from_name("permute", &k));
   EXPECT_EQ(k, OpKind::Permute);
-  EXPECT_FALSE(op_from_name("conv_transpose", &k));
+  ASSERT_TRUE(op_from_name("conv_transpose", &k));
+  EXPECT_EQ(k, OpKind::ConvTranspose);
+  EXPECT_FALSE(op_from_name("no_such_op", &k));
   EXPECT_TRUE(is_elementwise(OpKind::Cast));
   EXPECT_TRUE(is_reduce(OpKind::Mean));
   EXPECT_TRUE(is_movement(OpKind::Expand));

@@ -1,0 +1,124 @@
+// ScatterElements and ScatterND as one gather kernel each (shaders/scatter.comp): output
+// element o starts from data and loops over the updates that could land on it, in row-major
+// order: for ScatterElements the indices along the axis at o's other coordinates, for
+// ScatterND every index tuple (O(outputs x tuples): meant for the small index sets models
+// scatter with). The inputs' elementwise producers fold into the loads.
+#include <algorithm>
+
+#include "codegen/lower_internal.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint32_t kScatterLocalSize = 64;
+
+/// "c0, c1, ..." of an index.
+std::string args(const Index& idx) {
+  std::string s;
+  for (const IndexExpr& e : idx) s += (s.empty() ? "" : ", ") + e.expr;
+  return s;
+}
+
+/// "uint p0, uint p1, ..." for `n` parameters.
+std::string params(const std::string& prefix, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += (i ? ", uint " : "uint ") + prefix + std::to_string(i);
+  return s;
+}
+
+Index param_index(const std::string& prefix, size_t n) {
+  Index idx;
+  for (size_t i = 0; i < n; ++i) idx.push_back({prefix + std::to_string(i), -1});
+  return idx;
+}
+
+}  // namespace
+
+Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                const CodegenOptions& opt) {
+  const Node& n = g.node(root);
+  const Node& data = g.node(n.inputs[0]);
+  const Node& ix = g.node(n.inputs[1]);
+  const Node& upd = g.node(n.inputs[2]);
+  const DType dt = n.meta.dtype, acc = dt == DType::kF16 ? DType::kF32 : dt;
+  const std::string T = glsl_compute_type(acc), IT = glsl_compute_type(ix.meta.dtype);
+  const size_t r = n.sym.size(), q = ix.sym.size();
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  std::string body;
+  // kiln_<name>(uint p0, ...): `node` at the parameters, converted to `to`.
+  auto function = [&](const std::string& name, const Node& node, DType to) {
+    const size_t rank = node.sym.size();
+    std::string v = glsl_convert(e.value(node.id, param_index("p", rank)), node.meta.dtype, to);
+    body += std::string(glsl_compute_type(to)) + " kiln_" + name + "(" + params("p", rank) +
+            ") {\n" + e.take_body() + "  return " + v + ";\n}\n\n";
+    e.reset_scope();
+  };
+  function("data", data, acc);
+  function("update", upd, acc);
+  function("index", ix, ix.meta.dtype);
+
+  std::string combine = "u";
+  if (n.attrs.index == kScatterAdd) combine = "acc + u";
+  if (n.attrs.index == kScatterMul) combine = "acc * u";
+  // An index of data dim `d` wrapped if negative; `hit` tests it against coordinate `c`.
+  auto wrapped = [&](const std::string& w, const std::string& raw, const SymInt& size) {
+    return "    " + IT + " " + w + " = " + raw + ";\n    if (" + w + " < " + IT + "(0)) " + w +
+           " += " + IT + "(" + e.size(size) + ");\n";
+  };
+
+  Index c = e.decompose("o", n.sym, "c", 0);
+  std::string el = "void kiln_element(uint o) {\n" + e.take_body();
+  el += "  " + T + " acc = kiln_data(" + args(c) + ");\n";
+  if (n.op == OpKind::ScatterElements) {
+    const auto axis = static_cast<size_t>(n.attrs.axis);
+    std::string inside = "true";
+    for (size_t d = 0; d < r; ++d)
+      if (d != axis && !(ix.sym[d] == n.sym[d]))
+        inside += " && " + c[d].expr + " < " + e.size(ix.sym[d]);
+    Index at = c;
+    at[axis] = {"j", -1};
+    el += "  if (" + inside + ") {\n  for (uint j = 0u; j < " + e.size(ix.sym[axis]) + "; ++j) {\n";
+    el += wrapped("w", "kiln_index(" + args(at) + ")", n.sym[axis]);
+    el += "    if (w == " + IT + "(" + c[axis].expr + ")) {\n      const " + T +
+          " u = kiln_update(" + args(at) + ");\n      acc = " + combine + ";\n    }\n  }\n  }\n";
+  } else {
+    const auto m = static_cast<size_t>(ix.meta.shape.back());
+    const SymShape outer(ix.sym.begin(), ix.sym.end() - 1);
+    const std::string tuples = e.size(sym_numel(outer));
+    Index t = e.decompose("t", outer, "t", 0);
+    std::string split = e.take_body();
+    el += "  for (uint t = 0u; t < " + tuples + "; ++t) {\n" + split + "    bool hit = true;\n";
+    for (size_t k = 0; k < m; ++k) {
+      Index at = t;
+      at.push_back({std::to_string(k) + "u", -1});
+      const std::string w = "w" + std::to_string(k);
+      el += wrapped(w, "kiln_index(" + args(at) + ")", n.sym[k]);
+      el += "    hit = hit && " + w + " == " + IT + "(" + c[k].expr + ");\n";
+    }
+    Index at = t;
+    for (size_t d = m; d < r; ++d) at.push_back(c[d]);
+    el += "    if (hit) {\n      const " + T + " u = kiln_update(" + args(at) +
+          ");\n      acc = " + combine + ";\n    }\n  }\n";
+    (void)q;
+  }
+  std::string store = "acc";
+  if (dt == DType::kF16) store = "float16_t(kiln_f16(acc))";
+  if (dt == DType::kBool) store = "uint8_t(acc ? 1u : 0u)";
+  el += "  b0.data[o] = " + store + ";\n}\n";
+
+  const std::string outputs = e.size(sym_numel(n.sym));
+  KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kScatter, opt.caps));
+  k.local_size = std::min(kScatterLocalSize, opt.caps.max_workgroup_invocations);
+  k.groups = {groups_for(sym_numel(n.sym), k.local_size), 1, 1};
+  KILN_ASSIGN_OR_RETURN(k.glsl,
+                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
+                                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
+                                       {"KILN_OUTPUTS", outputs}},
+                                      k, opt.caps));
+  return k;
+}
+
+}  // namespace kiln
