@@ -120,8 +120,12 @@ std::string glsl_compute_convert(const std::string& expr, DType from, DType to) 
         wide ? "(-int64_t(9223372036854775807l) - int64_t(1))" : "(-2147483647 - 1)";
     const std::string fhi = wide ? "9223372036854775807.0" : "2147483647.0";
     const std::string flo = wide ? "-9223372036854775808.0" : "-2147483648.0";
+    // In range, the truncation is done on the float's bits (kiln_trunc_i32 / kiln_trunc_i64):
+    // lavapipe's compiler folds GLSL's int64_t(float(i)) back to i, which skips the rounding
+    // of the conversion to float (2^31 - 1 -> 2^31).
+    const std::string trunc = wide ? "kiln_trunc_i64" : "kiln_trunc_i32";
     return "(isnan(" + e + ") ? " + tt + "(0) : (" + e + " >= " + fhi + " ? " + hi + " : (" + e +
-           " <= " + flo + " ? " + lo + " : " + tt + e + ")))";
+           " <= " + flo + " ? " + lo + " : " + trunc + e + ")))";
   }
   return tt + "(" + expr + ")";
 }
@@ -245,6 +249,14 @@ constexpr const char* kPowHelpers64 = R"(int64_t kiln_ipow(int64_t x, int64_t y)
 constexpr const char* kInt64Helpers =
     R"(int64_t kiln_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 int64_t kiln_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+int64_t kiln_trunc_i64(float x) {
+  const uint u = floatBitsToUint(x);
+  const int e = int((u >> 23) & 0xffu) - 127;
+  if (e < 0) return int64_t(0);
+  const int64_t m = int64_t((u & 0x7fffffu) | 0x800000u);
+  const int64_t r = e >= 23 ? m << (e - 23) : m >> (23 - e);
+  return (u >> 31) != 0u ? -r : r;
+}
 )";
 constexpr const char* kSignHelpers =
     R"(float kiln_sign(float x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }

@@ -334,5 +334,25 @@ TEST_F(FuzzRegression, LogSqrtRsqrtOutsideTheirDomain) {
       [](const Tensor& t) { return rsqrt(t * 1e30) + sqrt(t * 1e30); }, x);
 }
 
+// An integer cast to float and back: the round trip rounds (2^31 - 1 -> 2^31, 2^24 + 1 -> 2^24);
+// lavapipe's shader compiler folded the pair of conversions to the identity.
+TEST_F(FuzzRegression, IntToFloatToIntRoundTripRounds) {
+  Tensor l = Tensor::from_vector<int64_t>(
+      {2147483647, 16777217, -16777217, 9007199254740993, -3, 0, int64_t{1} << 62}, {7});
+  check(
+      "cast(cast(i64, f32), i64)", Tol::exact(),
+      [](const Tensor& t) { return cast(cast(t, DType::kF32), DType::kI64); }, l);
+  check(
+      "cast(cast(i64, f16), i64)", Tol::exact(),
+      [](const Tensor& t) { return cast(cast(t, DType::kF16), DType::kI64); }, l);
+  Tensor i = Tensor::from_vector<int32_t>({2147483647, 16777217, -16777217, 2049, -3, 0}, {6});
+  check(
+      "cast(cast(i32, f32), i32)", Tol::exact(),
+      [](const Tensor& t) { return cast(cast(t, DType::kF32), DType::kI32); }, i);
+  check(
+      "cast(cast(i32, f16), i32)", Tol::exact(),
+      [](const Tensor& t) { return cast(cast(t, DType::kF16), DType::kI32); }, i);
+}
+
 }  // namespace
 }  // namespace kiln

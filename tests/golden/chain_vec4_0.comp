@@ -50,6 +50,14 @@ float kiln_f16(float x){
   const float m = roundEven(uintBitsToFloat(a)* 16777216.0)* 5.9604644775390625e-8;
   return uintBitsToFloat(s | floatBitsToUint(m));
 }
+int kiln_trunc_i32(float x){
+  const uint u = floatBitsToUint(x);
+  const int e = int((u >> 23)& 0xffu)- 127;
+  if(e < 0)return 0;
+  const int m = int((u & 0x7fffffu)| 0x800000u);
+  const int r = e >= 23 ? m <<(e - 23): m >>(23 - e);
+  return(u >> 31)!= 0u ? - r : r;
+}
 float kiln_relu(float x){ return x < 0.0 ? 0.0 : x;}
 vec4 kiln_relu(vec4 x){ return mix(x, vec4(0.0), lessThan(x, vec4(0.0)));}
 float kiln_add_zero(float x){ return x == 0.0 ? 0.0 : x;}
