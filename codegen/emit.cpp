@@ -887,6 +887,13 @@ Literal encode_literal(const Literal& x, DType dtype) {
 }
 }  // namespace
 
+bool Emitter::empty_inner_dim(const Node& matmul) const {
+  const SymShape& a = graph_.node(matmul.inputs[0]).sym;
+  if (a.empty()) return false;
+  const SymInt& k = a.size() == 1 ? a[0] : a[a.size() - (matmul.attrs.trans_a ? 2 : 1)];
+  return k.is_constant() && k.constant_value() == 0;
+}
+
 bool Emitter::is_literal_pos_zero(NodeId id) const {
   // Follow views and casts down to a Full, then encode its value back up the chain.
   std::vector<DType> casts;
@@ -894,6 +901,9 @@ bool Emitter::is_literal_pos_zero(NodeId id) const {
     const Node& n = graph_.node(id);
     if (fusion_.materialize[id] && id != root_) return false;  // loaded, not a literal
     if (n.op == OpKind::Full) break;
+    // A matmul over a constant empty inner dimension is +0 everywhere; its accumulator starts
+    // at the literal 0.0 and no loop runs, so the driver folds the epilogue by that constant.
+    if (n.op == OpKind::MatMul && empty_inner_dim(n)) return true;
     if (!is_movement(n.op) && n.op != OpKind::Cast) return false;
     if (n.op == OpKind::Cast) casts.push_back(n.meta.dtype);
     id = n.inputs[0];

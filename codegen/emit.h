@@ -138,6 +138,8 @@ class Emitter {
                                 const std::vector<DType>& arg_types);
   /// `id` is emitted as the literal +0.0 (a Full zero through views and casts, not loaded).
   bool is_literal_pos_zero(NodeId id) const;
+  /// A matmul whose inner dimension is the constant 0 (its result is +0 everywhere).
+  bool empty_inner_dim(const Node& matmul) const;
   Index view_input_index(const Node& n, const Index& index);
   /// Reshape index through groups of dims with equal size products; false if there are none.
   bool grouped_reshape_index(const SymShape& in_shape, const SymShape& out_shape,

@@ -354,5 +354,34 @@ TEST_F(FuzzRegression, IntToFloatToIntRoundTripRounds) {
       [](const Tensor& t) { return cast(cast(t, DType::kF16), DType::kI32); }, i);
 }
 
+// A matmul over an empty inner dimension is zeros, and the elementwise ops fused after it still
+// apply (0 / 0 = NaN, 0 * inf = NaN): the kernel skipped its epilogue when K was 0.
+TEST_F(FuzzRegression, MatmulOverAnEmptyInnerDimension) {
+  Tensor a = Tensor::full({4, 0}, 1.0), b = Tensor::full({0}, 1.0);
+  Tensor d = test::tensor_from_doubles(DType::kF32, {4}, {0.0, 2.0, -0.0, kNaN});
+  check(
+      "matmul([4, 0], [0]) / d", Tol::exact(),
+      [](const Tensor& x, const Tensor& y, const Tensor& z) { return matmul(x, y) / z; }, a, b, d);
+  Tensor c = Tensor::full({3, 0}, 1.0), e = Tensor::full({0, 5}, 1.0);
+  Tensor f = test::tensor_from_doubles(DType::kF32, {5}, {kInf, 1.0, -kInf, kNaN, 0.5});
+  check(
+      "matmul([3, 0], [0, 5]) * f + 1", Tol::exact(),
+      [](const Tensor& x, const Tensor& y, const Tensor& z) { return matmul(x, y) * z + 1.0; }, c,
+      e, f);
+  Tensor h = Tensor::full({2, 3, 0}, 1.0, DType::kF16), k = Tensor::full({2, 0, 3}, 1.0, DType::kF16);
+  Tensor g = test::tensor_from_doubles(DType::kF16, {3}, {kInf, 0.0, 3.0});
+  check(
+      "f16 bmm over K = 0, abs(x * g) + 0.5", Tol::exact(),
+      [](const Tensor& x, const Tensor& y, const Tensor& z) { return abs(matmul(x, y) * z) + 0.5; },
+      h, k, g);
+  Tensor r = Tensor::full({4, 0}, 1.0);
+  check(
+      "sum over an empty dim * d", Tol::exact(),
+      [](const Tensor& x, const Tensor& z) { return sum(x, {1}) * z; }, r, d);
+  check(
+      "mean over an empty dim + d", Tol::exact(),
+      [](const Tensor& x, const Tensor& z) { return mean(x, {1}) + z; }, r, d);
+}
+
 }  // namespace
 }  // namespace kiln
