@@ -204,9 +204,11 @@ Tensor expand(const Tensor& a, Sizes shape, Loc loc) {
 Tensor squeeze(const Tensor& a, int64_t axis, Loc loc) {
   Sizes shape = a.sizes(loc);
   int64_t d = value_or_throw(normalize_axis(axis, static_cast<int>(shape.size())));
-  // A symbolic size is >= 2, so only a static 1 is squeezed.
-  if (shape[static_cast<size_t>(d)].is_symbolic() || shape[static_cast<size_t>(d)].hint() != 1)
-    return a;
+  // An input's symbolic size is >= 2, but a derived one (x[-1:]'s length) may be 1 at the
+  // hints: it is squeezed under a guard that it equals 1 (the ShapeEnv then replaces the
+  // expression by 1), as PyTorch specialises a size that squeeze tests.
+  const SymSize& size = shape[static_cast<size_t>(d)];
+  if (size.hint() != 1 || (size.is_symbolic() && size.value(loc) != 1)) return a;
   shape.erase(static_cast<size_t>(d));
   return reshape(a, std::move(shape), loc);
 }

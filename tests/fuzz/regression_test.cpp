@@ -383,5 +383,23 @@ TEST_F(FuzzRegression, MatmulOverAnEmptyInnerDimension) {
       [](const Tensor& x, const Tensor& z) { return mean(x, {1}) + z; }, r, d);
 }
 
+// squeeze of a dim made by a slice: the dim is 1 (x[-1:], x[:, 0:1:2]), and the compiled graph
+// kept it, so the output had one dim too many (or a later broadcast failed).
+TEST_F(FuzzRegression, SqueezeOfASlicedDim) {
+  auto last = [](const Tensor& x) -> std::vector<Tensor> {
+    Tensor s = squeeze(slice(x, 0, -1, int64_t{1} << 40, 1), {0});
+    return {exp(s - 2.5), s};
+  };
+  check_calls(last, {rnd(DType::kF32, {5}), rnd(DType::kF32, {7}), rnd(DType::kF32, {1})},
+              "squeeze(x[-1:])");
+  auto stepped = [](const Tensor& x) -> std::vector<Tensor> {
+    Tensor s = slice(x, 2, -2, 1, 2);
+    Tensor m = slice(slice(x, 1, 0, 1, 1), 2, 0, 1, 1) > 0.0;
+    return {masked_fill(cosh(squeeze(s, {-1})), squeeze(m, {2}), -1.0), softmax(s, 0)};
+  };
+  check_calls(stepped, {rnd(DType::kF32, {3, 2, 2}), rnd(DType::kF32, {5, 2, 2})},
+              "squeeze(x[:, :, -2:1:2])");
+}
+
 }  // namespace
 }  // namespace kiln
