@@ -258,10 +258,6 @@ int64_t kiln_trunc_i64(float x) {
   return (u >> 31) != 0u ? -r : r;
 }
 )";
-constexpr const char* kSignHelpers =
-    R"(float kiln_sign(float x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
-vec4 kiln_sign(vec4 x) { return vec4(kiln_sign(x.x), kiln_sign(x.y), kiln_sign(x.z), kiln_sign(x.w)); }
-)";
 
 // Float division with IEEE's special cases for a zero divisor: x / +-0 = +-inf by the signs,
 // 0 / 0 and NaN / 0 = NaN. Drivers may divide as x * rcp(y) with a refinement step, which
@@ -359,7 +355,6 @@ std::string Emitter::declarations() const {
   }
   if (int64_) s += kInt64Helpers;
   if (pow_) s += pow_helpers(int64_);
-  if (sign_) s += kSignHelpers;
   if (div_) s += kDivHelpers;
   if (mod64_) s += kModHelpers64;
   if (!push_.empty()) {  // after the tensors (Kernel::sizes_binding)
@@ -646,16 +641,10 @@ std::string Emitter::load(NodeId node, const Index& index) {
 /// 1), or a cast, which rounds itself (glsl_convert). Every other f16 result is rounded to
 /// half where it is computed, as the interpreter stores each op's result.
 static bool exact_in_f16(const Node& n, const std::vector<DType>& types) {
+  if (unary_keeps_ints(n.op)) return types[0] == DType::kF16;  // neg, abs, floor, ...
   switch (n.op) {
     case OpKind::Cast:
       return true;
-    case OpKind::Neg:
-    case OpKind::Abs:
-    case OpKind::Relu:
-    case OpKind::Sign:
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    case OpKind::Round:
     case OpKind::Maximum:
     case OpKind::Minimum:
     case OpKind::Where:
@@ -860,6 +849,19 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
 }
 
 namespace {
+/// The GLSL function of a unary op on float / vec4 values (kiln/elementwise_ops.def).
+const char* unary_glsl(OpKind op) {
+  switch (op) {
+#define KILN_UNARY(e, name, ints, glsl) \
+  case OpKind::e:                       \
+    return #glsl;
+#include "kiln/elementwise_ops.def"
+#undef KILN_UNARY
+    default:
+      unreachable("not a unary op");
+  }
+}
+
 /// A literal's value as the interpreter holds it: an exact integer or a float.
 struct Literal {
   bool integral = false;
@@ -954,72 +956,31 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     return glsl_compute_convert(args[i], types[i], operand);
   };
   std::string T = vtype(operand);
-  switch (n.op) {
-    case OpKind::Neg:
-      return "(-" + arg(0) + ")";
-    case OpKind::Exp:
-      return "exp(" + arg(0) + ")";
-    case OpKind::Log:
-      return "kiln_log(" + arg(0) + ")";
-    case OpKind::Sqrt:
-      return "kiln_sqrt(" + arg(0) + ")";
-    case OpKind::Rsqrt:
-      return "kiln_rsqrt(" + arg(0) + ")";
-    case OpKind::Tanh:
-      return "kiln_tanh(" + arg(0) + ")";
-    case OpKind::Sigmoid:
-      return "kiln_sigmoid(" + arg(0) + ")";
-    case OpKind::Relu:
-      if (is_floating(operand)) return "kiln_relu(" + arg(0) + ")";  // keeps NaN
-      if (operand == DType::kI64) return "kiln_max_i64(" + arg(0) + ", int64_t(0))";
-      return "kiln_max_i32(" + arg(0) + ", 0)";
-    case OpKind::Gelu:
-      return "kiln_gelu(" + arg(0) + ")";
-    case OpKind::Erf:
-      return "kiln_erf(" + arg(0) + ")";
-    case OpKind::Silu:
-      return "(" + arg(0) + " * kiln_sigmoid(" + arg(0) + "))";
-    case OpKind::GeluTanh: {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-      const std::string x = arg(0);
-      return "(0.5 * " + x + " * (1.0 + kiln_tanh(0.7978845608028654 * (" + x + " + 0.044715 * " +
-             x + " * " + x + " * " + x + "))))";
+  if (op_category(n.op) == OpCategory::kUnary) {
+    // Floats: the op's GLSL function from kiln/elementwise_ops.def. Integers reach here only
+    // for the ops that keep them (KeepsInts), spelled out below.
+    if (is_floating(operand)) return std::string(unary_glsl(n.op)) + "(" + arg(0) + ")";
+    const std::string x = arg(0);
+    switch (n.op) {
+      case OpKind::Neg:
+        return "(-" + x + ")";
+      case OpKind::Relu:
+        return operand == DType::kI64 ? "kiln_max_i64(" + x + ", int64_t(0))"
+                                      : "kiln_max_i32(" + x + ", 0)";
+      case OpKind::Abs:
+        return "(" + x + " < " + T + "(0) ? -" + x + " : " + x + ")";
+      case OpKind::Sign:
+        return "(" + x + " > " + T + "(0) ? " + T + "(1) : (" + x + " < " + T + "(0) ? " + T +
+               "(-1) : " + T + "(0)))";
+      case OpKind::Floor:  // integers pass through
+      case OpKind::Ceil:
+      case OpKind::Round:
+        return x;
+      default:
+        throw Error(internal_error(std::string(op_name(n.op)) + " has no integer form in codegen"));
     }
-    case OpKind::Abs:
-      if (is_floating(operand)) return "abs(" + arg(0) + ")";
-      return "(" + arg(0) + " < " + T + "(0) ? -" + arg(0) + " : " + arg(0) + ")";
-    case OpKind::Sign:
-      sign_ = true;
-      if (is_floating(operand)) return "kiln_sign(" + arg(0) + ")";
-      return "(" + arg(0) + " > " + T + "(0) ? " + T + "(1) : (" + arg(0) + " < " + T + "(0) ? " +
-             T + "(-1) : " + T + "(0)))";
-    case OpKind::Sin:
-      return "kiln_sin(" + arg(0) + ")";
-    case OpKind::Cos:
-      return "kiln_cos(" + arg(0) + ")";
-    case OpKind::Tan:
-      return "kiln_tan(" + arg(0) + ")";
-    case OpKind::Asin:
-      return "kiln_asin(" + arg(0) + ")";
-    case OpKind::Acos:
-      return "kiln_acos(" + arg(0) + ")";
-    case OpKind::Atan:
-      return "kiln_atan(" + arg(0) + ")";
-    case OpKind::Sinh:
-      return "kiln_sinh(" + arg(0) + ")";
-    case OpKind::Cosh:
-      return "kiln_cosh(" + arg(0) + ")";
-    case OpKind::Asinh:
-      return "kiln_asinh(" + arg(0) + ")";
-    case OpKind::Acosh:
-      return "kiln_acosh(" + arg(0) + ")";
-    case OpKind::Atanh:
-      return "kiln_atanh(" + arg(0) + ")";
-    case OpKind::Floor:  // integers pass through
-      return is_floating(operand) ? "floor(" + arg(0) + ")" : arg(0);
-    case OpKind::Ceil:
-      return is_floating(operand) ? "ceil(" + arg(0) + ")" : arg(0);
-    case OpKind::Round:  // half to even
-      return is_floating(operand) ? "roundEven(" + arg(0) + ")" : arg(0);
+  }
+  switch (n.op) {
     case OpKind::Pow:
       pow_ = true;
       return std::string(is_floating(operand) ? "kiln_pow(" : "kiln_ipow(") + arg(0) + ", " +

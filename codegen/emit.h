@@ -153,7 +153,7 @@ class Emitter {
   uint64_t max_texels_ = 0;  // > 0: texel loads (set_texel_loads)
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;
-  bool pow_ = false, sign_ = false;  // kiln_pow / kiln_ipow, kiln_sign defined in declarations()
+  bool pow_ = false;  // kiln_pow / kiln_ipow defined in declarations()
   bool div_ = false;                 // kiln_div defined in declarations()
   bool mod64_ = false;               // int64 kiln_mod / kiln_fmod defined in declarations()
   std::string body_;

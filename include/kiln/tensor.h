@@ -138,40 +138,11 @@ Tensor fmod(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 /// the sign fill, 0 or -1 (shift_right).
 Tensor shift_left(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor shift_right(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor neg(const Tensor& a, Loc loc = Loc::current());
-/// |a|; integers keep their dtype (the most negative value wraps to itself).
-Tensor abs(const Tensor& a, Loc loc = Loc::current());
-/// -1, 0 or 1 by the sign of a (its dtype); NaN stays NaN and -0.0 stays -0.0.
-Tensor sign(const Tensor& a, Loc loc = Loc::current());
-Tensor exp(const Tensor& a, Loc loc = Loc::current());
-/// Trigonometric and hyperbolic functions and their inverses (float; integers compute in f32),
-/// std::'s values: NaN outside the domain (asin/acos beyond [-1, 1], acosh below 1, atanh
-/// beyond [-1, 1]; atanh(+-1) = +-inf).
-Tensor sin(const Tensor& a, Loc loc = Loc::current());
-Tensor cos(const Tensor& a, Loc loc = Loc::current());
-Tensor tan(const Tensor& a, Loc loc = Loc::current());
-Tensor asin(const Tensor& a, Loc loc = Loc::current());
-Tensor acos(const Tensor& a, Loc loc = Loc::current());
-Tensor atan(const Tensor& a, Loc loc = Loc::current());
-Tensor sinh(const Tensor& a, Loc loc = Loc::current());
-Tensor cosh(const Tensor& a, Loc loc = Loc::current());
-Tensor asinh(const Tensor& a, Loc loc = Loc::current());
-Tensor acosh(const Tensor& a, Loc loc = Loc::current());
-Tensor atanh(const Tensor& a, Loc loc = Loc::current());
-/// floor, ceil and round (half to even, as ONNX and std::nearbyint); integers pass through.
-Tensor floor(const Tensor& a, Loc loc = Loc::current());
-Tensor ceil(const Tensor& a, Loc loc = Loc::current());
-Tensor round(const Tensor& a, Loc loc = Loc::current());
-Tensor log(const Tensor& a, Loc loc = Loc::current());
-Tensor sqrt(const Tensor& a, Loc loc = Loc::current());
-Tensor rsqrt(const Tensor& a, Loc loc = Loc::current());
-Tensor tanh(const Tensor& a, Loc loc = Loc::current());
-Tensor sigmoid(const Tensor& a, Loc loc = Loc::current());
-Tensor relu(const Tensor& a, Loc loc = Loc::current());
-Tensor gelu(const Tensor& a, Loc loc = Loc::current());       // erf form
-Tensor gelu_tanh(const Tensor& a, Loc loc = Loc::current());  // tanh approximation
-Tensor erf(const Tensor& a, Loc loc = Loc::current());
-Tensor silu(const Tensor& a, Loc loc = Loc::current());  // x * sigmoid(x)
+/// The elementwise unary ops (neg, exp, log, sqrt, tanh, relu, gelu, sin, floor, ...), declared
+/// from their table, kiln/elementwise_ops.def, which lists and documents each one.
+#define KILN_UNARY(e, name, ints, glsl) Tensor name(const Tensor& a, Loc loc = Loc::current());
+#include "kiln/elementwise_ops.def"
+#undef KILN_UNARY
 Tensor eq(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor ne(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor lt(const Tensor& a, const Tensor& b, Loc loc = Loc::current());

@@ -8,9 +8,6 @@
 namespace kiln {
 namespace {
 
-Tensor unary(OpKind op, const Tensor& a, const Loc& loc) {
-  return apply_op(op, {a}, {}, loc);
-}
 Tensor binary(OpKind op, const Tensor& a, const Tensor& b, const Loc& loc) {
   return apply_op(op, {a, b}, {}, loc);
 }
@@ -100,43 +97,6 @@ Tensor gt(const Tensor& a, const Tensor& b, Loc loc) {
 }
 Tensor ge(const Tensor& a, const Tensor& b, Loc loc) {
   return binary(OpKind::Ge, a, b, loc);
-}
-
-Tensor neg(const Tensor& a, Loc loc) {
-  return unary(OpKind::Neg, a, loc);
-}
-Tensor exp(const Tensor& a, Loc loc) {
-  return unary(OpKind::Exp, a, loc);
-}
-Tensor log(const Tensor& a, Loc loc) {
-  return unary(OpKind::Log, a, loc);
-}
-Tensor sqrt(const Tensor& a, Loc loc) {
-  return unary(OpKind::Sqrt, a, loc);
-}
-Tensor rsqrt(const Tensor& a, Loc loc) {
-  return unary(OpKind::Rsqrt, a, loc);
-}
-Tensor tanh(const Tensor& a, Loc loc) {
-  return unary(OpKind::Tanh, a, loc);
-}
-Tensor sigmoid(const Tensor& a, Loc loc) {
-  return unary(OpKind::Sigmoid, a, loc);
-}
-Tensor relu(const Tensor& a, Loc loc) {
-  return unary(OpKind::Relu, a, loc);
-}
-Tensor gelu(const Tensor& a, Loc loc) {
-  return unary(OpKind::Gelu, a, loc);
-}
-Tensor gelu_tanh(const Tensor& a, Loc loc) {
-  return unary(OpKind::GeluTanh, a, loc);
-}
-Tensor erf(const Tensor& a, Loc loc) {
-  return unary(OpKind::Erf, a, loc);
-}
-Tensor silu(const Tensor& a, Loc loc) {
-  return unary(OpKind::Silu, a, loc);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {

@@ -1,52 +1,15 @@
-// The Tensor functions of the elementwise math ops: trigonometric and hyperbolic functions and
-// their inverses, floor, ceil and round; the remainders mod and fmod and the bit shifts (each
-// one elementwise node; rules in runtime/graph/op.cpp).
+// The Tensor functions of the elementwise ops: every unary op of kiln/elementwise_ops.def (one
+// node each), the remainders mod and fmod and the bit shifts (rules in runtime/graph/op.cpp).
 #include "capture/trace.h"
 
 namespace kiln {
 
-Tensor sin(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Sin, {a}, {}, loc);
-}
-Tensor cos(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Cos, {a}, {}, loc);
-}
-Tensor tan(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Tan, {a}, {}, loc);
-}
-Tensor asin(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Asin, {a}, {}, loc);
-}
-Tensor acos(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Acos, {a}, {}, loc);
-}
-Tensor atan(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Atan, {a}, {}, loc);
-}
-Tensor sinh(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Sinh, {a}, {}, loc);
-}
-Tensor cosh(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Cosh, {a}, {}, loc);
-}
-Tensor asinh(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Asinh, {a}, {}, loc);
-}
-Tensor acosh(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Acosh, {a}, {}, loc);
-}
-Tensor atanh(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Atanh, {a}, {}, loc);
-}
-Tensor floor(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Floor, {a}, {}, loc);
-}
-Tensor ceil(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Ceil, {a}, {}, loc);
-}
-Tensor round(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Round, {a}, {}, loc);
-}
+#define KILN_UNARY(e, name, ints, glsl)       \
+  Tensor name(const Tensor& a, Loc loc) {     \
+    return apply_op(OpKind::e, {a}, {}, loc); \
+  }
+#include "kiln/elementwise_ops.def"
+#undef KILN_UNARY
 
 Tensor cumsum(const Tensor& a, int64_t axis, bool exclusive, bool reverse, Loc loc) {
   Attrs attrs;

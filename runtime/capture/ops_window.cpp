@@ -27,12 +27,6 @@ Attrs::Window window_attrs(const Tensor& x, std::vector<int64_t> kernel,
 Tensor pow(const Tensor& a, const Tensor& b, Loc loc) {
   return apply_op(OpKind::Pow, {a, b}, {}, loc);
 }
-Tensor abs(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Abs, {a}, {}, loc);
-}
-Tensor sign(const Tensor& a, Loc loc) {
-  return apply_op(OpKind::Sign, {a}, {}, loc);
-}
 
 Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims, Loc loc) {
   Attrs attrs;

@@ -17,6 +17,7 @@
 //     gelu_tanh = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
 //     sin cos tan asin acos atan sinh cosh asinh acosh atanh: std:: on float (NaN outside the
 //     domain). floor, ceil; round = std::nearbyint (half to even); integers pass through.
+//     log1p = std::log1p (log(1 + x) without the cancellation for small x).
 //   Binary: add, sub, mul; div is always float true division (IEEE: x/0 = +-inf, 0/0 = NaN);
 //     maximum/minimum propagate NaN (if either operand is NaN the result is NaN); pow is
 //     std::pow in float, exact by squaring for integers (negative exponents: 1 / a^|b| truncated).
@@ -252,6 +253,8 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
         return run([](C x) { return std::acosh(x); });
       case OpKind::Atanh:
         return run([](C x) { return std::atanh(x); });
+      case OpKind::Log1p:
+        return run([](C x) { return std::log1p(x); });
       case OpKind::Silu:
         return run([](C x) { return x * (C(1) / (C(1) + std::exp(-x))); });
       case OpKind::GeluTanh:

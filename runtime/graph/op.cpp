@@ -18,9 +18,26 @@ constexpr OpInfo kOps[] = {
 #undef KILN_OP
 };
 
+constexpr bool kKeepsInts = true, kToFloat = false;
+constexpr bool kUnaryKeepsInts[] = {
+#define KILN_OP(e, name, cat, arity) false,
+#define KILN_UNARY(e, name, ints, glsl) k##ints,
+#include "graph/ops.def"
+#undef KILN_UNARY
+#undef KILN_OP
+};
+
 const OpInfo& info(OpKind op) {
   return kOps[static_cast<size_t>(op)];
 }
+
+}  // namespace
+
+bool unary_keeps_ints(OpKind op) {
+  return kUnaryKeepsInts[static_cast<size_t>(op)];
+}
+
+namespace {
 
 std::string dims_str(std::span<const int64_t> d) {
   return shape_str(d);
@@ -238,10 +255,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     case OpCategory::kUnary: {
       DType dt = ins[0].dtype;
       if (dt == DType::kBool) return op_error(op, ins, "not defined for bool tensors");
-      bool int_ok = op == OpKind::Neg || op == OpKind::Relu || op == OpKind::Abs ||
-                    op == OpKind::Sign || op == OpKind::Floor || op == OpKind::Ceil ||
-                    op == OpKind::Round;
-      if (!int_ok && !is_floating(dt)) dt = DType::kF32;  // exp(int) -> f32, as in PyTorch
+      // exp(int) -> f32, as in PyTorch (the ints column of kiln/elementwise_ops.def)
+      if (!unary_keeps_ints(op) && !is_floating(dt)) dt = DType::kF32;
       return TensorMeta{dt, ins[0].shape};
     }
     case OpCategory::kBinary:

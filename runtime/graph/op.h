@@ -44,6 +44,9 @@ bool op_from_name(std::string_view name, OpKind* out);
 
 /// Elementwise: unary, binary, compare, ternary, cast.
 bool is_elementwise(OpKind op);
+/// A unary op that keeps an integer input's dtype (KeepsInts in kiln/elementwise_ops.def);
+/// false for every other op.
+bool unary_keeps_ints(OpKind op);
 bool is_reduce(OpKind op);
 /// Ops that read their inputs at computed indices (slice, index_select, gather, concat,
 /// triu/tril, arange): codegen folds them into consumers like elementwise ops.

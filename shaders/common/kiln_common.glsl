@@ -42,6 +42,20 @@ vec4 kiln_sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 // GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
 float kiln_gelu(float x) { return 0.5 * x * (1.0 + kiln_erf(x * 0.70710678118654752)); }
 vec4 kiln_gelu(vec4 x) { return 0.5 * x * (1.0 + kiln_erf(x * 0.70710678118654752)); }
+// silu: x sigmoid(x); gelu_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+float kiln_silu(float x) { return x * kiln_sigmoid(x); }
+vec4 kiln_silu(vec4 x) { return x * kiln_sigmoid(x); }
+float kiln_gelu_tanh(float x) {
+  return 0.5 * x * (1.0 + kiln_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+vec4 kiln_gelu_tanh(vec4 x) {
+  return 0.5 * x * (1.0 + kiln_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+float kiln_neg(float x) { return -x; }
+vec4 kiln_neg(vec4 x) { return -x; }
+// sign: -1, 0 or 1; NaN and -0.0 unchanged.
+float kiln_sign(float x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
+vec4 kiln_sign(vec4 x) { return vec4(kiln_sign(x.x), kiln_sign(x.y), kiln_sign(x.z), kiln_sign(x.w)); }
 
 #define KILN_INF uintBitsToFloat(0x7f800000u)
 

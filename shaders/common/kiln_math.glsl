@@ -188,6 +188,7 @@ KILN_MATH_VEC4(kiln_cosh)
 KILN_MATH_VEC4(kiln_asinh)
 KILN_MATH_VEC4(kiln_acosh)
 KILN_MATH_VEC4(kiln_atanh)
+KILN_MATH_VEC4(kiln_log1p)
 #undef KILN_MATH_VEC4
 
 // Remainders. kiln_fmod is C's fmod (the sign of x), exact: the remainder of the mantissas'

@@ -5,6 +5,7 @@
 // are at the end. Reductions are in reduce_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -59,6 +60,7 @@ struct UnaryCase {
   Dist float_dist;
   Dist int_dist;
   bool transcendental;
+  bool table_default = false;  // no written case: table_unary_cases()' default ranges
 };
 
 std::vector<UnaryCase> unary_cases() {
@@ -80,12 +82,45 @@ std::vector<UnaryCase> unary_cases() {
       {"erf", [](const Tensor& x) { return erf(x); }, Dist{-4, 4}, Dist{-3, 3}, true},
       {"silu", [](const Tensor& x) { return silu(x); }, Dist{-8, 8}, Dist{-8, 8}, true},
       {"gelu_tanh", [](const Tensor& x) { return gelu_tanh(x); }, Dist{-5, 5}, Dist{-5, 5}, true},
+      {"log1p", [](const Tensor& x) { return log1p(x); }, Dist{-0.99, 6}.with_zeros(0.05),
+       Dist{0, 1000}, true},
   };
 }
 
-Tol unary_tol(DType out, bool transcendental) {
+Tol unary_tol(DType out, bool transcendental, bool table_default = false) {
+  // The table's default cases: unary_math_test.cpp's f32 tolerance (a few ulps).
+  if (out == kF32 && table_default) return Tol{4e-6, 2e-6};
   if (out == kF32) return transcendental ? Tol{2e-6, 1e-6} : Tol{1e-5, 1e-6};
   return Tol::for_dtype(out);
+}
+
+/// Every row of kiln/elementwise_ops.def: the cases above where one is written (their input
+/// ranges), else the op on values in [-3, 3] (integers in [-10, 10]), so an op added to the
+/// table is tested here without an edit (unary_math_test.cpp adds special values per op).
+std::vector<UnaryCase> table_unary_cases() {
+  const std::vector<UnaryCase> written = unary_cases();
+  const std::vector<std::pair<const char*, Unary>> table = {
+#define KILN_UNARY(e, name, ints, glsl) {#name, [](const Tensor& x) { return name(x); }},
+#include "kiln/elementwise_ops.def"
+#undef KILN_UNARY
+  };
+  std::vector<UnaryCase> out;
+  for (const auto& [name, fn] : table) {
+    auto it = std::find_if(written.begin(), written.end(),
+                           [&](const UnaryCase& c) { return std::string(c.name) == name; });
+    out.push_back(it != written.end() ? *it
+                                      : UnaryCase{name, fn, Dist{-3, 3}.with_zeros(0.05),
+                                                  Dist{-10, 10}.with_zeros(0.05), true, true});
+  }
+  return out;
+}
+
+TEST_F(DeviceOps, EveryWrittenUnaryCaseIsInTheTable) {
+  const std::vector<UnaryCase> table = table_unary_cases();
+  for (const UnaryCase& c : unary_cases())
+    EXPECT_TRUE(std::any_of(table.begin(), table.end(), [&](const UnaryCase& t) {
+      return std::string(t.name) == c.name;
+    })) << c.name;
 }
 
 TEST_F(DeviceOps, Unary) {
@@ -94,13 +129,13 @@ TEST_F(DeviceOps, Unary) {
                                          {13},      {33},     {4, 12},  {3, 7}, {2, 0, 5},
                                          {5, 1, 7}, {17, 33}, {96, 256}};
   const std::vector<Shape> other_shapes = {{}, {1}, {13}, {4, 12}, {2, 0, 5}, {17, 33}};
-  for (const UnaryCase& c : unary_cases()) {
+  for (const UnaryCase& c : table_unary_cases()) {
     for (DType dt : {kF32, kF16, kI32, kI64}) {
       for (const Shape& s : dt == kF32 ? f32_shapes : other_shapes) {
         Tensor x = rnd(dt, s, is_floating(dt) ? c.float_dist : c.int_dist);
         DType out = c.fn(Tensor::full({}, 1, dt)).dtype();
         check(std::string(c.name) + "(" + dtype_name(dt) + sh(s) + ")",
-              unary_tol(out, c.transcendental), c.fn, x);
+              unary_tol(out, c.transcendental, c.table_default), c.fn, x);
       }
     }
   }
@@ -108,7 +143,7 @@ TEST_F(DeviceOps, Unary) {
 
 TEST_F(DeviceOps, UnaryRejectsBool) {
   Tensor b = rnd(kBool, {4}).to(Device::vulkan());
-  for (const UnaryCase& c : unary_cases()) EXPECT_THROW(c.fn(b), Error) << c.name;
+  for (const UnaryCase& c : table_unary_cases()) EXPECT_THROW(c.fn(b), Error) << c.name;
 }
 
 // ---- binary arithmetic

@@ -325,7 +325,8 @@ TEST_F(FuzzRegression, LogSqrtRsqrtOutsideTheirDomain) {
       "log(abs(rsqrt(x)) + 0.5)", Tol::for_dtype(DType::kF32),
       [](const Tensor& t) { return log(abs(rsqrt(t)) + 0.5); }, x);
   check(
-      "log(x) <= -0.7", Tol::exact(), [](const Tensor& t) { return le(log(t), t * 0.0 - 0.716796875); }, x);
+      "log(x) <= -0.7", Tol::exact(),
+      [](const Tensor& t) { return le(log(t), t * 0.0 - 0.716796875); }, x);
   check(
       "log(x) and sqrt(x)", Tol::for_dtype(DType::kF32),
       [](const Tensor& t) { return log(t) + sqrt(t); }, x);
@@ -368,7 +369,8 @@ TEST_F(FuzzRegression, MatmulOverAnEmptyInnerDimension) {
       "matmul([3, 0], [0, 5]) * f + 1", Tol::exact(),
       [](const Tensor& x, const Tensor& y, const Tensor& z) { return matmul(x, y) * z + 1.0; }, c,
       e, f);
-  Tensor h = Tensor::full({2, 3, 0}, 1.0, DType::kF16), k = Tensor::full({2, 0, 3}, 1.0, DType::kF16);
+  Tensor h = Tensor::full({2, 3, 0}, 1.0, DType::kF16),
+         k = Tensor::full({2, 0, 3}, 1.0, DType::kF16);
   Tensor g = test::tensor_from_doubles(DType::kF16, {3}, {kInf, 0.0, 3.0});
   check(
       "f16 bmm over K = 0, abs(x * g) + 0.5", Tol::exact(),

@@ -2,8 +2,9 @@
 //
 // Each case builds a small graph, plans it with TargetCaps::generic(), and compares every
 // kernel's preprocessed GLSL, normalised (no `#line` directives, no blank lines, no trailing
-// spaces), with tests/golden/<case>_<kernel index>.comp. Every kernel is also compiled to
-// validated SPIR-V, so every golden is known to be a valid shader.
+// spaces, none of the shared helpers included from shaders/common/), with
+// tests/golden/<case>_<kernel index>.comp. Every kernel is also compiled to validated SPIR-V, so
+// every golden is known to be a valid shader.
 //
 // Regenerate after an intended codegen change, then review the diff:
 //   UPDATE_GOLDENS=1 ./null_golden_test
@@ -140,12 +141,17 @@ std::vector<std::string> split_lines(const std::string& text) {
 /// Drops `#line` directives and blank lines, strips trailing whitespace.
 std::vector<std::string> normalize_glsl(const std::string& glsl) {
   std::vector<std::string> out;
+  bool in_common = false;  // inside text from shaders/common/ (by the `#line N "file"` marks)
   for (std::string line : split_lines(glsl)) {
     line.erase(line.find_last_not_of(" \t\r") + 1);
     size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos) continue;
-    if (line.compare(first, 5, "#line") == 0) continue;
-    out.push_back(line);
+    if (line.compare(first, 5, "#line") == 0) {
+      const size_t quote = line.find('"', first);
+      if (quote != std::string::npos) in_common = line.compare(quote + 1, 7, "common/") == 0;
+      continue;
+    }
+    if (!in_common) out.push_back(line);
   }
   return out;
 }
@@ -260,6 +266,13 @@ TEST(Golden, NormalizationDropsLineDirectivesBlanksAndTrailingSpace) {
   ASSERT_EQ(n.size(), 2u);
   EXPECT_EQ(n[0], "void f() {");
   EXPECT_EQ(n[1], "}");
+  // The shared helpers of shaders/common/ are left out (their own tests cover them).
+  n = normalize_glsl(
+      "#line 1 \"k.comp\"\nA\n#line 1 \"common/kiln_common.glsl\"\nfloat h();\n#line 2 "
+      "\"k.comp\"\nB\n");
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0], "A");
+  EXPECT_EQ(n[1], "B");
   EXPECT_EQ(first_difference({"a", "b"}, {"a", "b"}), "");
   EXPECT_NE(first_difference({"a", "b"}, {"a", "c"}).find("line 2"), std::string::npos);
   EXPECT_NE(first_difference({"a"}, {"a", "extra"}).find("<end of file>"), std::string::npos);
