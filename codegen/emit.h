@@ -136,7 +136,8 @@ class Emitter {
   /// empty for every other op.
   std::string zero_operand_expr(const Node& n, const std::vector<std::string>& args,
                                 const std::vector<DType>& arg_types);
-  /// `id` is emitted as the literal +0.0 (a Full zero through views and casts, not loaded).
+  /// `id` is the constant +0.0 (a Full zero, or a triu / tril that keeps no element, through
+  /// views and casts, not loaded).
   bool is_literal_pos_zero(NodeId id) const;
   Index view_input_index(const Node& n, const Index& index);
   /// Reshape index through groups of dims with equal size products; false if there are none.

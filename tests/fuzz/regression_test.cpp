@@ -325,13 +325,37 @@ TEST_F(FuzzRegression, LogSqrtRsqrtOutsideTheirDomain) {
       "log(abs(rsqrt(x)) + 0.5)", Tol::for_dtype(DType::kF32),
       [](const Tensor& t) { return log(abs(rsqrt(t)) + 0.5); }, x);
   check(
-      "log(x) <= -0.7", Tol::exact(), [](const Tensor& t) { return le(log(t), t * 0.0 - 0.716796875); }, x);
+      "log(x) <= -0.7", Tol::exact(),
+      [](const Tensor& t) { return le(log(t), t * 0.0 - 0.716796875); }, x);
   check(
       "log(x) and sqrt(x)", Tol::for_dtype(DType::kF32),
       [](const Tensor& t) { return log(t) + sqrt(t); }, x);
   check(
       "rsqrt(x * 1e30)", Tol::for_dtype(DType::kF32),
       [](const Tensor& t) { return rsqrt(t * 1e30) + sqrt(t * 1e30); }, x);
+}
+
+// triu / tril whose mask is false everywhere (1x1 matrices, diagonal 2), times inf and NaN:
+// the mask's condition was a constant, so the kernel multiplied by a constant 0.0 that lavapipe
+// folded to 0 (seed 100000 program 42057). Such a triangle is now a literal zero operand.
+TEST_F(FuzzRegression, MulByAnAllZeroTriangle) {
+  Tensor x = test::tensor_from_doubles(DType::kF32, {4, 1, 1}, {1.5, -2.0, 3.0, 0.25});
+  Tensor y = test::tensor_from_doubles(DType::kF32, {2, 4, 1, 1},
+                                       {kInf, -kInf, kNaN, 2.0, -0.0, 1e38, -kNaN, 1.0});
+  check(
+      "triu(x, 2) * y", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return triu(a, 2) * b; }, x, y);
+  check(
+      "y * tril(x, -1)", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return b * tril(a, -1); }, x, y);
+  check(
+      "1 / (triu(x, 1) + -0.0 * y)", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return 1.0 / (triu(a, 1) + b * -0.0); }, x, y);
+  Tensor m = test::tensor_from_doubles(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor z = test::tensor_from_doubles(DType::kF32, {2, 3}, {kInf, kNaN, 1, -kInf, 2, 3});
+  check(
+      "triu(m, 3) * z", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return triu(a, 3) * b; }, m, z);
 }
 
 }  // namespace
