@@ -950,7 +950,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     case OpKind::Neg:
       return "(-" + arg(0) + ")";
     case OpKind::Exp:
-      return "exp(" + arg(0) + ")";
+      return "kiln_exp(" + arg(0) + ")";
     case OpKind::Log:
       return "kiln_log(" + arg(0) + ")";
     case OpKind::Sqrt:

@@ -30,6 +30,21 @@ float kiln_tanh(float x){
   return(floatBitsToUint(x)>> 31)== 0u ? y : - y;
 }
 vec4 kiln_tanh(vec4 x){ return vec4(kiln_tanh(x . x), kiln_tanh(x . y), kiln_tanh(x . z), kiln_tanh(x . w));}
+float kiln_exp(float x){
+  if(x < - 87.0){
+    const float h = exp(0.5 * x);
+    return h * h;
+  }
+  return exp(x);
+}
+vec4 kiln_exp(vec4 x){ return vec4(kiln_exp(x . x), kiln_exp(x . y), kiln_exp(x . z), kiln_exp(x . w));}
+float kiln_exp_mul(float x, float k){
+  if(x < - 87.0){
+    const float h = exp(0.5 * x);
+    return(h * k)* h;
+  }
+  return exp(x)* k;
+}
 float kiln_sigmoid(float x){ return 1.0 /(1.0 + exp(- x));}
 vec4 kiln_sigmoid(vec4 x){ return 1.0 /(1.0 + exp(- x));}
 float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
@@ -280,7 +295,7 @@ float kiln_load(uint o, uint r){
   const uint o0 = o;
   const uint r0 = r;
   const float x0 = b1 . data[o0 * 300u + r0];
-  const float v1 = exp(x0);
+  const float v1 = kiln_exp(x0);
   return v1;
 }
 void kiln_store(uint o, float acc){
