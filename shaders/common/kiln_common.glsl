@@ -40,7 +40,7 @@ vec4 kiln_tanh(vec4 x) { return vec4(kiln_tanh(x.x), kiln_tanh(x.y), kiln_tanh(x
 // its arithmetic keeps subnormals; sign, compares and division then tell 0 from the
 // interpreter's 4e-42. exp(x / 2) is normal down to x = -174, and its square rounds once into
 // the subnormal range. kiln_exp_mul(x, k) = exp(x) * k for a normal k <= 1 (softmax's
-// exp(x - m) / s), also rounded once.
+// exp(x - m) / s), also rounded once; softmax's sum (at least 1) keeps the plain exp.
 float kiln_exp(float x) {
   if (x < -87.0) {
     const float h = exp(0.5 * x);
