@@ -887,6 +887,18 @@ Literal encode_literal(const Literal& x, DType dtype) {
   }
   unreachable("bad dtype");
 }
+
+/// triu / tril whose mask is false at every element of a static-sized matrix (e.g. triu(x, 2)
+/// of 1x1 matrices): every element is 0, and the kernel's mask condition is a constant.
+bool all_zero_triangle(const Node& n) {
+  if (n.op != OpKind::Triu && n.op != OpKind::Tril) return false;
+  const SymInt& rows = n.sym[n.sym.size() - 2];
+  const SymInt& cols = n.sym.back();
+  if (!rows.is_constant() || !cols.is_constant()) return false;
+  // Element (r, c) is kept where c - r >= k (triu) or c - r <= k (tril).
+  const int64_t k = n.attrs.index;
+  return n.op == OpKind::Triu ? cols.constant_value() - 1 < k : 1 - rows.constant_value() > k;
+}
 }  // namespace
 
 bool Emitter::empty_inner_dim(const Node& matmul) const {
@@ -897,12 +909,13 @@ bool Emitter::empty_inner_dim(const Node& matmul) const {
 }
 
 bool Emitter::is_literal_pos_zero(NodeId id) const {
-  // Follow views and casts down to a Full, then encode its value back up the chain.
+  // Follow views and casts down to a Full (or a triangle of zeros), then encode its value back
+  // up the chain.
   std::vector<DType> casts;
   for (;;) {
     const Node& n = graph_.node(id);
     if (fusion_.materialize[id] && id != root_) return false;  // loaded, not a literal
-    if (n.op == OpKind::Full) break;
+    if (n.op == OpKind::Full || all_zero_triangle(n)) break;
     // A matmul over a constant empty inner dimension is +0 everywhere; its accumulator starts
     // at the literal 0.0 and no loop runs, so the driver folds the epilogue by that constant.
     if (n.op == OpKind::MatMul && empty_inner_dim(n)) return true;
@@ -911,8 +924,9 @@ bool Emitter::is_literal_pos_zero(NodeId id) const {
     id = n.inputs[0];
   }
   const Node& full = graph_.node(id);
-  Literal v = full.attrs.scalar_is_int ? Literal{true, full.attrs.scalar_int, 0}
-                                       : Literal{false, 0, full.attrs.scalar};
+  Literal v = full.op != OpKind::Full    ? Literal{true, 0, 0}
+              : full.attrs.scalar_is_int ? Literal{true, full.attrs.scalar_int, 0}
+                                         : Literal{false, 0, full.attrs.scalar};
   v = encode_literal(v, full.meta.dtype);
   for (size_t i = casts.size(); i-- > 0;) v = encode_literal(v, casts[i]);
   return v.integral ? v.i == 0 : v.f == 0 && !std::signbit(v.f);

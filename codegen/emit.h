@@ -136,7 +136,8 @@ class Emitter {
   /// empty for every other op.
   std::string zero_operand_expr(const Node& n, const std::vector<std::string>& args,
                                 const std::vector<DType>& arg_types);
-  /// `id` is emitted as the literal +0.0 (a Full zero through views and casts, not loaded).
+  /// `id` is the constant +0.0 (a Full zero, or a triu / tril that keeps no element, through
+  /// views and casts, not loaded).
   bool is_literal_pos_zero(NodeId id) const;
   /// A matmul whose inner dimension is the constant 0 (its result is +0 everywhere).
   bool empty_inner_dim(const Node& matmul) const;

@@ -88,7 +88,7 @@ void main() {
 #if KILN_MODE == 0
     const float inv = 1.0 / s;
     for (uint r = lid; r < KILN_R; r += KILN_LANES)
-      kiln_store(row, r, exp(kiln_load(row, r) - m) * inv);
+      kiln_store(row, r, kiln_exp_mul(kiln_load(row, r) - m, inv));
 #else
     const float log_s = log(s);
     for (uint r = lid; r < KILN_R; r += KILN_LANES)

@@ -36,6 +36,27 @@ float kiln_tanh(float x) {
 }
 vec4 kiln_tanh(vec4 x) { return vec4(kiln_tanh(x.x), kiln_tanh(x.y), kiln_tanh(x.z), kiln_tanh(x.w)); }
 
+// exp with IEEE's subnormal results: below x = -87.34 (2^-126) lavapipe's exp returns 0, though
+// its arithmetic keeps subnormals; sign, compares and division then tell 0 from the
+// interpreter's 4e-42. exp(x / 2) is normal down to x = -174, and its square rounds once into
+// the subnormal range. kiln_exp_mul(x, k) = exp(x) * k for a normal k <= 1 (softmax's
+// exp(x - m) / s), also rounded once; softmax's sum (at least 1) keeps the plain exp.
+float kiln_exp(float x) {
+  if (x < -87.0) {
+    const float h = exp(0.5 * x);
+    return h * h;
+  }
+  return exp(x);
+}
+vec4 kiln_exp(vec4 x) { return vec4(kiln_exp(x.x), kiln_exp(x.y), kiln_exp(x.z), kiln_exp(x.w)); }
+float kiln_exp_mul(float x, float k) {
+  if (x < -87.0) {
+    const float h = exp(0.5 * x);
+    return (h * k) * h;
+  }
+  return exp(x) * k;
+}
+
 float kiln_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
 vec4 kiln_sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 

@@ -403,5 +403,60 @@ TEST_F(FuzzRegression, SqueezeOfASlicedDim) {
               "squeeze(x[:, :, -2:1:2])");
 }
 
+// triu / tril whose mask is false everywhere (1x1 matrices, diagonal 2), times inf and NaN:
+// the mask's condition was a constant, so the kernel multiplied by a constant 0.0 that lavapipe
+// folded to 0 (seed 100000 program 42057). Such a triangle is now a literal zero operand.
+TEST_F(FuzzRegression, MulByAnAllZeroTriangle) {
+  Tensor x = test::tensor_from_doubles(DType::kF32, {4, 1, 1}, {1.5, -2.0, 3.0, 0.25});
+  Tensor y = test::tensor_from_doubles(DType::kF32, {2, 4, 1, 1},
+                                       {kInf, -kInf, kNaN, 2.0, -0.0, 1e38, -kNaN, 1.0});
+  check(
+      "triu(x, 2) * y", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return triu(a, 2) * b; }, x, y);
+  check(
+      "y * tril(x, -1)", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return b * tril(a, -1); }, x, y);
+  check(
+      "1 / (triu(x, 1) + -0.0 * y)", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return 1.0 / (triu(a, 1) + b * -0.0); }, x, y);
+  Tensor m = test::tensor_from_doubles(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor z = test::tensor_from_doubles(DType::kF32, {2, 3}, {kInf, kNaN, 1, -kInf, 2, 3});
+  check(
+      "triu(m, 3) * z", Tol::exact(),
+      [](const Tensor& a, const Tensor& b) { return triu(a, 3) * b; }, m, z);
+}
+
+// exp with a subnormal result (x below -87.3): lavapipe's exp returns 0 there (its other
+// arithmetic keeps subnormals), and sign, compares and division amplify the difference:
+// abs(sign(softmax(x))) + 0.5 gave 0.5 for 1.5 (seed 100000 program 92634) and
+// softmax(x) <= 0 was true for 4e-42 (program 54971). Kernels now use kiln_exp.
+TEST_F(FuzzRegression, ExpWithSubnormalResults) {
+  Tensor x = test::tensor_from_doubles(
+      DType::kF32, {12},
+      {-87.5, -88.0, -90.0, -100.0, -103.0, -103.9, -104.5, -200.0, -kInf, kNaN, -80.0, 1.0});
+  check(
+      "exp(x)", Tol::for_dtype(DType::kF32), [](const Tensor& t) { return exp(t); }, x);
+  check(
+      "sign(exp(x))", Tol::exact(), [](const Tensor& t) { return sign(exp(t)); }, x);
+  // Columns of [6, 2] with one large value: the others' softmax is subnormal or 0.
+  Tensor m = test::tensor_from_doubles(
+      DType::kF32, {6, 2},
+      {60.0, 3.0, -30.0, -90.0, -36.0, -2.0, -43.9, -100.5, 0.5, -101.0, -60.0, -150.0});
+  check(
+      "abs(sign(softmax(x, 0))) + 0.5", Tol::exact(),
+      [](const Tensor& t) { return abs(sign(softmax(t, 0))) + 0.5; }, m);
+  Tensor zero = Tensor::full({1, 2}, 0.0);
+  check(
+      "softmax(x, 0) <= 0", Tol::exact(),
+      [](const Tensor& t, const Tensor& z) { return le(softmax(t, 0), z); }, m, zero);
+  check(
+      "softmax(x, 0) / 1e-40", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t) { return softmax(t, 0) / 1e-40; }, m);
+  check(
+      "sign(exp(x - 30)) + softmax(x, 1), [2, 4]", Tol::for_dtype(DType::kF32),
+      [](const Tensor& t) { return sign(exp(t - 30.0)) + softmax(t, 1); },
+      test::tensor_from_doubles(DType::kF32, {2, 4}, {0, -70, -100, 8, 1, -95, -60, -120}));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -9,7 +9,7 @@ float kiln_load(uint o, uint r){
   const uint o0 = o;
   const uint r0 = r;
   const float x0 = b1 . data[o0 * 300u + r0];
-  const float v1 = exp(x0);
+  const float v1 = kiln_exp(x0);
   return v1;
 }
 void kiln_store(uint o, float acc){
