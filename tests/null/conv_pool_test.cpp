@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "kiln/kiln.h"
 
 namespace kiln {
@@ -49,16 +50,7 @@ void expect_values(const Tensor& t, DType dt, const Shape& shape, const std::vec
   }
 }
 
-template <typename Fn>
-void expect_error(Fn fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << "\nmissing: " << p;
-  }
-}
+using test::expect_error;
 
 TEST(OnnxOps, PowFloatSpecialCases) {
   Tensor a = F({2, -2, -2, 0, 0, NAN, 1, 4, -0.5f, 10}, {10});

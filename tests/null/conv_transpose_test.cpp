@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "kiln/kiln.h"
 
 namespace kiln {
@@ -40,16 +41,7 @@ void expect_values(const Tensor& t, const Shape& shape, const std::vector<double
     EXPECT_NEAR(got[i], want[i], 1e-5 * std::max(1.0, std::abs(want[i]))) << "element " << i;
 }
 
-template <typename Fn>
-void expect_error(Fn fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << "\nmissing: " << p;
-  }
-}
+using test::expect_error;
 
 TEST(ConvTranspose, OneDimByHand) {
   // ONNX's example: x = [0, 1, 2], two output channels of ones.

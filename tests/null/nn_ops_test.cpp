@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "kiln/kiln.h"
 
 namespace kiln {
@@ -41,16 +42,7 @@ void expect_values(const Tensor& t, DType dt, const Shape& shape, const std::vec
 }
 
 /// Runs fn, expects a kiln::Error whose message contains every one of `parts`.
-template <typename Fn>
-void expect_error(Fn fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << "\nmissing: " << p;
-  }
-}
+using test::expect_error;
 
 TEST(NnOps, MatMulKnownValues) {
   Tensor a = F({1, 2, 3, 4, 5, 6}, {2, 3}), b = F({7, 8, 9, 10, 11, 12}, {3, 2});

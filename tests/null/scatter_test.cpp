@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "kiln/kiln.h"
 
 namespace kiln {
@@ -25,16 +26,7 @@ void expect_values(const Tensor& t, const Shape& shape, const std::vector<double
   EXPECT_EQ(t.to_doubles(), want) << t.str();
 }
 
-template <typename Fn>
-void expect_error(Fn fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << "\nmissing: " << p;
-  }
-}
+using test::expect_error;
 
 TEST(Scatter, ElementsByHand) {
   Tensor data = F({1, 2, 3, 4, 5, 6}, {2, 3});
