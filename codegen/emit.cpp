@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 
 namespace kiln {
 
@@ -862,6 +863,20 @@ const char* unary_glsl(OpKind op) {
   }
 }
 
+/// The GLSL function of a binary op on floats, or null where op_expr writes the op out
+/// (`custom` in kiln/elementwise_ops.def).
+const char* binary_glsl(OpKind op) {
+  switch (op) {
+#define KILN_BINARY(e, name, dtypes, glsl) \
+  case OpKind::e:                          \
+    return std::string_view(#glsl) == "custom" ? nullptr : #glsl;
+#include "kiln/elementwise_ops.def"
+#undef KILN_BINARY
+    default:
+      return nullptr;
+  }
+}
+
 /// A literal's value as the interpreter holds it: an exact integer or a float.
 struct Literal {
   bool integral = false;
@@ -993,6 +1008,13 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       default:
         throw Error(internal_error(std::string(op_name(n.op)) + " has no integer form in codegen"));
     }
+  }
+  if (op_category(n.op) == OpCategory::kBinary) {
+    const char* f = binary_glsl(n.op);
+    if (f && is_floating(operand)) return std::string(f) + "(" + arg(0) + ", " + arg(1) + ")";
+    // A table op whose dtypes admit integers writes its integer form here.
+    if (f)
+      throw Error(internal_error(std::string(op_name(n.op)) + " has no integer form in codegen"));
   }
   switch (n.op) {
     case OpKind::Pow:

@@ -117,27 +117,13 @@ class Tensor {
 };
 
 // Elementwise (NumPy broadcasting, dtype promotion bool < i32 < i64 < f16 < f32).
-Tensor add(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor sub(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor mul(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor div(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor maximum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor minimum(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-/// a raised to b (NumPy broadcasting and promotion). Floating: std::pow's rules (pow(x, 0) = 1
-/// even for NaN x, a negative base with an integral exponent keeps its sign, with a
-/// non-integral one gives NaN). Integer: exact, wrapping like mul; a negative exponent gives
-/// 1 / a^|b| truncated toward zero (0 unless a is 1 or -1).
-Tensor pow(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-/// Remainders (NumPy broadcasting and promotion). mod: the sign of b, as Python's % and
-/// torch.remainder (a zero result is +-0 by b's sign); fmod: the sign of a, as C's fmod
-/// (exact for floats). Floats: x mod 0 and inf mod y are NaN; integers: x mod 0 is 0.
-Tensor mod(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor fmod(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-/// Bit shifts of integer tensors in their dtype (two's complement; shift_right is
-/// arithmetic). A shift by a negative amount or by the width or more gives 0 (shift_left) or
-/// the sign fill, 0 or -1 (shift_right).
-Tensor shift_left(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-Tensor shift_right(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+/// The elementwise binary ops (add, sub, mul, div, maximum, minimum, pow, mod, fmod,
+/// shift_left, shift_right, ...), declared from their table, kiln/elementwise_ops.def, which
+/// lists and documents each one.
+#define KILN_BINARY(e, name, dtypes, glsl) \
+  Tensor name(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+#include "kiln/elementwise_ops.def"
+#undef KILN_BINARY
 /// The elementwise unary ops (neg, exp, log, sqrt, tanh, relu, gelu, sin, floor, ...), declared
 /// from their table, kiln/elementwise_ops.def, which lists and documents each one.
 #define KILN_UNARY(e, name, ints, glsl) Tensor name(const Tensor& a, Loc loc = Loc::current());

@@ -62,24 +62,6 @@ Tensor scalar(const Scalar& value, DType dtype, Loc loc) {
   return Tensor(std::move(impl));
 }
 
-Tensor add(const Tensor& a, const Tensor& b, Loc loc) {
-  return binary(OpKind::Add, a, b, loc);
-}
-Tensor sub(const Tensor& a, const Tensor& b, Loc loc) {
-  return binary(OpKind::Sub, a, b, loc);
-}
-Tensor mul(const Tensor& a, const Tensor& b, Loc loc) {
-  return binary(OpKind::Mul, a, b, loc);
-}
-Tensor div(const Tensor& a, const Tensor& b, Loc loc) {
-  return binary(OpKind::Div, a, b, loc);
-}
-Tensor maximum(const Tensor& a, const Tensor& b, Loc loc) {
-  return binary(OpKind::Maximum, a, b, loc);
-}
-Tensor minimum(const Tensor& a, const Tensor& b, Loc loc) {
-  return binary(OpKind::Minimum, a, b, loc);
-}
 Tensor eq(const Tensor& a, const Tensor& b, Loc loc) {
   return binary(OpKind::Eq, a, b, loc);
 }

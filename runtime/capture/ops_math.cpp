@@ -1,5 +1,5 @@
-// The Tensor functions of the elementwise ops: every unary op of kiln/elementwise_ops.def (one
-// node each), the remainders mod and fmod and the bit shifts (rules in runtime/graph/op.cpp).
+// The Tensor functions of the elementwise ops: every unary and binary op of
+// kiln/elementwise_ops.def, one node each (rules in runtime/graph/op.cpp), and cumsum.
 #include "capture/trace.h"
 
 namespace kiln {
@@ -8,7 +8,12 @@ namespace kiln {
   Tensor name(const Tensor& a, Loc loc) {     \
     return apply_op(OpKind::e, {a}, {}, loc); \
   }
+#define KILN_BINARY(e, name, dtypes, glsl)                 \
+  Tensor name(const Tensor& a, const Tensor& b, Loc loc) { \
+    return apply_op(OpKind::e, {a, b}, {}, loc);           \
+  }
 #include "kiln/elementwise_ops.def"
+#undef KILN_BINARY
 #undef KILN_UNARY
 
 Tensor cumsum(const Tensor& a, int64_t axis, bool exclusive, bool reverse, Loc loc) {
@@ -17,17 +22,4 @@ Tensor cumsum(const Tensor& a, int64_t axis, bool exclusive, bool reverse, Loc l
   attrs.index = (exclusive ? kCumSumExclusive : 0) | (reverse ? kCumSumReverse : 0);
   return apply_op(OpKind::CumSum, {a}, std::move(attrs), loc);
 }
-Tensor mod(const Tensor& a, const Tensor& b, Loc loc) {
-  return apply_op(OpKind::Mod, {a, b}, {}, loc);
-}
-Tensor fmod(const Tensor& a, const Tensor& b, Loc loc) {
-  return apply_op(OpKind::FMod, {a, b}, {}, loc);
-}
-Tensor shift_left(const Tensor& a, const Tensor& b, Loc loc) {
-  return apply_op(OpKind::ShiftLeft, {a, b}, {}, loc);
-}
-Tensor shift_right(const Tensor& a, const Tensor& b, Loc loc) {
-  return apply_op(OpKind::ShiftRight, {a, b}, {}, loc);
-}
-
 }  // namespace kiln

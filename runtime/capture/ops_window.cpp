@@ -24,10 +24,6 @@ Attrs::Window window_attrs(const Tensor& x, std::vector<int64_t> kernel,
 
 }  // namespace
 
-Tensor pow(const Tensor& a, const Tensor& b, Loc loc) {
-  return apply_op(OpKind::Pow, {a, b}, {}, loc);
-}
-
 Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims, Loc loc) {
   Attrs attrs;
   attrs.index = batch_dims;

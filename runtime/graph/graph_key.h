@@ -35,7 +35,7 @@ namespace kiln {
 
 /// Version of the canonical graph encoding; part of every key. Bump it whenever the encoding
 /// changes, so that persisted records made by an older encoding are never matched.
-inline constexpr uint32_t kGraphKeyFormat = 5;  // 5: the unary ops renumbered
+inline constexpr uint32_t kGraphKeyFormat = 6;  // 6: the elementwise ops renumbered
 
 /// Canonical little-endian byte writer for key encodings (graph structure and targets).
 class KeyWriter {

@@ -18,11 +18,14 @@ constexpr OpInfo kOps[] = {
 #undef KILN_OP
 };
 
-constexpr bool kKeepsInts = true, kToFloat = false;
-constexpr bool kUnaryKeepsInts[] = {
-#define KILN_OP(e, name, cat, arity) false,
-#define KILN_UNARY(e, name, ints, glsl) k##ints,
+// The dtype columns of kiln/elementwise_ops.def, indexed by OpKind.
+enum class ElementwiseDtypes : uint8_t { kNone, KeepsInts, ToFloat, Promote, IntsOnly };
+constexpr ElementwiseDtypes kElementwiseDtypes[] = {
+#define KILN_OP(e, name, cat, arity) ElementwiseDtypes::kNone,
+#define KILN_UNARY(e, name, ints, glsl) ElementwiseDtypes::ints,
+#define KILN_BINARY(e, name, dtypes, glsl) ElementwiseDtypes::dtypes,
 #include "graph/ops.def"
+#undef KILN_BINARY
 #undef KILN_UNARY
 #undef KILN_OP
 };
@@ -34,7 +37,14 @@ const OpInfo& info(OpKind op) {
 }  // namespace
 
 bool unary_keeps_ints(OpKind op) {
-  return kUnaryKeepsInts[static_cast<size_t>(op)];
+  return kElementwiseDtypes[static_cast<size_t>(op)] == ElementwiseDtypes::KeepsInts;
+}
+bool binary_to_float(OpKind op) {
+  return kElementwiseDtypes[static_cast<size_t>(op)] == ElementwiseDtypes::ToFloat &&
+         op_category(op) == OpCategory::kBinary;
+}
+bool binary_ints_only(OpKind op) {
+  return kElementwiseDtypes[static_cast<size_t>(op)] == ElementwiseDtypes::IntsOnly;
 }
 
 namespace {
@@ -267,9 +277,10 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       DType dt = promote_types(ins[0].dtype, ins[1].dtype);
       if (op_category(op) == OpCategory::kCompare) return TensorMeta{DType::kBool, shape};
       if (dt == DType::kBool) return op_error(op, ins, "arithmetic is not defined on bool tensors");
-      if (op == OpKind::Div && !is_floating(dt)) dt = DType::kF32;  // true division
-      if ((op == OpKind::ShiftLeft || op == OpKind::ShiftRight) && is_floating(dt))
-        return op_error(op, ins, "shifts need integer tensors");
+      // The dtypes column of kiln/elementwise_ops.def: true division, shifts.
+      if (binary_to_float(op) && !is_floating(dt)) dt = DType::kF32;
+      if (binary_ints_only(op) && is_floating(dt))
+        return op_error(op, ins, "needs integer tensors");
       return TensorMeta{dt, shape};
     }
     case OpCategory::kTernary: {

@@ -47,6 +47,10 @@ bool is_elementwise(OpKind op);
 /// A unary op that keeps an integer input's dtype (KeepsInts in kiln/elementwise_ops.def);
 /// false for every other op.
 bool unary_keeps_ints(OpKind op);
+/// A binary op that computes integers in f32 (ToFloat: div) / takes integer tensors only
+/// (IntsOnly: the shifts); false for every other op.
+bool binary_to_float(OpKind op);
+bool binary_ints_only(OpKind op);
 bool is_reduce(OpKind op);
 /// Ops that read their inputs at computed indices (slice, index_select, gather, concat,
 /// triu/tril, arange): codegen folds them into consumers like elementwise ops.

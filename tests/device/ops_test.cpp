@@ -10,6 +10,8 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -192,6 +194,31 @@ TEST_F(DeviceOps, Binary) {
   const std::vector<DtypePair> same = {{kF32, kF32}, {kF16, kF16}, {kI32, kI32}, {kI64, kI64}};
   const std::vector<DtypePair> mixed = {{kI32, kF32},  {kF16, kF32}, {kI32, kI64},
                                         {kBool, kI32}, {kF16, kI64}, {kF32, kBool}};
+  // Every other row of kiln/elementwise_ops.def (pow, mod, fmod, the shifts and any op added
+  // there): same-dtype pairs (integers only where the op takes only integers) in five shapes.
+  const std::vector<std::tuple<const char*, Binary, bool>> table = {
+#define KILN_BINARY(e, name, dtypes, glsl)                             \
+  {#name, [](const Tensor& a, const Tensor& b) { return name(a, b); }, \
+   std::string_view(#dtypes) == "IntsOnly"},
+#include "kiln/elementwise_ops.def"
+#undef KILN_BINARY
+  };
+  for (const auto& [name, fn, ints_only] : table) {
+    if (std::any_of(ops.begin(), ops.end(),
+                    [&](const auto& o) { return o.first == std::string(name); }))
+      continue;
+    for (DType dt : {kF32, kF16, kI32, kI64}) {
+      if (ints_only && is_floating(dt)) continue;
+      for (size_t i : {0u, 2u, 4u, 7u, 11u}) {
+        const ShapePair& sp = binary_shapes()[i];
+        Dist d = is_floating(dt) ? Dist{-3, 3}.with_zeros(0.05) : Dist{-20, 20}.with_zeros(0.05);
+        Tensor a = rnd(dt, sp.a, d), b = rnd(dt, sp.b, d);
+        DType out = fn(Tensor::full({}, 1, dt), Tensor::full({}, 1, dt)).dtype();
+        check(std::string(name) + "(" + dtype_name(dt) + sh(sp.a) + ", " + sh(sp.b) + ")",
+              Tol::for_dtype(out), fn, a, b);
+      }
+    }
+  }
   for (const auto& [name, fn] : ops) {
     const bool is_div = std::string(name) == "div";
     auto run = [&](DtypePair dp, const ShapePair& sp) {
