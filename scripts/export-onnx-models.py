@@ -7,13 +7,21 @@ Needs Debian's python3-torch (1.13) and python3-onnx; the tests need neither: th
 committed files. Deterministic (fixed seeds).
 
 Per model NAME: NAME/model.onnx, and per size case K: NAME/K/<input>.npy, NAME/K/<output>.npy.
+
+The torchvision CNNs (mobilenet_v3, shufflenet, squeezenet) need python3-torchvision (0.14): built
+by torchvision's own constructors at small widths with 10 classes (random weights do not compress:
+each model.onnx stays under 3 MB, 5.3 MB together), calibrated on random images (calibrate()),
+exported with dynamic batch, height and width. New models go at the end of main(), so that the
+random streams of the ones before them, and so their files, stay unchanged.
 """
 import os
 import sys
 
 import numpy as np
 import torch
+import torchvision
 from torch import nn
+from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 OPSET = 17
 
@@ -130,6 +138,54 @@ class RotaryBlock(nn.Module):
         return x + self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
 
 
+def calibrate(model, sizes):
+    """Data-dependent weights, so that a random deep CNN's scores depend on its input (with
+    torchvision's initialisation they collapse to a constant within a few layers), measured on
+    random images of the given (batch, height, width) sizes: batch norms get random affine
+    parameters and running statistics averaged over train-mode passes; a model without batch
+    norms gets each conv scaled, in order, to unit output deviation. Then the batch norms are
+    folded into their convs (the exported file and the reference outputs use the same weights,
+    where the export would fold them itself in other rounding), and the last layer is scaled
+    for scores of unit deviation: larger scores would leave float rounding, which differs
+    between any two ways of summing, too close to the tests' 1e-4."""
+    images = [torch.randn(b, 3, h, w) for b, h, w in sizes]
+    bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    with torch.no_grad():
+        for m in bns:
+            c = m.num_features
+            m.reset_running_stats()
+            m.momentum = None
+            m.weight.copy_(1 + 0.2 * torch.randn(c))
+            m.bias.copy_(0.2 * torch.randn(c))
+        model.train()
+        for x in images if bns else []:
+            model(x)
+        for conv in ([] if bns else [m for m in model.modules() if isinstance(m, nn.Conv2d)]):
+            seen = []
+            hook = conv.register_forward_hook(lambda m, i, o: seen.append(o.flatten()))
+            for x in images:
+                model(x)
+            hook.remove()
+            std = torch.cat(seen).std()
+            conv.weight /= std
+            if conv.bias is not None:
+                conv.bias /= std
+        model.eval()
+        for seq in [m for m in model.modules() if isinstance(m, nn.Sequential)]:
+            names = list(seq._modules)
+            for a, b in zip(names, names[1:]):
+                if isinstance(seq._modules[a], nn.Conv2d) and isinstance(seq._modules[b],
+                                                                          nn.BatchNorm2d):
+                    seq._modules[a] = fuse_conv_bn_eval(seq._modules[a], seq._modules[b])
+                    seq._modules[b] = nn.Identity()
+        assert not any(isinstance(m, nn.BatchNorm2d) for m in model.modules())
+        head = [m for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))][-1]
+        scale = torch.cat([model(x).flatten() for x in images]).std()
+        head.weight /= scale
+        head.bias /= scale
+    return model
+
+
 def export(model, name, inputs, cases, dynamic_axes, out, output_names):
     model.eval()
     d = os.path.join(out, name)
@@ -182,6 +238,29 @@ def main():
            {"ids": {0: "batch", 1: "seq"}, "tags": {0: "batch", 1: "seq"}}, out, ["tags"])
     export(RotaryBlock(), "rotary", ["x"], [(randn(b, s, 32),) for b, s in ((2, 5), (3, 9), (2, 16))],
            {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}, out, ["y"])
+
+    # torchvision CNNs: dynamic batch, height and width; odd sizes so that stride-2 convs and
+    # pools round both ways, and a width of 20 that leaves 1 column at the end and, in
+    # squeezenet, a last ceil-mode pool (3 wide, stride 2) over 2 columns.
+    image_axes = {"image": {0: "batch", 2: "height", 3: "width"}, "scores": {0: "batch"}}
+    image_sizes = ((2, 64, 64), (3, 72, 88), (2, 97, 20))
+    # Inverted residuals with squeeze-excite (global average pool, HardSigmoid gate), HardSwish,
+    # depthwise convs.
+    calibration = [(4, h, w) for _, h, w in image_sizes]
+    export(calibrate(torchvision.models.mobilenet_v3_small(width_mult=0.35, num_classes=10),
+                     calibration),
+           "mobilenet_v3", ["image"], [(randn(b, 3, h, w),) for b, h, w in image_sizes],
+           image_axes, out, ["scores"])
+    # Channel split / concat and channel shuffle (reshape, transpose, reshape over sizes read
+    # from the input), depthwise convs, a mean over H and W.
+    export(calibrate(torchvision.models.shufflenet_v2_x0_5(num_classes=10), calibration),
+           "shufflenet", ["image"], [(randn(b, 3, h, w),) for b, h, w in image_sizes],
+           image_axes, out, ["scores"])
+    # Fire modules (squeeze 1x1, expand 1x1 and 3x3 concatenated), ceil-mode max pools, a conv
+    # classifier and a global average pool.
+    export(calibrate(torchvision.models.squeezenet1_1(num_classes=10), calibration),
+           "squeezenet", ["image"], [(randn(b, 3, h, w),) for b, h, w in image_sizes],
+           image_axes, out, ["scores"])
 
 if __name__ == "__main__":
     main()

@@ -8,12 +8,15 @@ Needs Debian's python3-torch (1.13) and python3-torchvision; nothing in the buil
 needs them. Deterministic (fixed seeds). Takes about a minute, most of it the seed encoder.
 
 Models (every one exported with a dynamic batch dim, the transformers with a dynamic sequence,
-the CNN with dynamic height and width):
+the CNNs with dynamic height and width):
   seed     the seed's text encoder at full size: vocab 30000, d 512, 4 post-norm layers, 8 heads,
            FFN 2048, causal mask built from S in forward, head 512->30000; opset 14
   gpt2     one GPT-2 style decoder block: pre-norm, fused qkv projection, causal attention
            written out (12 heads of 64), tanh-GELU MLP 768->3072->768, residuals; opset 14
   resnet18 torchvision's resnet18, random weights, eval mode (batch norm folded by the export)
+  mobilenet_v3, shufflenet, squeezenet
+           torchvision's mobilenet_v3_small, shufflenet_v2_x1_0 and squeezenet1_1, random weights
+           calibrated as for the model tests (scores that depend on the input), eval mode
   mlp      784->2048->2048->10 with ReLU and a softmax
 
 Writes OUTDIR/manifest.json and per model OUTDIR/NAME/model.onnx and, per size,
@@ -123,9 +126,23 @@ def hooked_flops(model, args):
     return total[0]
 
 
-def resnet18():
-    import torchvision
-    return torchvision.models.resnet18(weights=None)
+def torchvision_model(name, calibrate=False):
+    """A torchvision classifier by its constructor's name, random weights (1000 classes); with
+    `calibrate`, weights made input-dependent as for Kiln's model tests (calibrate() in
+    export-onnx-models.py: with torchvision's initialisation these models' scores are nearly
+    constant, so a comparison with PyTorch would check little)."""
+    def make():
+        import importlib.util
+        import torchvision
+        model = getattr(torchvision.models, name)(weights=None)
+        if not calibrate:
+            return model
+        spec = importlib.util.spec_from_file_location(
+            "export_onnx_models", os.path.join(os.path.dirname(__file__), "export-onnx-models.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.calibrate(model, [(2, 64, 64), (2, 128, 128)])
+    return make
 
 
 def zoo():
@@ -133,6 +150,8 @@ def zoo():
     [(size name, inputs builder(rng), flops or None for hooks)])."""
     ids = lambda b, s: lambda rng: [rng.integers(0, 30000, size=(b, s), dtype=np.int64)]
     normal = lambda *shape: lambda rng: [rng.standard_normal(shape, dtype=np.float32)]
+    image_axes = {"image": {0: "batch", 2: "height", 3: "width"}, "logits": {0: "batch"}}
+    image_sizes = [("b1_64", normal(1, 3, 64, 64), None), ("b2_128", normal(2, 3, 128, 128), None)]
     return [
         ("seed", "seed text encoder, full size (vocab 30000, d 512, 4 layers, 8 heads, "
          "FFN 2048, causal)", SeedEncoder, ["input_ids"], ["logits"],
@@ -143,9 +162,17 @@ def zoo():
          ["x"], ["y"], {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}, 14,
          [("b1_s128", normal(1, 128, 768), gpt2_flops(1, 128)),
           ("b4_s256", normal(4, 256, 768), gpt2_flops(4, 256))]),
-        ("resnet18", "torchvision resnet18 (random weights)", resnet18, ["image"], ["logits"],
-         {"image": {0: "batch", 2: "height", 3: "width"}, "logits": {0: "batch"}}, 14,
-         [("b1_64", normal(1, 3, 64, 64), None), ("b2_128", normal(2, 3, 128, 128), None)]),
+        ("resnet18", "torchvision resnet18 (random weights)", torchvision_model("resnet18"),
+         ["image"], ["logits"], image_axes, 14, image_sizes),
+        ("mobilenet_v3", "torchvision mobilenet_v3_small (random, calibrated weights)",
+         torchvision_model("mobilenet_v3_small", True), ["image"], ["logits"], image_axes, 14,
+         image_sizes),
+        ("shufflenet", "torchvision shufflenet_v2_x1_0 (random, calibrated weights)",
+         torchvision_model("shufflenet_v2_x1_0", True), ["image"], ["logits"], image_axes, 14,
+         image_sizes),
+        ("squeezenet", "torchvision squeezenet1_1 (random, calibrated weights)",
+         torchvision_model("squeezenet1_1", True), ["image"], ["logits"], image_axes, 14,
+         image_sizes),
         ("mlp", "MLP 784-2048-2048-10, ReLU, softmax", MLP, ["x"], ["probs"],
          {"x": {0: "batch"}, "probs": {0: "batch"}}, 14,
          [("b8", normal(8, 784), None), ("b256", normal(256, 784), None)]),

@@ -1,6 +1,7 @@
 // kiln run: runs an ONNX model on .npy inputs and writes one .npy per graph output.
 #include <fmt/core.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -66,6 +67,18 @@ int run_main(const RunOptions& options) {
   }
   if (runs == 0) runs = 1;
 
+  // A graph with an op that has no Vulkan kernel runs on the CPU interpreter, with a warning:
+  // counted for the stats line (interpreter_fallbacks), the warning still printed.
+  std::atomic<uint64_t> fallbacks{0};
+  set_log_sink([&fallbacks](LogTopic topic, std::string_view m) {
+    if (topic == LogTopic::kWarning && m.find("no device lowering (") != std::string_view::npos)
+      ++fallbacks;
+    fmt::print(stderr, "[kiln:{}] {}\n", log_topic_name(topic), m);
+  });
+  struct SinkReset {
+    ~SinkReset() { set_log_sink({}); }
+  } sink_reset;
+
   CompileOptions copts{.name = fs::path(options.model).stem().string()};
   if (options.dynamic) copts.dynamic = Dynamic::kTrue;
   copts.check = options.check;
@@ -102,8 +115,9 @@ int run_main(const RunOptions& options) {
   const CompileStats st = compiled.stats();
   fmt::print(
       "stats: calls={} compiles={} recompiles={} cache_hits={} dynamic_compiles={} "
-      "graph_breaks={}\n",
-      st.calls, st.compiles, st.recompiles, st.cache_hits, st.dynamic_compiles, st.graph_breaks);
+      "graph_breaks={} interpreter_fallbacks={}\n",
+      st.calls, st.compiles, st.recompiles, st.cache_hits, st.dynamic_compiles, st.graph_breaks,
+      fallbacks.load());
   if (options.explain) fmt::print("{}", compiled.explain().to_string());
   return 0;
 }

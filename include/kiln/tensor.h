@@ -246,7 +246,8 @@ Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updat
 // pads then the k end pads (default 0), as ONNX orders them. An empty vector takes the
 // defaults. Output length per dim: floor((D + pad_begin + pad_end - dilation * (kernel - 1) - 1)
 // / stride) + 1; ceil_mode rounds up instead, dropping a last window that would start in the
-// end padding. auto_pad is the caller's: pass the explicit pads.
+// end padding (so a window may overhang the padded input by up to stride - 1 positions, as in
+// ONNX and PyTorch). auto_pad is the caller's: pass the explicit pads.
 /// ONNX Conv: weight [C_out, C / groups, K1, ..., Kk], optional bias [C_out] (pass Tensor() for
 /// none); the result is [N, C_out, O1, ..., Ok]. Floating point, accumulated in float.
 Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),

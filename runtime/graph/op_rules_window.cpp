@@ -10,12 +10,14 @@ namespace kiln {
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
                            int64_t pad_end, int64_t dilation, bool ceil_mode) {
   const int64_t span = in + pad_begin + pad_end - (dilation * (kernel - 1) + 1);
-  if (span < 0) return -1;
-  if (!ceil_mode) return span / stride + 1;
+  if (!ceil_mode) return span < 0 ? -1 : span / stride + 1;
+  // Rounding up, the window may overhang the padded input by up to stride - 1 positions: a
+  // 3-wide window with stride 2 over 2 positions gives one output (ONNX, PyTorch).
+  if (span + stride - 1 < 0) return -1;
   int64_t out = (span + stride - 1) / stride + 1;
   // A last window that starts in the end padding is dropped (ONNX, PyTorch).
   if ((out - 1) * stride >= in + pad_begin) --out;
-  return out;
+  return out < 1 && span < 0 ? -1 : out;
 }
 
 namespace detail {
@@ -68,7 +70,8 @@ Expected<Shape> window_shape(OpKind op, std::span<const TensorMeta> ins, const A
                           std::to_string(kernel[i]) + ", dilation " +
                           std::to_string(w.dilations[i]) + ") is larger than the padded input (" +
                           std::to_string(x.shape[i + 2]) + " + pads " + std::to_string(w.pads[i]) +
-                          " + " + std::to_string(w.pads[i + k]) + ")");
+                          " + " + std::to_string(w.pads[i + k]) + ")" +
+                          (ceil ? " by more than stride - 1 (ceil_mode)" : ""));
     out.push_back(o);
   }
   return out;

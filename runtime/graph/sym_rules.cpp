@@ -117,7 +117,8 @@ class SymRules {
   }
 
   /// Conv / MaxPool / AvgPool: [N, C_out, O1, ..., Ok], each O from window_output_size over
-  /// the symbols. The window must fit the padded input: recorded as a guard.
+  /// the symbols. The window must fit the padded input (with ceil_mode, overhang it by at most
+  /// stride - 1): recorded as a guard.
   Expected<SymShape> window(std::span<const SymShape> ins, const Attrs& at) {
     if (op_ == OpKind::ConvTranspose) return conv_transpose(ins, at.window);
     const Attrs::Window& w = at.window;
@@ -138,19 +139,21 @@ class SymRules {
       }
       const int64_t s = w.strides[i], pb = w.pads[i], pe = w.pads[i + k];
       const int64_t extent = w.dilations[i] * (kernel - 1) + 1;
+      const bool ceil = op_ != OpKind::Conv && w.ceil_mode;
       if (d.is_constant()) {
-        result.push_back(
-            SymInt(window_output_size(d.constant_value(), kernel, s, pb, pe, w.dilations[i],
-                                      op_ != OpKind::Conv && w.ceil_mode)));
+        result.push_back(SymInt(
+            window_output_size(d.constant_value(), kernel, s, pb, pe, w.dilations[i], ceil)));
         continue;
       }
       if (env_) {
-        KILN_ASSIGN_OR_RETURN(bool fits,
-                              env_->evaluate_guarding(sym_ge(d, SymInt(extent - pb - pe)), prov_));
+        const int64_t overhang = ceil ? s - 1 : 0;
+        KILN_ASSIGN_OR_RETURN(
+            bool fits,
+            env_->evaluate_guarding(sym_ge(d, SymInt(extent - pb - pe - overhang)), prov_));
         if (!fits) return invalid_argument(std::string(op_name(op_)) + ": window exceeds input");
       }
       const SymInt span = d + SymInt(pb + pe - extent);
-      if (op_ == OpKind::Conv || !w.ceil_mode) {
+      if (!ceil) {
         result.push_back(sym_floordiv(span, SymInt(s)) + SymInt(1));
       } else {  // windows may not start in the end padding
         result.push_back(sym_min(sym_floordiv(span + SymInt(s - 1), SymInt(s)),

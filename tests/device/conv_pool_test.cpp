@@ -1,9 +1,9 @@
 // The ONNX-front-end ops on Vulkan against the interpreter, on fresh random data into poisoned
 // memory, eagerly and compiled: pow / abs / sign (fused elementwise, vec4 and scalar), conv
 // (1-D/2-D/3-D, padding, strides, dilations, groups, bias, fused producers), max_pool and
-// avg_pool (ceil_mode, count_include_pad, dilations, integer and f16 inputs), gather_nd
-// (batch_dims, negative indices, fused into a consumer), and symbolic sizes (one pipeline set
-// for several shapes).
+// avg_pool (ceil_mode, windows overhanging the input, count_include_pad, dilations, integer and f16
+// inputs), gather_nd (batch_dims, negative indices, fused into a consumer), and symbolic sizes (one
+// pipeline set for several shapes).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -173,6 +173,9 @@ TEST_F(DeviceConvPool, MaxAndAvgPool) {
       {{1, 2, 5, 5}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
       {{1, 2, 5, 4, 6}, {2, 3, 2}, {2, 1, 2}, {0, 1, 1, 1, 1, 0}, {1, 1, 1}, true},
       {{1, 1, 4, 4, 4}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, {2, 1, 1}, false},
+      // ceil_mode windows overhanging the input by up to stride - 1 (one output along H).
+      {{2, 3, 2, 5}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},
+      {{1, 2, 3, 4}, {5, 2}, {3, 2}, {1, 0, 0, 0}, {1, 1}, true},
   };
   for (const PoolCase& c : cases) {
     Tensor x = rnd(DType::kF32, c.x);
@@ -264,6 +267,24 @@ TEST_F(DeviceConvPool, SymbolicSizesShareOnePipelineSet) {
     Tensor want = avg_pool(max_pool(c, {2, 2}, {1, 2}, {}, {}, true), {2, 1}, {2, 1}, {0, 0, 1, 0},
                            {}, true, true);
     test::expect_close(got, want, Tol{1e-4, 1e-4}, "symbolic " + shape_str(s));
+  }
+  EXPECT_EQ(compiled.stats().compiles, 1u);
+  ASSERT_EQ(compiled.entries().size(), 1u);
+  EXPECT_TRUE(compiled.entries()[0].on_device);
+}
+
+// A ceil-mode pool traced where its window fits serves, in the same compile, sizes where the
+// window overhangs the input (squeezenet's last pool over a 2-wide map).
+TEST_F(DeviceConvPool, CeilModePoolOverhangingTheInputUnderSymbolicSizes) {
+  auto fn = [](const Tensor& x) {
+    return max_pool(x, {3, 3}, {2, 2}, {}, {}, true) + avg_pool(x, {3, 3}, {2, 2}, {}, {}, true);
+  };
+  auto compiled = compile(fn, {.name = "sym_ceil_overhang", .dynamic = Dynamic::kTrue});
+  for (Shape s : {Shape{2, 3, 9, 8}, Shape{3, 3, 2, 5}, Shape{2, 3, 7, 2}, Shape{2, 3, 2, 2}}) {
+    Tensor x = rnd(DType::kF32, s);
+    test::poison_device_memory(1 << 20);
+    Tensor got = compiled(x.to(Device::vulkan()));
+    test::expect_close(got, fn(x), Tol{1e-5, 1e-6}, "symbolic " + shape_str(s));
   }
   EXPECT_EQ(compiled.stats().compiles, 1u);
   ASSERT_EQ(compiled.entries().size(), 1u);

@@ -160,6 +160,45 @@ TEST(OnnxOps, MaxPool) {
   expect_error([&] { max_pool(x, {2, 2}, {0, 1}); }, {"stride 0 must be >= 1"});
 }
 
+// ceil_mode lets a window overhang the (padded) input by up to stride - 1 positions, as ONNX and
+// PyTorch do (squeezenet's last 3-wide, stride-2 pool over a 2-wide map): one output, the
+// window clipped to the input.
+TEST(OnnxOps, CeilModeWindowOverhangingTheInput) {
+  Tensor x = iota({1, 1, 2, 5}, 1);  // rows 1..5 and 6..10
+  expect_values(max_pool(x, {3, 3}, {2, 2}, {}, {}, true), DType::kF32, {1, 1, 1, 2}, {8, 10});
+  EXPECT_EQ(max_pool_indices(x, {3, 3}, {2, 2}, {}, {}, true).to_vector<int64_t>(),
+            (std::vector<int64_t>{7, 9}));
+  for (bool include : {false, true})  // no pads: both count the 6 positions inside the input
+    expect_values(avg_pool(x, {3, 3}, {2, 2}, {}, {}, true, include), DType::kF32, {1, 1, 1, 2},
+                  {27 / 6.0, 39 / 6.0});
+  // A begin pad: the window covers the pad, both inputs and one position past the end.
+  expect_values(avg_pool(F({1, 2}, {1, 1, 2}), {4}, {2}, {1, 0}, {}, true, true), DType::kF32,
+                {1, 1, 1}, {1.0});
+  // Without ceil_mode, or overhanging by stride or more, the window does not fit.
+  expect_error([&] { max_pool(x, {3, 3}, {2, 2}); }, {"larger than the padded input (2 + pads"});
+  expect_error(
+      [&] {
+        max_pool(x, {3, 3}, {1, 1}, {}, {}, true);
+      },
+      {"larger than the padded input (2 + pads 0 + 0) by more than stride - 1"});
+  expect_error([&] { avg_pool(x, {4, 1}, {2, 1}, {}, {}, true); }, {"by more than stride - 1"});
+
+  // Symbolic sizes: a trace where the window fits serves the sizes where it overhangs (the
+  // guard allows stride - 1 positions less), with the eager values.
+  auto fn = [](const Tensor& t) {
+    return max_pool(t, {3, 3}, {2, 2}, {}, {}, true) +
+           avg_pool(t, {3, 3}, {2, 2}, {}, {}, true, true);
+  };
+  auto compiled = compile(fn, {.name = "ceil_overhang", .dynamic = Dynamic::kTrue});
+  for (Shape s : {Shape{2, 3, 9, 8}, Shape{3, 3, 2, 5}, Shape{2, 3, 7, 2}, Shape{2, 3, 2, 2}}) {
+    Tensor t = iota(s, -40);
+    Tensor want = fn(t), got = compiled(t);
+    ASSERT_EQ(got.shape(), want.shape()) << shape_str(s);
+    expect_values(got, DType::kF32, want.shape(), want.to_doubles());
+  }
+  EXPECT_EQ(compiled.stats().compiles, 1u);
+}
+
 TEST(OnnxOps, MaxPoolIndices) {
   Tensor x = iota({1, 1, 5, 5}, 1);
   Tensor z = max_pool_indices(x, {5, 5}, {}, {2, 2, 2, 2});

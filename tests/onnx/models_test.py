@@ -3,7 +3,9 @@
 in one process and checks: the outputs match PyTorch's within 1e-4, each model with dynamic
 axes compiles once for all sizes (the recurrent tagger once per sequence length), and the
 TopK/NonZero model reports its graph breaks through
---explain. No validation-layer message may appear.
+--explain. No validation-layer message may appear, and on Vulkan no graph may run on the
+interpreter for want of a kernel (`interpreter_fallbacks` in the stats line; a generated model
+that needs one shows the count is live).
 
 Usage: models_test.py KILN DATA_DIR cpu|vulkan    (exit 77: no Vulkan device)
 """
@@ -25,25 +27,32 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(model, inputs, outputs, extra=()):
-    """Runs every size case of `model`; returns (stdout, stats dict, outdir)."""
-    d = os.path.join(DATA, model)
-    cases = sorted(c for c in os.listdir(d) if c.isdigit())
-    out = tempfile.mkdtemp(prefix="kiln-onnx-")
-    cmd = [KILN, "run", os.path.join(d, "model.onnx"), "-o", out, "--device", DEVICE]
-    for name in inputs:
-        cmd += ["-i", name + "=" + ",".join(os.path.join(d, c, name + ".npy") for c in cases)]
-    p = subprocess.run(cmd + list(extra), capture_output=True, text=True,
+def kiln_run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True,
                        env=dict(os.environ, KILN_VALIDATE="1"))
     if DEVICE == "vulkan" and "no Vulkan device" in p.stderr:
         print("no Vulkan device; skipped")
         sys.exit(77)
     print(" ".join(cmd))
     print(p.stdout + p.stderr)
+    m = re.search(r"^stats: (.*)$", p.stdout, re.M)
+    return p, dict(kv.split("=") for kv in m.group(1).split()) if m else {}
+
+
+def run(model, inputs, outputs, extra=()):
+    """Runs every size case of `model`; returns (stdout, stats dict, number of cases)."""
+    d = os.path.join(DATA, model)
+    cases = sorted(c for c in os.listdir(d) if c.isdigit())
+    out = tempfile.mkdtemp(prefix="kiln-onnx-")
+    cmd = [KILN, "run", os.path.join(d, "model.onnx"), "-o", out, "--device", DEVICE]
+    for name in inputs:
+        cmd += ["-i", name + "=" + ",".join(os.path.join(d, c, name + ".npy") for c in cases)]
+    p, stats = kiln_run(cmd + list(extra))
     check(p.returncode == 0, "%s: kiln run exited %d" % (model, p.returncode))
     check("vulkan validation error" not in p.stderr, "%s: validation-layer messages" % model)
-    m = re.search(r"^stats: (.*)$", p.stdout, re.M)
-    stats = dict(kv.split("=") for kv in m.group(1).split()) if m else {}
+    check(stats.get("interpreter_fallbacks") == "0",
+          "%s: %s graph(s) ran on the interpreter for want of a kernel" %
+          (model, stats.get("interpreter_fallbacks")))
     for c in cases:
         for name in outputs:
             want = np.load(os.path.join(d, c, name + ".npy"))
@@ -99,6 +108,44 @@ check(stats.get("compiles") == "1", "rotary: %s compiles for %d sizes, expected 
       (stats.get("compiles"), n))
 check(stats.get("dynamic_compiles") == "1", "rotary: the compile is not symbolic")
 check(stats.get("graph_breaks") == "0", "rotary: %s graph breaks" % stats.get("graph_breaks"))
+
+# torchvision CNNs with random weights (mobilenet_v3_small at width 0.35, shufflenet_v2_x0_5,
+# squeezenet1_1; 10 classes): batch, height and width are named dims, so each is a size symbol
+# and every spatial size after a stride-2 conv or pool is an expression of them. The sizes avoid
+# 1 (specialised) and keep the guards of the first trace (windows fit; squeezenet's last
+# ceil-mode pool may overhang a 2-wide map by one column), so one symbolic compile serves all
+# three sizes, the 97x20 one included (1 column left at the end).
+for model in ("mobilenet_v3", "shufflenet", "squeezenet"):
+    _, stats, n = run(model, ["image"], ["scores"])
+    check(stats.get("calls") == str(n), "%s: %s calls" % (model, stats.get("calls")))
+    check(stats.get("compiles") == "1", "%s: %s compiles for %d sizes, expected 1" %
+          (model, stats.get("compiles"), n))
+    check(stats.get("dynamic_compiles") == "1", "%s: the compile is not symbolic" % model)
+    check(stats.get("graph_breaks") == "0", "%s: %s graph breaks" % (model, stats.get("graph_breaks")))
+
+# The fallback count is live: a Relu over 40 concatenated inputs, each with its own named dim,
+# needs more size slots than a kernel has, so on Vulkan that graph runs on the interpreter.
+if DEVICE == "vulkan":
+    import onnx
+    from onnx import TensorProto, helper
+
+    d = tempfile.mkdtemp(prefix="kiln-fallback-")
+    names = ["x%d" % i for i in range(40)]
+    graph = helper.make_graph(
+        [helper.make_node("Concat", names, ["y"], axis=0), helper.make_node("Relu", ["y"], ["z"])],
+        "fallback", [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["d" + x, 3])
+                     for x in names],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              os.path.join(d, "model.onnx"))
+    cmd = [KILN, "run", os.path.join(d, "model.onnx"), "--device", DEVICE]
+    for k, x in enumerate(names):
+        np.save(os.path.join(d, x + ".npy"), np.full((2 + k % 3, 3), k, np.float32))
+        cmd += ["-i", "%s=%s" % (x, os.path.join(d, x + ".npy"))]
+    p, stats = kiln_run(cmd)
+    check(p.returncode == 0 and stats.get("interpreter_fallbacks") == "1",
+          "a graph that needs the interpreter: interpreter_fallbacks=%s, expected 1" %
+          stats.get("interpreter_fallbacks"))
 
 text, stats, n = run("select", ["x"], ["top_values", "top_indices", "positive"], ["--explain"])
 check(re.search(r"NonZero node '[^']+' \(opset \d+\): nonzero has no device lowering", text),
