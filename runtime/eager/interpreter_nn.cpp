@@ -312,6 +312,7 @@ Status slice(const Node& node, const HostTensor& x, HostTensor& out) {
   const SliceRange r = resolve_slice(d[0], d[1], d[2], s.len);
   const size_t es = dtype_size(x.meta.dtype);
   const auto row = static_cast<size_t>(s.inner) * es;
+  if (out.data.empty()) return {};  // memcpy from an empty vector's null data() is undefined
   std::byte* dst = out.data.data();
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t j = 0; j < r.length; ++j, dst += row) {

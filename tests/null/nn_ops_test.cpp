@@ -168,6 +168,8 @@ TEST(NnOps, ConcatAndSlice) {
   Tensor m = F({1, 2, 3, 4, 5, 6}, {2, 3});
   expect_values(slice(m, 1, 1, 3), DType::kF32, {2, 2}, {2, 3, 5, 6});
   expect_values(slice(m, -2, 1, 2), DType::kF32, {1, 3}, {4, 5, 6});
+  // Rows of zero elements: nothing to copy (the UBSan build checks no null pointer is copied).
+  expect_values(slice(Tensor::full({3, 0}, 1), 0, 0, 2), DType::kF32, {2, 0}, {});
   expect_error([&] { slice(m, 0, 0, 1, 0); }, {"step must be positive"});
   expect_error([&] { slice(m, 3, 0, 1); }, {"axis 3 is out of range for rank 2"});
 }
