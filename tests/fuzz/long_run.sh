@@ -3,7 +3,8 @@
 # (default 1), CHUNK programs at a time, each chunk as N shards (run_shards.sh). A chunk that
 # passed leaves LOG_DIR/chunk_K/passed and is skipped when the script is started again, so a
 # stopped run resumes where it was. Prints one summary line per chunk and a total at the end;
-# exits 0 only when every chunk passed. Other KILN_* variables pass through.
+# exits 0 only when every chunk passed. KILN_FUZZ_FROM=K starts at the chunk holding program K
+# (the chunks before it are left for a later start). Other KILN_* variables pass through.
 #
 #   tests/fuzz/long_run.sh TOTAL CHUNK N LOG_DIR [BINARY]
 set -u
@@ -19,7 +20,7 @@ bin=${5:-build/tests/fuzz/device_fuzz_differential_test}
 here=$(dirname "$0")
 mkdir -p "$logs"
 status=0
-first=0
+first=$(( ${KILN_FUZZ_FROM:-0} / chunk * chunk ))
 start=$(date +%s)
 while [ "$first" -lt "$total" ]; do
   count=$chunk

@@ -59,6 +59,14 @@ TEST(UnaryMath, Hyperbolic) {
                 {0, -0.0, kInf, -kInf, std::atanh(0.5), kNaN});
 }
 
+TEST(UnaryMath, Log1p) {
+  // Accurate next to zero, where log(1 + x) would lose x: log1p(1e-7) = 1e-7 - 5e-15.
+  expect_values(log1p(F({0, -0.0f, 1e-7f, -1, -2, kInf, kNaN, 1})), DType::kF32,
+                {0, -0.0, 1e-7, -kInf, kNaN, kInf, kNaN, std::log(2.0)}, 1e-6);
+  EXPECT_NEAR(log1p(F({1e-7f})).to_doubles()[0], std::log1p(double(1e-7f)), 1e-13);
+  expect_values(log1p(Tensor::from_vector<int32_t>({0, 1}, {2})), DType::kF32, {0, std::log(2.0)});
+}
+
 TEST(UnaryMath, IntegersComputeInFloat) {
   Tensor i = Tensor::from_vector<int32_t>({0, 1, -2}, {3});
   expect_values(sin(i), DType::kF32, {0, std::sin(1.0), std::sin(-2.0)});
