@@ -7,13 +7,14 @@
 #include <span>
 #include <vector>
 
+#include "eager/host_memory.h"
 #include "kiln/dtype.h"
 
 namespace kiln {
 
 struct HostTensor {
   TensorMeta meta;
-  std::vector<std::byte> data;  // meta.nbytes() bytes
+  HostBytes data;  // meta.nbytes() bytes (large ones on huge pages: host_memory.h)
 
   HostTensor() = default;
   explicit HostTensor(TensorMeta m) : meta(std::move(m)), data(meta.nbytes()) {}

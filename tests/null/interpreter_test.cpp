@@ -101,6 +101,24 @@ TEST(HostTensor, GetSetConversions) {
   EXPECT_EQ(x.get(0), static_cast<double>(0.1f));
 }
 
+TEST(HostTensor, LargeBuffersAreZeroedHugePageAlignedAndCopyable) {
+  // 3 MiB + 4 bytes: past the huge-page threshold and not a multiple of 2 MiB.
+  HostTensor big(TensorMeta{DType::kF32, {(3 << 18) + 1}});
+  ASSERT_EQ(big.data.size(), (size_t{3} << 20) + 4);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data.data()) % (uintptr_t{2} << 20), 0u);
+  for (size_t i = 0; i < big.data.size(); i += 4093) EXPECT_EQ(big.data[i], std::byte{0});
+  big.ptr<float>()[(3 << 18)] = 7.5f;
+  HostTensor copy = big;  // a second large buffer
+  EXPECT_NE(copy.data.data(), big.data.data());
+  EXPECT_EQ(copy.ptr<float>()[(3 << 18)], 7.5f);
+  copy.data.resize(16);  // shrinks into the same buffer; the small path frees it later
+  copy.data.shrink_to_fit();
+  EXPECT_EQ(copy.ptr<float>()[0], 0.0f);
+  HostTensor small = tensor(kF32, {3}, {1, 2, 3});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data.data()) % 16, 0u);
+  EXPECT_EQ(small.get(2), 3.0);
+}
+
 // ---- unary --------------------------------------------------------------------------------------
 
 TEST(Unary, FloatOps) {
