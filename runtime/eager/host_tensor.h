@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "eager/host_memory.h"
+#include "core/host_memory.h"
 #include "kiln/dtype.h"
 
 namespace kiln {

@@ -153,21 +153,44 @@ void VulkanDeviceImpl::start_prewarm() {
     // One at a time, so that a bad entry costs only itself; pipeline() checks each desc
     // (SPIR-V included) as for any caller.
     size_t created = 0;
+    std::vector<const Pipeline*> made;
     for (const PipelineDesc& d : *descs) {
       Expected<const Pipeline*> p = pipeline(d);
       if (p.ok()) {
         ++created;
+        made.push_back(*p);
       } else {
         log(LogTopic::kCache,
             "pipeline set: " + d.label + " skipped (" + p.status().message() + ")");
       }
     }
+    const Status warmed = warm_pipelines(made);
+    if (!warmed.ok())
+      log(LogTopic::kCache, "pipeline set: warm-up dispatch failed (" + warmed.message() + ")");
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     log(LogTopic::kCache, "pipeline set: " + std::to_string(created) + " of " +
-                              std::to_string(descs->size()) + " pipelines created ahead in " +
-                              std::to_string(ms) + " ms");
+                              std::to_string(descs->size()) + " pipelines created ahead" +
+                              (warmed.ok() ? " and warmed" : "") + " in " + std::to_string(ms) +
+                              " ms");
   });
+}
+
+Status VulkanDeviceImpl::warm_pipelines(std::span<const Pipeline* const> pipelines) {
+  if (pipelines.empty()) return Status::ok_status();
+  // Every binding reads the same scratch buffer: the grid is empty, so nothing is read or
+  // written, but the descriptors must be valid. 16 KiB fits the smallest uniform range limit.
+  KILN_ASSIGN_OR_RETURN(BufferRef scratch, allocate(16384, MemoryUse::kDevice));
+  std::vector<Dispatch> dispatches;
+  for (const Pipeline* p : pipelines) {
+    Dispatch d;
+    d.pipeline = p;
+    d.bindings.assign(p->num_bindings, scratch);
+    d.push_constants.assign(p->push_constant_bytes, 0);
+    d.groups = {0, 0, 0};
+    dispatches.push_back(std::move(d));
+  }
+  return run_dispatches(dispatches, nullptr, true);
 }
 
 bool VulkanDeviceImpl::wait_for_prewarm() {

@@ -269,6 +269,11 @@ Status VulkanDeviceImpl::read_timings(VkQueryPool pool, std::span<const Dispatch
 
 Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
                              std::vector<DispatchTiming>* timings) {
+  return run_dispatches(dispatches, timings, false);
+}
+
+Status VulkanDeviceImpl::run_dispatches(std::span<const Dispatch> dispatches,
+                                        std::vector<DispatchTiming>* timings, bool keep_empty) {
   if (timings != nullptr) timings->clear();
   // Buffer views of texel bindings live until this (synchronous) run returns.
   struct ViewHolder {
@@ -279,7 +284,7 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
     }
   } view_holder{device(), {}};
 
-  // Dispatches with an empty grid record nothing and are not counted.
+  // Dispatches with an empty grid record nothing and are not counted (unless kept to warm).
   std::vector<size_t> active;
   uint32_t sets = 0;
   uint32_t descriptors = 0;
@@ -287,7 +292,7 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
     if (dispatches[i].indirect_offset >= 0)
       return invalid_argument(dispatch_name(dispatches[i], i) +
                               ": indirect dispatches exist only in recordings");
-    if (has_zero_groups(dispatches[i])) continue;
+    if (has_zero_groups(dispatches[i]) && !keep_empty) continue;
     KILN_RETURN_IF_ERROR(check_dispatch(dispatches[i], i));
     active.push_back(i);
     if (dispatches[i].pipeline->num_bindings > 0) {
@@ -319,7 +324,7 @@ Status VulkanDeviceImpl::run(std::span<const Dispatch> dispatches,
   record_commands(slot->cmd, dispatches, active, descriptor_sets,
                   timed ? slot->query_pool : VK_NULL_HANDLE, nullptr);
   KILN_RETURN_IF_ERROR(submit_and_wait(*slot));
-  stats_.dispatches += active.size();
+  if (!keep_empty) stats_.dispatches += active.size();
   if (timed) KILN_RETURN_IF_ERROR(read_timings(slot->query_pool, dispatches, active, *timings));
   return Status::ok_status();
 }

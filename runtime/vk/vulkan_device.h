@@ -178,6 +178,9 @@ class VulkanDeviceImpl final : public VulkanDevice {
   /// A caller's pipeline request during the prewarm waits for it rather than building the same
   /// pipelines a second time.
   bool wait_for_prewarm();  // true when it waited
+  /// Binds each pipeline to a scratch buffer and dispatches an empty grid, so that a driver
+  /// that compiles a pipeline's code at its first dispatch (lavapipe) does so now.
+  Status warm_pipelines(std::span<const Pipeline* const> pipelines);
 
   // pipeline.cpp
   Status check_pipeline_desc(const PipelineDesc& desc) const;
@@ -189,6 +192,9 @@ class VulkanDeviceImpl final : public VulkanDevice {
   void destroy_pipeline(Pipeline& pipeline) const;
 
   // run.cpp
+  /// run(); `keep_empty` records dispatches with an empty grid too (warm_pipelines).
+  Status run_dispatches(std::span<const Dispatch> dispatches, std::vector<DispatchTiming>* timings,
+                        bool keep_empty);
   Status check_dispatch(const Dispatch& dispatch, size_t index) const;
   Status prepare_descriptor_pool(CommandSlot& slot, uint32_t sets, uint32_t descriptors);
   Status prepare_query_pool(CommandSlot& slot, uint32_t queries);

@@ -2,10 +2,11 @@
 // The advice is only advice: with transparent huge pages off ("never") or no 2 MiB page free,
 // the kernel maps 4 KiB pages as before. glibc serves these sizes by mmap and returns them on
 // free, so the advice never reaches memory another allocation reuses.
-#include "eager/host_memory.h"
+#include "core/host_memory.h"
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -28,6 +29,15 @@ void* allocate_large(size_t bytes) {
   if (p == nullptr) throw std::bad_alloc();
   if (advise_huge_pages()) (void)madvise(p, rounded, MADV_HUGEPAGE);
   return p;
+}
+
+void advise_huge(void* p, size_t bytes) noexcept {
+  if (!advise_huge_pages() || p == nullptr) return;
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (begin + kHugeThreshold - 1) / kHugeThreshold * kHugeThreshold;
+  const uintptr_t last = (begin + bytes) / kHugeThreshold * kHugeThreshold;
+  if (last > first)
+    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // NOLINT
 }
 
 void free_large(void* p) noexcept {

@@ -5,7 +5,8 @@
 /// and every downloaded input anew; on virtual machines a 4 KiB fault costs tens of
 /// microseconds, and the 4 KiB faults of one call of the seed encoder (about 300,000) took
 /// longer than its arithmetic (docs/perf.md "Host buffers on huge pages"). Smaller buffers come
-/// from operator new. KILN_HUGEPAGES=0 turns the advice off.
+/// from operator new. The Vulkan allocator advises its mapped blocks the same way on CPU drivers
+/// (lavapipe), where device memory is host memory. KILN_HUGEPAGES=0 turns the advice off.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,9 @@ namespace host_memory {
 inline constexpr size_t kHugeThreshold = size_t{2} << 20;
 void* allocate_large(size_t bytes);
 void free_large(void* p) noexcept;
+/// Advises the whole 2 MiB pages inside [p, p + bytes) as huge pages (a mapping of device
+/// memory on a CPU Vulkan driver, say); nothing when KILN_HUGEPAGES=0 or too small.
+void advise_huge(void* p, size_t bytes) noexcept;
 }  // namespace host_memory
 
 template <typename T>
