@@ -5,7 +5,8 @@ The demo part checks what served each first call, that both the interpreter's an
 compiled kernels' match, and the bound fields (not their values: timings are not asserted).
 The precompile part fills a fresh cache directory, then runs the model in a new process on it
 and checks that the compiled graph was a cache hit with no kernel compiled, and that with
-KILN_PREWARM=1 the device recreates the stored pipelines as it opens.
+KILN_PREWARM=1 the device recreates the stored pipelines as it opens and warms each with an
+empty dispatch (under the validation layer, like every test).
 
 Usage: background_tools_test.py path/to/kiln path/to/model_dir. Exits 77 (ctest: skipped)
 when there is no Vulkan device.
@@ -90,13 +91,17 @@ def precompile(kiln: str, model_dir: str, failures: list) -> None:
         if "hit, no kernel compiled" not in run.stderr:
             sys.stderr.write(run.stderr)
             failures.append("kiln run on the precompiled cache compiled kernels")
-        # KILN_PREWARM=1: the device recreates the stored pipeline set as it opens.
+        # KILN_PREWARM=1: the device recreates the stored pipeline set as it opens and
+        # dispatches each pipeline once with an empty grid (the driver's first-dispatch compile).
         env["KILN_PREWARM"] = "1"
         run = subprocess.run(args, capture_output=True, text=True, env=env)
         created = [l for l in run.stderr.splitlines() if "pipelines created ahead" in l]
         if run.returncode != 0 or not created or " 0 of " in created[0]:
             sys.stderr.write(run.stderr)
             failures.append("KILN_PREWARM=1 did not recreate the precompiled pipelines")
+        elif "and warmed" not in created[0]:
+            sys.stderr.write(run.stderr)
+            failures.append("KILN_PREWARM=1 recreated the pipelines but did not warm them")
 
 
 def main() -> int:
