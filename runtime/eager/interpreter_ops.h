@@ -19,8 +19,8 @@
 #pragma once
 
 #include <array>
-#include <complex>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
