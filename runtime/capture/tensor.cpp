@@ -177,6 +177,10 @@ Tensor::operator bool() const {
 
 std::vector<double> Tensor::to_doubles(Loc loc) const {
   HostTensor h = host_value(*this, loc, "to_doubles()");
+  if (is_complex(h.meta.dtype)) {  // interleaved (real, imaginary) pairs
+    const auto* f = h.ptr<float>();
+    return std::vector<double>(f, f + 2 * h.meta.numel());
+  }
   std::vector<double> out(static_cast<size_t>(h.meta.numel()));
   for (size_t i = 0; i < out.size(); ++i) out[i] = h.get(static_cast<int64_t>(i));
   return out;
