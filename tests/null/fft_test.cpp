@@ -210,7 +210,10 @@ TEST(Fft, Errors) {
   expect_error([&] { view_as_real(x); }, "complex64");
   expect_error([] { view_as_complex(Tensor::full({3, 3}, 1.0)); }, "size 2");
   expect_error([] { view_as_complex(Tensor::full({3, 2}, 1.0, DType::kI32)); }, "f32");
-  expect_error([&] { z.item<float>(); }, "complex64");
+  expect_error([] { fft(Tensor::full({1}, 1.0)).item<float>(); }, "complex64");
+  expect_error([] { fft(Tensor::full({1}, 1.0)).item<int64_t>(); }, "complex64");
+  expect_error([] { (void)static_cast<bool>(fft(Tensor::full({1}, 1.0))); }, "complex64");
+  expect_error([&] { z.to_vector<float>(); }, "c64");
 }
 
 TEST(Fft, CompiledOnTheInterpreter) {
