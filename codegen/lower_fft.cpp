@@ -14,9 +14,11 @@
 namespace kiln {
 namespace {
 
-constexpr uint32_t kFftLocalSize = 64;
+constexpr uint32_t kFftLocalSize = 256;
+/// Longest transform without shared memory: lavapipe ends an invocation's loops after 65535
+/// iterations in total, and the direct DFT's invocation loops over the whole row.
+constexpr int64_t kMaxDirectLength = 16384;
 constexpr uint32_t kSpectralLocalSize = 64;
-constexpr int64_t kMaxFftLength = int64_t{1} << 28;  // kiln_cis computes 4 t in uint
 
 std::string float_literal(double v) {
   char buf[64];
@@ -38,8 +40,6 @@ Expected<Kernel> fft_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   const int64_t m = src.sym.back().constant_value();
   const int64_t len = detail::fft_length(n.op, m, n.attrs);
   const int64_t out_len = n.meta.shape.back();
-  if (len > kMaxFftLength)
-    return unimplemented("fft: length " + std::to_string(len) + " over 2^28 has no kernel");
   const bool inverse = n.op == OpKind::Ifft || n.op == OpKind::Irfft;
   const bool hermitian = n.op == OpKind::Irfft;
   const int64_t used = std::min(m, hermitian ? len / 2 + 1 : len);  // input points read
@@ -68,11 +68,15 @@ Expected<Kernel> fft_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   const bool pow2 = (len & (len - 1)) == 0;
   const bool fits = 16 * len <= static_cast<int64_t>(opt.caps.max_shared_memory);
   const int path = !fits ? 0 : pow2 ? 2 : 1;
+  if (path == 0 && len > kMaxDirectLength)
+    return unimplemented("fft: length " + std::to_string(len) +
+                         " is above the kernels' limit (powers of two up to what shared memory "
+                         "holds, other lengths up to 16384)");
 
   const std::string rows_glsl = e.size(rows);
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kFft, opt.caps));
   k.local_size = std::min(kFftLocalSize, opt.caps.max_workgroup_invocations);
-  k.groups = {rows, 1, 1};
+  k.groups = {path == 0 ? groups_for(sym_numel(n.sym), k.local_size) : rows, 1, 1};
   KILN_ASSIGN_OR_RETURN(k.glsl,
                         kernel_source("fft.comp", e, e.declarations() + "\n" + body,
                                       {{"KILN_FFT", "1"},

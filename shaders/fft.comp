@@ -9,9 +9,9 @@
 //   void kiln_store(uint row, uint k, vec2 v) output element k < KILN_OUT (irfft: v.x)
 // and KILN_SIGN (-1.0 forward, 1.0 inverse), KILN_SCALE (the norm's factor), KILN_HERMITIAN
 // (irfft: point j > N / 2 is conj(point N - j)) and KILN_PATH: 0 a direct DFT reading the
-// input from the buffer (rows too long for shared memory), 1 a direct DFT over the row and a
-// twiddle table in shared memory, 2 a radix-2 Stockham FFT in shared memory (N a power of
-// two). Twiddles e^(2 pi i t / N) reduce t exactly in integers to an angle in [0, pi/4]
+// input from the buffer, one invocation per output element (rows too long for shared memory),
+// 1 a direct DFT over the row and a twiddle table in shared memory, 2 a radix-2 Stockham FFT
+// in shared memory (N a power of two). Twiddles e^(2 pi i t / N) reduce t exactly in integers to an angle in [0, pi/4]
 // before sin / cos; the direct DFT steps t = j k mod N exactly.
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
@@ -74,18 +74,22 @@ vec2 kiln_point(uint row, uint j) {
 
 #if KILN_PATH == 0
 
+// One invocation per output element (grid-stride over KILN_ROWS * KILN_OUT), so that an
+// invocation's loops run about N iterations: lavapipe ends every loop of an invocation once
+// they have run 65535 iterations together (Mesa's gallivm loop limiter).
 void main() {
-  for (uint row = gl_WorkGroupID.x; row < KILN_ROWS; row += gl_NumWorkGroups.x)
-    for (uint k = gl_LocalInvocationID.x; k < KILN_OUT; k += KILN_LOCAL_SIZE) {
-      vec2 acc = vec2(0.0);
-      uint t = 0u;  // j k mod N
-      for (uint j = 0u; j < KILN_N; ++j) {
-        acc += kiln_cmul(kiln_point(row, j), kiln_twiddle(t));
-        t += k;
-        if (t >= KILN_N) t -= KILN_N;
-      }
-      kiln_store(row, k, acc * KILN_SCALE);
+  const uint stride = gl_NumWorkGroups.x * KILN_LOCAL_SIZE;
+  for (uint o = gl_GlobalInvocationID.x; o < KILN_ROWS * KILN_OUT; o += stride) {
+    const uint row = o / KILN_OUT, k = o - row * KILN_OUT;
+    vec2 acc = vec2(0.0);
+    uint t = 0u;  // j k mod N
+    for (uint j = 0u; j < KILN_N; ++j) {
+      acc += kiln_cmul(kiln_point(row, j), kiln_twiddle(t));
+      t += k;
+      if (t >= KILN_N) t -= KILN_N;
     }
+    kiln_store(row, k, acc * KILN_SCALE);
+  }
 }
 
 #elif KILN_PATH == 1
