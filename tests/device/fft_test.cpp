@@ -4,8 +4,8 @@
 // table) and lengths too long for shared memory (the direct DFT from the buffer), every norm,
 // padding and cutting to n, batch dims (an empty batch too), real and complex inputs, fused
 // producers, symbolic batch sizes; the complex part ops; and the seed's good_fn_3
-// (torch.fft.fft(x)) compiled with no graph break. The tolerance grows with log2(n) and the
-// rows' magnitude.
+// (torch.fft.fft(x)) compiled with no graph break. The tolerance grows with sqrt(n) log2(n)
+// and the values' magnitude.
 #include <gtest/gtest.h>
 
 #include <cmath>
