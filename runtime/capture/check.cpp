@@ -58,7 +58,8 @@ Tolerance tolerance_for(const Graph& g, const Kernel& k, DType dtype) {
   for (NodeId id : k.fused_nodes) {
     const OpCategory c = op_category(g.node(id).op);
     sums |= c == OpCategory::kContraction || c == OpCategory::kReduce ||
-            c == OpCategory::kNormalization || c == OpCategory::kWindow;
+            c == OpCategory::kNormalization || c == OpCategory::kWindow ||
+            c == OpCategory::kSpectral;
   }
   switch (dtype) {
     case DType::kC64:  // both parts as f32 values

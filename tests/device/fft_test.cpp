@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/check.h"
 #include "device/test_util.h"
 
 namespace kiln {
@@ -138,6 +139,10 @@ TEST_F(DeviceFft, EmptyBatchAndEmptyRows) {
   check(
       "rfft of an empty batch", Tol::exact(), [](const Tensor& t) { return rfft(t); },
       rnd(DType::kF32, {2, 0, 7}));
+  // Rows of no points padded to n: zeros.
+  check(
+      "fft of empty rows, n=4", Tol::exact(), [](const Tensor& t) { return fft(t, 4); },
+      rnd(DType::kF32, {3, 0}));
 }
 
 TEST_F(DeviceFft, SymbolicBatch) {
@@ -160,6 +165,23 @@ TEST_F(DeviceFft, SymbolicBatch) {
   Tensor y = rnd(DType::kF32, {3, 20}, Dist::uniform(-1, 1));
   test::expect_close(f(y.to(Device::vulkan())), rfft(y), fft_tol(20, 1, FftNorm::kBackward, false),
                      "rfft new length");
+}
+
+// Check mode compares each complex64 kernel output with the interpreter part by part.
+TEST_F(DeviceFft, CheckModeComparesComplexOutputs) {
+  auto f = compile([](const Tensor& t) { return abs(fft(t * 2.0)) + 1.0; },
+                   {.name = "fft_checked", .check = true});
+  clear_check_reports();
+  Tensor x = rnd(DType::kF32, {3, 100}, Dist::uniform(-1, 1));
+  f(x.to(Device::vulkan()));
+  const std::vector<CheckReport> reports = check_reports();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].first_divergence, -1);
+  EXPECT_GE(reports[0].kernels.size(), 2u);
+  for (const KernelCheck& k : reports[0].kernels) {
+    EXPECT_TRUE(k.compared) << k.kernel;
+    EXPECT_TRUE(k.ok) << k.kernel << " max error " << k.max_error;
+  }
 }
 
 // The seed's good_fn_3: torch.fft.fft(x), compiled: one graph, no break, on the device.
