@@ -389,10 +389,7 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = scatter_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kSpectral) {
       k = spectral_kernel(graph, fusion, n.id, options);
-    } else if (is_complex(n.meta.dtype)) {
-      // A stored complex64 reshape: no kernel copies complex64 (the graph runs on the
-      // interpreter).
-      k = unimplemented("complex64 " + std::string(op_name(n.op)) + " has no Vulkan kernel");
+
     } else if (op_category(n.op) == OpCategory::kWindow) {
       k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {

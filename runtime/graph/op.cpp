@@ -261,13 +261,13 @@ Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int
 Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs) {
   if (op_arity(op) >= 0 && static_cast<int>(ins.size()) != op_arity(op))
     return op_error(op, ins, "expects " + std::to_string(op_arity(op)) + " inputs");
-  // complex64 goes into the Spectral ops and reshape only; no other op makes it.
-  if (op_category(op) != OpCategory::kSpectral && op != OpKind::Reshape) {
+  // complex64 goes into the Spectral and movement ops only; no other op makes it.
+  if (op_category(op) != OpCategory::kSpectral && !is_movement(op)) {
     for (const TensorMeta& m : ins)
       if (is_complex(m.dtype))
         return op_error(op, ins,
                         "is not defined for complex64 tensors (they go into fft, ifft, rfft, "
-                        "irfft, real, imag, abs, view_as_real and reshape)");
+                        "irfft, real, imag, abs, view_as_real, reshape, permute and expand)");
     if ((op == OpKind::Full || op == OpKind::Arange || op == OpKind::Cast) &&
         is_complex(attrs.dtype))
       return op_error(op, ins, "cannot make complex64 (view_as_complex does)");

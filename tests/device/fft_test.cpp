@@ -54,22 +54,22 @@ TEST_F(DeviceFft, AllOpsLengthsAndNorms) {
       Tensor x = rnd(DType::kF32, shape, Dist::uniform(-1, 1));
       check(
           "fft c64" + at, fft_tol(n, 1, norm, false),
-          [norm](const Tensor& t) { return fft(t, -1, norm); }, z);
+          [norm](const Tensor& t) { return fft(t, -1, -1, norm); }, z);
       check(
           "ifft c64" + at, fft_tol(n, 1, norm, true),
-          [norm](const Tensor& t) { return ifft(t, -1, norm); }, z);
+          [norm](const Tensor& t) { return ifft(t, -1, -1, norm); }, z);
       check(
           "fft f32" + at, fft_tol(n, 1, norm, false),
-          [norm](const Tensor& t) { return fft(t, -1, norm); }, x);
+          [norm](const Tensor& t) { return fft(t, -1, -1, norm); }, x);
       check(
           "rfft" + at, fft_tol(n, 1, norm, false),
-          [norm](const Tensor& t) { return rfft(t, -1, norm); }, x);
+          [norm](const Tensor& t) { return rfft(t, -1, -1, norm); }, x);
       // irfft of n / 2 + 1 random bins, output length n (odd and even n).
       Shape bins = shape;
       bins.back() = n / 2 + 1;
       check(
           "irfft" + at, fft_tol(n, 1, norm, true),
-          [norm, n](const Tensor& t) { return irfft(t, n, norm); },
+          [norm, n](const Tensor& t) { return irfft(t, n, -1, norm); },
           rnd(DType::kC64, bins, Dist::uniform(-1, 1)));
     }
   }
@@ -108,7 +108,7 @@ TEST_F(DeviceFft, LongRowsPaddingAndProducers) {
       rnd(DType::kF16, {3, 24}, Dist::uniform(-1, 1)));
   check(
       "rfft i32", fft_tol(20, 5, FftNorm::kOrtho, false),
-      [](const Tensor& t) { return rfft(t, -1, FftNorm::kOrtho); },
+      [](const Tensor& t) { return rfft(t, -1, -1, FftNorm::kOrtho); },
       rnd(DType::kI32, {3, 20}, Dist::uniform(-5, 5)));
   // Round trips and consumers of the complex result.
   check(
@@ -130,6 +130,35 @@ TEST_F(DeviceFft, LongRowsPaddingAndProducers) {
   check(
       "fft(cast(x, c64))", fft_tol(10, 1, FftNorm::kBackward, false),
       [](const Tensor& t) { return fft(cast(t, DType::kC64)); }, x);
+}
+
+// Another dim than the last: permutes around the kernel (folded into its load; the result's
+// permute a copy kernel of complex64 values or folded into a consumer). Stored complex64
+// movement ops run as copy kernels too.
+TEST_F(DeviceFft, OtherDimsAndComplexMovement) {
+  Tensor z = rnd(DType::kC64, {6, 3, 4}, Dist::uniform(-1, 1));
+  Tensor x = rnd(DType::kF32, {5, 7, 2}, Dist::uniform(-1, 1));
+  check(
+      "fft dim 0", fft_tol(6, 1, FftNorm::kBackward, false),
+      [](const Tensor& t) { return fft(t, -1, 0); }, z);
+  check(
+      "ifft dim -2, n=5", fft_tol(5, 1, FftNorm::kBackward, true),
+      [](const Tensor& t) { return ifft(t, 5, -2); }, z);
+  check(
+      "rfft dim 1", fft_tol(7, 1, FftNorm::kBackward, false),
+      [](const Tensor& t) { return rfft(t, -1, 1); }, x);
+  check(
+      "irfft dim 0", fft_tol(8, 1, FftNorm::kBackward, true),
+      [](const Tensor& t) { return irfft(t, -1, 0); }, z);
+  check(
+      "abs(fft dim 0)", fft_tol(5, 1, FftNorm::kBackward, false),
+      [](const Tensor& t) { return abs(fft(t, -1, 0)); }, x);
+  check(
+      "reshape / permute / expand of complex64", Tol::exact(),
+      [](const Tensor& t) {
+        return expand(permute(reshape(t, {3, 6, 4}), {2, 0, 1}), {2, 4, 3, 6});
+      },
+      z);
 }
 
 TEST_F(DeviceFft, EmptyBatchAndEmptyRows) {

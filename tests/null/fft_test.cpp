@@ -56,8 +56,9 @@ std::vector<c64> random_complex(size_t n, std::mt19937& rng) {
 TEST(Fft, ImpulseAndShortSequences) {
   Tensor impulse = Tensor::from_vector<float>({1, 0, 0, 0}, {4});
   expect_complex(fft(impulse), {1, 1, 1, 1}, 1e-7, "fft([1,0,0,0])");
-  expect_complex(fft(impulse, -1, FftNorm::kOrtho), {0.5, 0.5, 0.5, 0.5}, 1e-7, "ortho");
-  expect_complex(fft(impulse, -1, FftNorm::kForward), {0.25, 0.25, 0.25, 0.25}, 1e-7, "forward");
+  expect_complex(fft(impulse, -1, -1, FftNorm::kOrtho), {0.5, 0.5, 0.5, 0.5}, 1e-7, "ortho");
+  expect_complex(fft(impulse, -1, -1, FftNorm::kForward), {0.25, 0.25, 0.25, 0.25}, 1e-7,
+                 "forward");
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4});
   expect_complex(fft(x), {10, {-2, 2}, -2, {-2, -2}}, 1e-6, "fft([1,2,3,4])");
   expect_complex(rfft(x), {10, {-2, 2}, -2}, 1e-6, "rfft([1,2,3,4])");
@@ -122,9 +123,10 @@ TEST(Fft, IrfftDefaultLengthAndIgnoredImaginaryParts) {
   for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(back[i], x.to_vector<float>()[i], 1e-6);
   // Norms: forward scales rfft by 1/n, so irfft with forward is unscaled.
   std::vector<float> f =
-      irfft(rfft(x, -1, FftNorm::kForward), 5, FftNorm::kForward).to_vector<float>();
+      irfft(rfft(x, -1, -1, FftNorm::kForward), 5, -1, FftNorm::kForward).to_vector<float>();
   for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(f[i], x.to_vector<float>()[i], 1e-6);
-  std::vector<float> o = irfft(rfft(x, -1, FftNorm::kOrtho), 5, FftNorm::kOrtho).to_vector<float>();
+  std::vector<float> o =
+      irfft(rfft(x, -1, -1, FftNorm::kOrtho), 5, -1, FftNorm::kOrtho).to_vector<float>();
   for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(o[i], x.to_vector<float>()[i], 1e-6);
 }
 
@@ -144,6 +146,30 @@ TEST(Fft, BatchDimsAndEmptyBatch) {
   EXPECT_EQ(fft(empty).shape(), (Shape{0, 3, 6}));
   EXPECT_EQ(rfft(empty).shape(), (Shape{0, 3, 4}));
   EXPECT_EQ(irfft(fft(empty)).shape(), (Shape{0, 3, 10}));
+}
+
+TEST(Fft, OtherDims) {
+  std::mt19937 rng(11);
+  Tensor z = complex_tensor(random_complex(3 * 4 * 5, rng), {3, 4, 5});
+  for (int64_t dim : {0, 1, -2, -3}) {
+    std::vector<int64_t> perm = {0, 1, 2};
+    std::swap(perm[static_cast<size_t>(dim < 0 ? dim + 3 : dim)], perm[2]);
+    const std::string at = "dim " + std::to_string(dim);
+    EXPECT_EQ(fft(z, -1, dim).to_vector<c64>(),
+              permute(fft(permute(z, perm)), perm).to_vector<c64>())
+        << at;
+    EXPECT_EQ(ifft(z, 6, dim, FftNorm::kOrtho).to_vector<c64>(),
+              permute(ifft(permute(z, perm), 6, -1, FftNorm::kOrtho), perm).to_vector<c64>())
+        << at;
+  }
+  Tensor x = real(z);
+  EXPECT_EQ(rfft(x, -1, 0).shape(), (Shape{2, 4, 5}));
+  EXPECT_EQ(irfft(z, -1, 1).shape(), (Shape{3, 6, 5}));
+  EXPECT_EQ(irfft(z, -1, 1).to_vector<float>(),
+            permute(irfft(permute(z, {0, 2, 1})), {0, 2, 1}).to_vector<float>());
+  // 1-D: dim 0 is the last dim.
+  Tensor v = Tensor::from_vector<float>({1, 2, 3, 4}, {4});
+  expect_complex(fft(v, -1, 0), {10, {-2, 2}, -2, {-2, -2}}, 1e-6, "dim 0 of 1-D");
 }
 
 TEST(Fft, ComplexPartOps) {
@@ -205,7 +231,9 @@ TEST(Fft, Errors) {
   expect_error([&] { z + z; }, "complex64");
   expect_error([&] { sum(z, {0}); }, "complex64");
   expect_error([&] { cast(z, DType::kF32); }, "complex64");
-  expect_error([&] { permute(z, {0}); }, "complex64");
+  expect_error([&] { slice(z, 0, 0, 2); }, "complex64");
+  expect_error([&] { fft(x, -1, 1); }, "dim 1 is out of range");
+  expect_error([&] { fft(x, -1, -2); }, "dim -2 is out of range");
   expect_error([&] { imag(x); }, "complex64");
   expect_error([&] { view_as_real(x); }, "complex64");
   expect_error([] { view_as_complex(Tensor::full({3, 3}, 1.0)); }, "size 2");
