@@ -1,10 +1,11 @@
-// The Spectral ops on shaders/fft.comp. The FFTs run one workgroup per row of the last dim
-// (the transform length is a constant: sym_rules specialises it): a radix-2 Stockham FFT in
-// shared memory when the length is a power of two and two rows of it fit, else a direct DFT
-// over the row with a shared twiddle table, else (rows too long for shared memory) a direct
-// DFT reading the buffer. The input's elementwise producers fold into kiln_load; a real input
-// gets imaginary part 0 there. real / imag / abs / view_as_real / view_as_complex are one
-// invocation per output element.
+// The Spectral ops on shaders/fft.comp. The FFTs transform the last dim (the length is a
+// constant: sym_rules specialises it): a radix-2 Stockham FFT in shared memory, one workgroup
+// per row, when the length is a power of two and two rows of it fit; else a direct DFT over
+// the row with a shared twiddle table, one workgroup per row; else (rows too long for shared
+// memory, up to kMaxDirectLength) a direct DFT reading the buffer, one invocation per output
+// element. The input's elementwise producers fold into kiln_load; a real input gets imaginary
+// part 0 there. real / imag / abs / view_as_real / view_as_complex are one invocation per
+// output element.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
