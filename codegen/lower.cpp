@@ -389,7 +389,6 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = scatter_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kSpectral) {
       k = spectral_kernel(graph, fusion, n.id, options);
-
     } else if (op_category(n.op) == OpCategory::kWindow) {
       k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {
