@@ -3,16 +3,16 @@
 // view_as_complex, one invocation per output element (grid-stride over KILN_OUTPUTS); codegen
 // supplies
 //   void kiln_element(uint o)   computes and stores output element o.
-// KILN_FFT 1: fft / ifft / rfft / irfft over rows of KILN_N points, one workgroup per row
-// (grid-stride over KILN_ROWS); codegen supplies
+// KILN_FFT 1: fft / ifft / rfft / irfft over KILN_ROWS rows of KILN_N points (paths 1 and 2:
+// one workgroup per row, grid-stride); codegen supplies
 //   vec2 kiln_load(uint row, uint j)          input element j < KILN_M of the row, as complex
 //   void kiln_store(uint row, uint k, vec2 v) output element k < KILN_OUT (irfft: v.x)
 // and KILN_SIGN (-1.0 forward, 1.0 inverse), KILN_SCALE (the norm's factor), KILN_HERMITIAN
 // (irfft: point j > N / 2 is conj(point N - j)) and KILN_PATH: 0 a direct DFT reading the
 // input from the buffer, one invocation per output element (rows too long for shared memory),
 // 1 a direct DFT over the row and a twiddle table in shared memory, 2 a radix-2 Stockham FFT
-// in shared memory (N a power of two). Twiddles e^(2 pi i t / N) reduce t exactly in integers to an angle in [0, pi/4]
-// before sin / cos; the direct DFT steps t = j k mod N exactly.
+// in shared memory (N a power of two). Twiddles e^(2 pi i t / N) reduce t exactly in integers
+// to an angle in [0, pi / 4] before sin / cos; the direct DFT steps t = j k mod N exactly.
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -135,7 +135,8 @@ void main() {
       for (uint j = lid; j < KILN_N / 2u; j += KILN_LOCAL_SIZE) {
         const uint k = j & (half_ - 1u);
         const vec2 a = kiln_buf[src + j];
-        const vec2 b = kiln_cmul(kiln_buf[src + j + KILN_N / 2u], kiln_twiddle(k * (KILN_N / (2u * half_))));
+        const vec2 w = kiln_twiddle(k * (KILN_N / (2u * half_)));
+        const vec2 b = kiln_cmul(kiln_buf[src + j + KILN_N / 2u], w);
         const uint o = (j - k) * 2u + k;
         kiln_buf[dst + o] = a + b;
         kiln_buf[dst + o + half_] = a - b;
