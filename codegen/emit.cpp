@@ -72,6 +72,8 @@ const char* glsl_compute_type(DType dtype) {
       return "int64_t";
     case DType::kBool:
       return "bool";
+    case DType::kC64:  // (real, imaginary)
+      return "vec2";
   }
   unreachable("bad dtype");
 }
@@ -88,6 +90,8 @@ const char* glsl_storage_type(DType dtype) {
       return "int64_t";
     case DType::kBool:
       return "uint8_t";
+    case DType::kC64:  // std430 vec2: 8 bytes, real then imaginary part
+      return "vec2";
   }
   unreachable("bad dtype");
 }
@@ -103,6 +107,9 @@ std::string glsl_convert(const std::string& expr, DType from, DType to) {
 std::string glsl_compute_convert(const std::string& expr, DType from, DType to) {
   std::string ft = glsl_compute_type(from), tt = glsl_compute_type(to);
   if (ft == tt) return expr;
+  // complex64: a real value gets imaginary part 0 (the only conversion the ops make).
+  if (to == DType::kC64) return "vec2(" + glsl_compute_convert(expr, from, DType::kF32) + ", 0.0)";
+  if (from == DType::kC64) return glsl_compute_convert("(" + expr + ").x", DType::kF32, to);
   if (from == DType::kI32 && to == DType::kI64) {
     // Sign extension spelled out: Mesa 22.3's lavapipe miscompiles int64_t(int) (OpSConvert)
     // as a zero extension where a compare with a constant, abs or a conversion to float reads
@@ -169,6 +176,8 @@ std::string glsl_literal(double value, DType dtype) {
     }
     case DType::kBool:
       return value != 0 ? "true" : "false";
+    case DType::kC64:
+      return "vec2(" + glsl_literal(value, DType::kF32) + ", 0.0)";
   }
   unreachable("bad dtype");
 }
@@ -189,6 +198,7 @@ std::string glsl_literal(const Attrs& full, DType dtype) {
       return v != 0 ? "true" : "false";
     case DType::kF32:
     case DType::kF16:
+    case DType::kC64:
       return glsl_literal(static_cast<double>(static_cast<float>(v)), dtype);
   }
   unreachable("bad dtype");
@@ -888,6 +898,7 @@ Literal encode_literal(const Literal& x, DType dtype) {
   const double d = x.integral ? static_cast<double>(x.i) : x.f;
   switch (dtype) {
     case DType::kF32:
+    case DType::kC64:  // the real part (complex64 literals do not occur)
       return {false, 0, static_cast<float>(d)};
     case DType::kF16:
       return {false, 0, half_to_float(float_to_half(static_cast<float>(d)))};

@@ -51,6 +51,7 @@ bool rule_own_kernel(const Node& n) {
     case OpCategory::kNormalization:
     case OpCategory::kWindow:
     case OpCategory::kScatter:
+    case OpCategory::kSpectral:
       return true;
     default:
       return false;

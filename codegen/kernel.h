@@ -63,6 +63,8 @@ enum class KernelVariant {
   kConvGemm,        // f32 conv without groups as an implicit GEMM: register row blocks of channels
   kResample,        // resize, grid_sample: one invocation per output element, weighted taps
   kScatter,         // scatter_elements, scatter_nd: one invocation per output element
+  kFft,             // fft, ifft, rfft, irfft: one workgroup per row
+  kComplexPart,     // real, imag, abs of complex64, view_as_real / view_as_complex
 };
 const char* kernel_variant_name(KernelVariant v);
 

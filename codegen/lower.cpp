@@ -349,6 +349,10 @@ const char* kernel_variant_name(KernelVariant v) {
       return "resample";
     case KernelVariant::kScatter:
       return "scatter";
+    case KernelVariant::kFft:
+      return "fft";
+    case KernelVariant::kComplexPart:
+      return "complex_part";
   }
   return "?";
 }
@@ -383,6 +387,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = resample_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kScatter) {
       k = scatter_kernel(graph, fusion, n.id, options);
+    } else if (op_category(n.op) == OpCategory::kSpectral) {
+      k = spectral_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kWindow) {
       k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {

@@ -101,6 +101,12 @@ Expected<Kernel> resample_kernel(const Graph& g, const FusionDecision& fusion, N
 Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                 const CodegenOptions& opt);
 
+/// The Spectral ops (codegen/lower_fft.cpp, shaders/fft.comp): the FFTs one workgroup per row
+/// (a shared-memory Stockham radix-2 FFT for powers of two, a direct DFT otherwise); real,
+/// imag, abs, view_as_real and view_as_complex one invocation per output element.
+Expected<Kernel> spectral_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                 const CodegenOptions& opt);
+
 /// ConvTranspose as a gather: one invocation per output position and block of output channels
 /// (codegen/lower_conv_transpose.cpp, shaders/conv_transpose.comp); window_kernel calls it.
 Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

@@ -2,6 +2,7 @@
 /// Element types and tensor metadata shared by every layer.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -10,12 +11,15 @@
 
 namespace kiln {
 
-#define KILN_DTYPES(X)        \
-  X(kF32, "f32", float, 4)    \
-  X(kF16, "f16", uint16_t, 2) \
-  X(kI32, "i32", int32_t, 4)  \
-  X(kI64, "i64", int64_t, 8)  \
-  X(kBool, "bool", uint8_t, 1)
+/// kC64 (complex64) is two floats, real then imaginary part (std::complex<float>'s layout). Most
+/// ops reject it with a clear error; the FFTs and the complex part ops (kiln/fft.h) take it.
+#define KILN_DTYPES(X)         \
+  X(kF32, "f32", float, 4)     \
+  X(kF16, "f16", uint16_t, 2)  \
+  X(kI32, "i32", int32_t, 4)   \
+  X(kI64, "i64", int64_t, 8)   \
+  X(kBool, "bool", uint8_t, 1) \
+  X(kC64, "c64", std::complex<float>, 8)
 
 enum class DType : uint8_t {
 #define KILN_DTYPE_ENUM(name, str, ctype, size) name,
@@ -27,7 +31,9 @@ const char* dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
 bool is_floating(DType dtype);
 bool is_integral(DType dtype);  // i32, i64 (not bool)
-/// Result type of a binary arithmetic op: bool < i32 < i64 < f16 < f32.
+bool is_complex(DType dtype);   // c64
+/// Result type of a binary arithmetic op: bool < i32 < i64 < f16 < f32 (< c64, which the
+/// elementwise ops reject).
 DType promote_types(DType a, DType b);
 
 template <typename T>
@@ -47,6 +53,10 @@ constexpr DType dtype_of<int64_t>() {
 template <>
 constexpr DType dtype_of<bool>() {
   return DType::kBool;
+}
+template <>
+constexpr DType dtype_of<std::complex<float>>() {
+  return DType::kC64;
 }
 
 /// IEEE half <-> float (round to nearest even).

@@ -5,6 +5,7 @@
 #include "kiln/compile.h"
 #include "kiln/device.h"
 #include "kiln/dtype.h"
+#include "kiln/fft.h"
 #include "kiln/io.h"
 #include "kiln/logging.h"
 #include "kiln/nn.h"

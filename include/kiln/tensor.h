@@ -94,7 +94,8 @@ class Tensor {
   Scalar item(Loc loc = Loc::current()) const;
   /// Data-dependent control flow: `if (t)`. A graph break when traced; the value is guarded.
   explicit operator bool() const;
-  /// Element values as doubles, whatever the dtype.
+  /// Element values as doubles, whatever the dtype; complex64 gives 2 * numel() values, each
+  /// element's real then imaginary part.
   std::vector<double> to_doubles(Loc loc = Loc::current()) const;
   /// A copy on `device` (this tensor if already there).
   Tensor to(Device device) const;

@@ -109,6 +109,8 @@ kiln_dtype from_dtype(kiln::DType dtype) {
       return KILN_I64;
     case kiln::DType::kBool:
       return KILN_BOOL;
+    case kiln::DType::kC64:  // ONNX models never output complex64 (DFT outputs [..., 2] f32)
+      break;
   }
   return KILN_F32;
 }

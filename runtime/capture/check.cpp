@@ -58,9 +58,11 @@ Tolerance tolerance_for(const Graph& g, const Kernel& k, DType dtype) {
   for (NodeId id : k.fused_nodes) {
     const OpCategory c = op_category(g.node(id).op);
     sums |= c == OpCategory::kContraction || c == OpCategory::kReduce ||
-            c == OpCategory::kNormalization || c == OpCategory::kWindow;
+            c == OpCategory::kNormalization || c == OpCategory::kWindow ||
+            c == OpCategory::kSpectral;
   }
   switch (dtype) {
+    case DType::kC64:  // both parts as f32 values
     case DType::kF32:
       return sums ? Tolerance{1e-3, 1e-6, 1e-3} : Tolerance{1e-4, 1e-6, 1e-5};
     case DType::kF16:
@@ -77,6 +79,15 @@ void compare(const HostTensor& actual, const HostTensor& expected, const Toleran
   if (actual.meta.numel() != n) {
     out.ok = false;
     out.max_error = INFINITY;
+    return;
+  }
+  if (is_complex(expected.meta.dtype)) {  // compare the real and imaginary parts as f32
+    auto parts = [](const HostTensor& h) {
+      HostTensor f(TensorMeta{DType::kF32, {h.meta.numel() * 2}});
+      f.data = h.data;
+      return f;
+    };
+    compare(parts(actual), parts(expected), tol, out);
     return;
   }
   double scale = 0;

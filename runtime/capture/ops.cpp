@@ -4,6 +4,7 @@
 
 #include "capture/trace.h"
 #include "eager/host_ops.h"
+#include "kiln/fft.h"
 
 namespace kiln {
 namespace {
@@ -86,6 +87,13 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
 }
 
 Tensor cast(const Tensor& a, DType dtype, Loc loc) {
+  // real -> complex64: (x, 0) pairs viewed as complex; complex64 -> complex64 is the tensor.
+  if (dtype == DType::kC64 && a.defined()) {
+    if (is_complex(a.dtype())) return a;
+    const Tensor re = cast(a, DType::kF32, loc);
+    const Tensor im = zeros(a.sizes(loc), DType::kF32, a.device(), loc);
+    return view_as_complex(concat({unsqueeze(re, -1, loc), unsqueeze(im, -1, loc)}, -1, loc), loc);
+  }
   Attrs attrs;
   attrs.dtype = dtype;
   return apply_op(OpKind::Cast, {a}, std::move(attrs), loc);

@@ -4,9 +4,12 @@
 
 namespace kiln {
 
-#define KILN_UNARY(e, name, ints, glsl)       \
-  Tensor name(const Tensor& a, Loc loc) {     \
-    return apply_op(OpKind::e, {a}, {}, loc); \
+// abs of a complex64 tensor is its magnitude (f32), the ComplexAbs op.
+#define KILN_UNARY(e, name, ints, glsl)                                   \
+  Tensor name(const Tensor& a, Loc loc) {                                 \
+    if (OpKind::e == OpKind::Abs && a.defined() && is_complex(a.dtype())) \
+      return apply_op(OpKind::ComplexAbs, {a}, {}, loc);                  \
+    return apply_op(OpKind::e, {a}, {}, loc);                             \
   }
 #define KILN_BINARY(e, name, dtypes, glsl)                 \
   Tensor name(const Tensor& a, const Tensor& b, Loc loc) { \

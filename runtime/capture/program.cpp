@@ -1,5 +1,6 @@
 #include "capture/program.h"
 
+#include <complex>
 #include <cstdio>
 #include <cstring>
 
@@ -30,9 +31,15 @@ bool host_equal(const HostTensor& a, const HostTensor& b) {
 std::string format_tensor(const std::string& label, const HostTensor& t) {
   std::string s = label + ": " + t.meta.str() + " [";
   const int64_t n = t.meta.numel(), shown = std::min<int64_t>(n, 16);
-  char buf[32];
+  char buf[64];
   for (int64_t i = 0; i < shown; ++i) {
-    std::snprintf(buf, sizeof buf, "%s%.6g", i ? ", " : "", t.get(i));
+    if (is_complex(t.meta.dtype)) {  // 1+2j, as Python writes complex numbers
+      const std::complex<float> z = t.ptr<std::complex<float>>()[i];
+      std::snprintf(buf, sizeof buf, "%s%.6g%+.6gj", i ? ", " : "", static_cast<double>(z.real()),
+                    static_cast<double>(z.imag()));
+    } else {
+      std::snprintf(buf, sizeof buf, "%s%.6g", i ? ", " : "", t.get(i));
+    }
     s += buf;
   }
   if (shown < n) s += ", ...";

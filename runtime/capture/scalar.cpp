@@ -64,6 +64,8 @@ Scalar scalar_of(const HostTensor& h) {
     case DType::kF32:
     case DType::kF16:
       break;
+    case DType::kC64:
+      throw Error(invalid_argument("item(): a complex64 value is not a Scalar (read real / imag)"));
   }
   return h.get(0);
 }

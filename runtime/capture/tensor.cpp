@@ -159,6 +159,8 @@ double Tensor::item_double(const Loc& loc) const {
   if (numel() != 1)
     throw Error(
         invalid_argument("item() on " + checked(impl_).meta.str() + ": needs exactly one element"));
+  if (is_complex(dtype()))
+    throw Error(invalid_argument("item() on a complex64 tensor: read real() or imag()"));
   return host_value(*this, loc, "item()").get(0);
 }
 
@@ -167,6 +169,8 @@ Tensor::operator bool() const {
   if (impl.meta.numel() != 1)
     throw Error(invalid_argument("bool() of " + impl.meta.str() +
                                  " is ambiguous: needs exactly one element"));
+  if (is_complex(impl.meta.dtype))
+    throw Error(invalid_argument("bool() of a complex64 tensor: compare real() or imag()"));
   // `if (t)` cannot carry a source location; name the op that produced t instead.
   if (impl.trace && current_trace() == impl.trace)
     return impl.trace
@@ -177,6 +181,10 @@ Tensor::operator bool() const {
 
 std::vector<double> Tensor::to_doubles(Loc loc) const {
   HostTensor h = host_value(*this, loc, "to_doubles()");
+  if (is_complex(h.meta.dtype)) {  // interleaved (real, imaginary) pairs
+    const auto* f = h.ptr<float>();
+    return std::vector<double>(f, f + 2 * h.meta.numel());
+  }
   std::vector<double> out(static_cast<size_t>(h.meta.numel()));
   for (size_t i = 0; i < out.size(); ++i) out[i] = h.get(static_cast<int64_t>(i));
   return out;

@@ -35,6 +35,9 @@ bool is_floating(DType d) {
 bool is_integral(DType d) {
   return d == DType::kI32 || d == DType::kI64;
 }
+bool is_complex(DType d) {
+  return d == DType::kC64;
+}
 
 static int promote_rank(DType d) {
   switch (d) {
@@ -48,6 +51,8 @@ static int promote_rank(DType d) {
       return 3;
     case DType::kF32:
       return 4;
+    case DType::kC64:
+      return 5;
   }
   unreachable("bad dtype");
 }

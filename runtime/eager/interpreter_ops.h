@@ -4,7 +4,9 @@
 ///
 /// Conversion rules (the reference semantics the Vulkan kernels are checked against):
 ///   * Storage types are the ctypes of KILN_DTYPES: f32 float, f16 uint16_t (IEEE half bits),
-///     i32 int32_t, i64 int64_t, bool uint8_t (0 or 1).
+///     i32 int32_t, i64 int64_t, bool uint8_t (0 or 1), c64 std::complex<float>. The generic
+///     element paths read a complex64 element as its real part; only the Spectral ops
+///     (interpreter_fft.cpp) and reshape take complex64 tensors.
 ///   * Compute types are float (f16 and f32 ops; f16 is decoded with half_to_float), int64_t
 ///     (i32, i64 and bool ops) and double (float sums and HostTensor::get/set).
 ///   * decode<C>(s): stored value -> compute type. f16 -> float exactly; bool -> 0/1;
@@ -18,6 +20,7 @@
 
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -57,7 +60,9 @@ I float_to_int(F f) {
 /// Stored element -> compute type C (float, double or int64_t).
 template <typename C, typename S>
 C decode(S s) {
-  if constexpr (std::is_same_v<S, uint16_t>) {
+  if constexpr (std::is_same_v<S, std::complex<float>>) {
+    return decode<C>(s.real());  // only HostTensor::get reads complex64 this way
+  } else if constexpr (std::is_same_v<S, uint16_t>) {
     return decode<C>(half_to_float(s));
   } else if constexpr (std::is_same_v<S, uint8_t>) {
     return static_cast<C>(s != 0 ? 1 : 0);
@@ -71,7 +76,9 @@ C decode(S s) {
 /// Compute value -> storage type S.
 template <typename S, typename C>
 S encode(C v) {
-  if constexpr (std::is_same_v<S, uint8_t>) {
+  if constexpr (std::is_same_v<S, std::complex<float>>) {
+    return S(static_cast<float>(v), 0.0f);
+  } else if constexpr (std::is_same_v<S, uint8_t>) {
     return v != C(0) ? 1 : 0;
   } else if constexpr (std::is_same_v<S, uint16_t>) {
     return float_to_half(static_cast<float>(v));
@@ -182,6 +189,8 @@ bool is_window_kernel(OpKind op);
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 /// ScatterElements and ScatterND (interpreter_scatter.cpp).
 Status eval_scatter(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// Fft, Ifft, Rfft, Irfft and the complex part ops (interpreter_fft.cpp).
+Status eval_spectral(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 /// ConvTranspose (interpreter_conv_transpose.cpp), dispatched by eval_window.
 Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 

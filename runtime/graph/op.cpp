@@ -190,6 +190,14 @@ std::string Attrs::str(OpKind op) const {
       std::string s = op == OpKind::ScatterElements ? "axis=" + std::to_string(axis) + ", " : "";
       return s + "reduction=" + (index >= 0 && index <= 2 ? r[index] : std::to_string(index));
     }
+    case OpKind::Fft:
+    case OpKind::Ifft:
+    case OpKind::Rfft:
+    case OpKind::Irfft: {
+      const char* norms[] = {"backward", "forward", "ortho"};
+      return "n=" + dims_str(dims) +
+             ", norm=" + (index >= 0 && index <= 2 ? norms[index] : std::to_string(index));
+    }
     case OpKind::ConvTranspose:
       return "groups=" + std::to_string(window.groups) + ", strides=" + dims_str(window.strides) +
              ", pads=" + dims_str(window.pads) + ", dilations=" + dims_str(window.dilations) +
@@ -253,6 +261,17 @@ Expected<std::vector<int64_t>> normalize_axes(std::span<const int64_t> axes, int
 Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs) {
   if (op_arity(op) >= 0 && static_cast<int>(ins.size()) != op_arity(op))
     return op_error(op, ins, "expects " + std::to_string(op_arity(op)) + " inputs");
+  // complex64 goes into the Spectral and movement ops only; no other op makes it.
+  if (op_category(op) != OpCategory::kSpectral && !is_movement(op)) {
+    for (const TensorMeta& m : ins)
+      if (is_complex(m.dtype))
+        return op_error(op, ins,
+                        "is not defined for complex64 tensors (they go into fft, ifft, rfft, "
+                        "irfft, real, imag, abs, view_as_real, reshape, permute and expand)");
+    if ((op == OpKind::Full || op == OpKind::Arange || op == OpKind::Cast) &&
+        is_complex(attrs.dtype))
+      return op_error(op, ins, "cannot make complex64 (view_as_complex does)");
+  }
   switch (op_category(op)) {
     case OpCategory::kSource:
       if (op == OpKind::Arange) return detail::infer_meta_nn(op, ins, attrs);
@@ -372,6 +391,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       return detail::infer_meta_window(op, ins, attrs);
     case OpCategory::kScatter:
       return detail::infer_meta_scatter(op, ins, attrs);
+    case OpCategory::kSpectral:
+      return detail::infer_meta_spectral(op, ins, attrs);
   }
   unreachable("bad op category");
 }

@@ -33,7 +33,9 @@ enum class OpCategory : uint8_t {
   kTriangular,     // Triu, Tril: elementwise, masked by the element's (row, column)
   kWindow,         // Conv, ConvTranspose, MaxPool, AvgPool, Resize, GridSample: a window per
                    // output element
-  kScatter         // ScatterElements, ScatterND: data with updates written at indices
+  kScatter,        // ScatterElements, ScatterND: data with updates written at indices
+  kSpectral        // Fft, Ifft, Rfft, Irfft over the last dim; Real, Imag, ComplexAbs,
+                   // ViewAsReal, ViewAsComplex (complex64 <-> f32)
 };
 
 const char* op_name(OpKind op);
@@ -97,6 +99,8 @@ enum class NearestMode : int64_t { kRoundPreferFloor, kRoundPreferCeil, kFloor, 
 ///     is the weight's; pads trim the full transposed output, output_padding extends its end).
 ///   ScatterElements: axis (normalised) and index = reduction; ScatterND: index = reduction
 ///     (kScatterNone, kScatterAdd, kScatterMul).
+///   Fft/Ifft/Rfft/Irfft: over the last dim; dims = {n}, the transform length (-1: the
+///     input's last dim, or 2 * (m - 1) for Irfft); index = norm (kFftNormBackward, ...).
 /// CumSum's flags in Attrs::index.
 inline constexpr int64_t kCumSumExclusive = 1;
 inline constexpr int64_t kCumSumReverse = 2;
@@ -104,6 +108,11 @@ inline constexpr int64_t kCumSumReverse = 2;
 inline constexpr int64_t kScatterNone = 0;
 inline constexpr int64_t kScatterAdd = 1;
 inline constexpr int64_t kScatterMul = 2;
+/// FFT normalisations in Attrs::index (torch.fft's norm): which direction is scaled by 1/n
+/// (backward: the inverse; forward: the forward one; ortho: both by 1/sqrt(n)).
+inline constexpr int64_t kFftNormBackward = 0;
+inline constexpr int64_t kFftNormForward = 1;
+inline constexpr int64_t kFftNormOrtho = 2;
 
 struct Attrs {
   int64_t index = 0;
@@ -185,6 +194,11 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
 /// Shape rules of the Scatter category (op_rules_scatter.cpp).
 Expected<TensorMeta> infer_meta_scatter(OpKind op, std::span<const TensorMeta> ins,
                                         const Attrs& attrs);
+/// Shape rules of the Spectral category (op_rules_fft.cpp).
+Expected<TensorMeta> infer_meta_spectral(OpKind op, std::span<const TensorMeta> ins,
+                                         const Attrs& attrs);
+/// The transform length of an FFT node whose input's last dim is `m` (resolves n = -1).
+int64_t fft_length(OpKind op, int64_t m, const Attrs& attrs);
 /// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).
 Expected<TensorMeta> conv_transpose_meta(std::span<const TensorMeta> ins, const Attrs& attrs);
 }  // namespace detail

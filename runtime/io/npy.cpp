@@ -116,7 +116,8 @@ Expected<Tensor> parse_npy(std::span<const std::byte> bytes, Device device) {
     return invalid_argument("data is longer than the shape: " + what + " needs " + bytes_str(need) +
                             ", the file has " + bytes_str(have) + " after the header");
   std::vector<std::byte> data(bytes.begin() + static_cast<ptrdiff_t>(offset), bytes.end());
-  if (h.swap) byteswap_elements(data.data(), data.size(), h.item_size);
+  // complex64 swaps its two floats one by one
+  if (h.swap) byteswap_elements(data.data(), data.size(), h.dtype == DType::kC64 ? 4 : h.item_size);
   if (h.dtype == DType::kBool)
     for (std::byte& b : data) b = std::byte{b != std::byte{0}};
   try {
@@ -152,7 +153,8 @@ std::vector<std::byte> serialize_npy(const Tensor& t) {
   const auto* text = reinterpret_cast<const std::byte*>(dict.data());
   out.insert(out.end(), text, text + dict.size());
   if constexpr (std::endian::native == std::endian::big)
-    byteswap_elements(h.data.data(), h.data.size(), dtype_size(h.meta.dtype));
+    byteswap_elements(h.data.data(), h.data.size(),
+                      h.meta.dtype == DType::kC64 ? 4 : dtype_size(h.meta.dtype));
   out.insert(out.end(), h.data.begin(), h.data.end());
   return out;
 }

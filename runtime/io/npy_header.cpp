@@ -191,12 +191,14 @@ class DictParser {
       h.dtype = DType::kI64;
     } else if (s == "b1") {
       h.dtype = DType::kBool;
+    } else if (s == "c8") {
+      h.dtype = DType::kC64;
     } else if (s == "u1") {
       return invalid_argument("unsupported dtype '" + descr +
                               "' (uint8): Kiln has no u8 type; convert to bool or int32 first");
     } else {
       return invalid_argument("unsupported dtype '" + descr +
-                              "' (supported: <f4, <f2, <i4, <i8, |b1, in either byte order)");
+                              "' (supported: <f4, <f2, <i4, <i8, |b1, <c8, in either byte order)");
     }
     h.descr = descr;
     h.item_size = dtype_size(h.dtype);
@@ -231,6 +233,8 @@ const char* npy_descr(DType dtype) {
       return "<i8";
     case DType::kBool:
       return "|b1";
+    case DType::kC64:
+      return "<c8";
   }
   unreachable("npy_descr: unknown dtype");
 }

@@ -260,6 +260,11 @@ Tensor ModelImpl::constant(DType dtype, const Shape& shape, const std::vector<do
         std::memcpy(p, &v, 1);
         break;
       }
+      case DType::kC64: {  // (value, 0)
+        const float v[2] = {static_cast<float>(values[i]), 0.0f};
+        std::memcpy(p, v, 8);
+        break;
+      }
     }
   }
   Tensor t = Tensor::from_bytes(dtype, shape, bytes.data(), bytes.size(), device);

@@ -1,10 +1,11 @@
-// Signal and normalization ops composed from Tensor-API calls: DFT and STFT (as products with
-// cosine and sine matrices), the Hann, Hamming and Blackman windows, LRN,
-// MeanVarianceNormalization and ReverseSequence.
+// Signal and normalization ops composed from Tensor-API calls: DFT and STFT (on kiln::fft /
+// ifft over the last dim, the signal's dims permuted around it), the Hann, Hamming and Blackman
+// windows, LRN, MeanVarianceNormalization and ReverseSequence.
 #include <cmath>
 #include <numbers>
 #include <string>
 
+#include "kiln/fft.h"
 #include "onnx/importer.h"
 
 namespace kiln::onnx {
@@ -45,41 +46,18 @@ std::pair<Tensor, Tensor> complex_parts(NodeCtx& c, const Tensor& x) {
   return {re, im};
 }
 
-/// The DFT of length n over the last dim of (re, im) (im may be undefined: a real signal), as
-/// products with [n, bins] cosine and sine matrices computed in double; [..., bins, 2].
-Tensor dft_last(NodeCtx& c, const Tensor& re, const Tensor& im, int64_t n, int64_t bins,
-                bool inverse) {
-  std::vector<double> cv, sv;
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t k = 0; k < bins; ++k) {
-      const double a =
-          2 * std::numbers::pi * static_cast<double>((t * k) % n) / static_cast<double>(n);
-      cv.push_back(std::cos(a));
-      sv.push_back(std::sin(a));
-    }
-  Tensor cm = c.constant(re.dtype(), {n, bins}, cv), sm = c.constant(re.dtype(), {n, bins}, sv);
-  // e^{-i a} forward, e^{+i a} inverse (then / n).
-  const double sign = inverse ? 1 : -1;
-  Tensor yr = matmul(re, cm), yi = mul(matmul(re, sm), scalar(sign, re.dtype()));
+/// The DFT of length n over the last dim of (re, im) (im may be undefined: a real signal),
+/// cut or zero-padded to n, on kiln::fft / ifft (complex64, computed in f32), bins 0..bins-1 as
+/// [..., bins, 2] in re's dtype. The inverse is scaled by 1 / n.
+Tensor dft_last(const Tensor& re, const Tensor& im, int64_t n, int64_t bins, bool inverse) {
+  Tensor z = cast(re, DType::kF32);
   if (im.defined()) {
-    yr = sub(yr, mul(matmul(im, sm), scalar(sign, re.dtype())));
-    yi = add(yi, matmul(im, cm));
+    const int64_t last = z.dim();
+    z = view_as_complex(concat({unsqueeze(z, last), unsqueeze(cast(im, DType::kF32), last)}, last));
   }
-  if (inverse) {
-    yr = div(yr, scalar(static_cast<double>(n), re.dtype()));
-    yi = div(yi, scalar(static_cast<double>(n), re.dtype()));
-  }
-  const int64_t last = yr.dim();
-  return concat({unsqueeze(yr, last), unsqueeze(yi, last)}, last);
-}
-
-/// The signal cut or zero-padded to `n` along its last dim.
-Tensor fit_length(NodeCtx& c, const Tensor& x, int64_t n) {
-  const int64_t have = x.sizes()[static_cast<size_t>(x.dim() - 1)].value();
-  if (have >= n) return have == n ? x : slice(x, -1, 0, n);
-  Sizes pad = x.sizes();
-  pad[pad.size() - 1] = n - have;
-  return concat({x, full(pad, 0, x.dtype(), c.device())}, x.dim() - 1);
+  Tensor y = view_as_real(inverse ? ifft(z, n) : fft(z, n));
+  if (bins < n) y = slice(y, -2, 0, bins);
+  return re.dtype() == DType::kF32 ? y : cast(y, re.dtype());
 }
 
 void dft(NodeCtx& c) {
@@ -103,10 +81,8 @@ void dft(NodeCtx& c) {
   if (im.defined()) im = permute(im, perm);
   const int64_t n = c.has(1) ? c.scalar_int(1) : x.sizes()[static_cast<size_t>(axis)].value();
   if (n < 1) c.fail("dft_length must be positive");
-  re = fit_length(c, re, n);
-  if (im.defined()) im = fit_length(c, im, n);
   const int64_t bins = onesided ? n / 2 + 1 : n;
-  c.set(0, permute(dft_last(c, re, im, n, bins, inverse), back));
+  c.set(0, permute(dft_last(re, im, n, bins, inverse), back));
 }
 
 /// Frames of `frame_length` every `frame_step` samples, windowed, each transformed:
@@ -139,7 +115,7 @@ void stft(NodeCtx& c) {
     return window.defined() ? mul(v, window) : v;
   };
   const int64_t bins = onesided ? len / 2 + 1 : len;
-  c.set(0, dft_last(c, frame(re), im.defined() ? frame(im) : Tensor(), len, bins, false));
+  c.set(0, dft_last(frame(re), im.defined() ? frame(im) : Tensor(), len, bins, false));
 }
 
 /// y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c)^beta.

@@ -274,6 +274,8 @@ Expected<ProtoTensor> decode_tensor(const ::onnx::TensorProto& p, Device device,
       out.tensor = Tensor::from_bytes(dtype, shape, v.data(), v.size(), device);
       break;
     }
+    case DType::kC64:  // ONNX complex types map to no Kiln dtype (kiln_dtype rejects them)
+      return unimplemented("complex ONNX tensors are not supported");
   }
   return out;
 }

@@ -108,9 +108,11 @@ struct Dist {
   }
 };
 
-/// Random values as doubles, already representable in `dtype` (f16 values are rounded to half).
+/// Random values as doubles, already representable in `dtype` (f16 values are rounded to half;
+/// complex64 gets 2 n values, interleaved real and imaginary parts).
 inline std::vector<double> random_values(DType dtype, int64_t n, std::mt19937& rng,
                                          const Dist& dist = {}) {
+  if (dtype == DType::kC64) return random_values(DType::kF32, 2 * n, rng, dist);
   std::vector<double> v(static_cast<size_t>(n));
   std::uniform_real_distribution<double> zero(0.0, 1.0);
   if (dtype == DType::kBool) {
@@ -138,7 +140,8 @@ inline std::vector<double> random_values(DType dtype, int64_t n, std::mt19937& r
   return v;
 }
 
-/// A tensor of `dtype` and `shape` holding exactly `values` (converted per dtype).
+/// A tensor of `dtype` and `shape` holding exactly `values` (converted per dtype; complex64
+/// takes two values per element, real then imaginary part).
 inline Tensor tensor_from_doubles(DType dtype, const Shape& shape,
                                   const std::vector<double>& values,
                                   Device device = Device::cpu()) {
@@ -166,6 +169,10 @@ inline Tensor tensor_from_doubles(DType dtype, const Shape& shape,
       std::vector<uint8_t> v;
       for (double x : values) v.push_back(x != 0 ? 1 : 0);
       return Tensor::from_bytes(dtype, shape, v.data(), v.size(), device);
+    }
+    case DType::kC64: {  // interleaved (real, imaginary) values, 2 per element
+      std::vector<float> v(values.begin(), values.end());
+      return Tensor::from_bytes(dtype, shape, v.data(), v.size() * sizeof(float), device);
     }
   }
   return {};

@@ -394,6 +394,8 @@ Tensor make_leaf(const Program& p, size_t leaf, int64_t n, int call) {
     case DType::kBool:
       for (double& x : v) x = rng.chance(0.5) ? 1.0 : 0.0;
       break;
+    case DType::kC64:  // the generator makes no complex64 leaves
+      break;
   }
   if (l.dtype == DType::kF32) {
     std::vector<float> f(v.begin(), v.end());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -170,6 +171,16 @@ TEST(Npy, VersionsAndByteOrders) {
   EXPECT_EQ(h.to_vector<float>(), (std::vector<float>{0.5f, -3.f}));
   EXPECT_EQ(parse_ok(npy(1, dict("=f4", "()"), raw<float>({4.f}))).item<float>(), 4.f);
   EXPECT_EQ(parse_ok(npy(1, dict("f4", "()"), raw<float>({4.f}))).item<float>(), 4.f);
+  // complex64: each of the two floats swapped on its own.
+  for (const char* descr : {"<c8", ">c8"}) {
+    const bool big = descr[0] == '>';
+    Tensor z = parse_ok(npy(1, dict(descr, "(2,)"), raw<float>({1.5f, -2.f, 3.25f, 0.f}, big)));
+    EXPECT_EQ(z.dtype(), DType::kC64);
+    EXPECT_EQ(z.to_vector<std::complex<float>>(),
+              (std::vector<std::complex<float>>{{1.5f, -2.f}, {3.25f, 0.f}}));
+    EXPECT_EQ(parse_ok(serialize_npy(z)).to_vector<std::complex<float>>(),
+              z.to_vector<std::complex<float>>());
+  }
   // Bool: any byte order mark; non-zero bytes read as true.
   for (const char* descr : {"|b1", "<b1", ">b1", "=b1"})
     EXPECT_EQ(parse_ok(npy(1, dict(descr, "(3,)"), raw<uint8_t>({0, 1, 2}))).to_doubles(),
@@ -270,11 +281,12 @@ TEST(Npy, MalformedFilesSayWhatIsWrong) {
   header_error("{'descr': '<f4', 'fortran_order': True, 'shape': (3,)}",
                "fortran_order True is not supported");
   header_error(dict("|u1", "(12,)"), "unsupported dtype '|u1' (uint8)");
-  for (const char* descr : {"<f8", "<i2", "<c8", "|O", "|V12", "float32", "<u4", ""})
+  for (const char* descr : {"<f8", "<i2", "<c16", "|O", "|V12", "float32", "<u4", ""})
     header_error(dict(descr, "(3,)"), std::string("unsupported dtype '") + descr + "'");
   header_error("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,)}",
                "structured (record) dtypes are not supported");
   header_error(dict("|f4", "(3,)"), "byte order '|' (not applicable) on the 4-byte dtype '|f4'");
+  header_error(dict("|c8", "(1,)"), "byte order '|' (not applicable) on the 8-byte dtype '|c8'");
   header_error("{'descr': '<f\\x34', 'fortran_order': False, 'shape': (3,)}", "escape sequences");
 }
 
