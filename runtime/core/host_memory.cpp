@@ -27,7 +27,7 @@ void* allocate_large(size_t bytes) {
   const size_t rounded = (bytes + kHugeThreshold - 1) / kHugeThreshold * kHugeThreshold;
   void* p = std::aligned_alloc(kHugeThreshold, rounded);
   if (p == nullptr) throw std::bad_alloc();
-  if (advise_huge_pages()) (void)madvise(p, rounded, MADV_HUGEPAGE);
+  advise_huge(p, rounded);
   return p;
 }
 

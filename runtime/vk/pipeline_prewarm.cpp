@@ -152,12 +152,10 @@ void VulkanDeviceImpl::start_prewarm() {
     }
     // One at a time, so that a bad entry costs only itself; pipeline() checks each desc
     // (SPIR-V included) as for any caller.
-    size_t created = 0;
     std::vector<const Pipeline*> made;
     for (const PipelineDesc& d : *descs) {
       Expected<const Pipeline*> p = pipeline(d);
       if (p.ok()) {
-        ++created;
         made.push_back(*p);
       } else {
         log(LogTopic::kCache,
@@ -169,7 +167,7 @@ void VulkanDeviceImpl::start_prewarm() {
       log(LogTopic::kCache, "pipeline set: warm-up dispatch failed (" + warmed.message() + ")");
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    log(LogTopic::kCache, "pipeline set: " + std::to_string(created) + " of " +
+    log(LogTopic::kCache, "pipeline set: " + std::to_string(made.size()) + " of " +
                               std::to_string(descs->size()) + " pipelines created ahead" +
                               (warmed.ok() ? " and warmed" : "") + " in " + std::to_string(ms) +
                               " ms");
