@@ -52,6 +52,7 @@ bool rule_own_kernel(const Node& n) {
     case OpCategory::kWindow:
     case OpCategory::kScatter:
     case OpCategory::kSpectral:
+    case OpCategory::kCompaction:
       return true;
     default:
       return false;

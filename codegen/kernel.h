@@ -65,6 +65,7 @@ enum class KernelVariant {
   kScatter,         // scatter_elements, scatter_nd: one invocation per output element
   kFft,             // fft, ifft, rfft, irfft: one workgroup per row
   kComplexPart,     // real, imag, abs of complex64, view_as_real / view_as_complex
+  kCompaction,      // masked_select: one workgroup's stream compaction
 };
 const char* kernel_variant_name(KernelVariant v);
 
@@ -122,6 +123,16 @@ struct Kernel {
   }
   uint32_t sizes_bytes() const { return static_cast<uint32_t>(4 * size_slots.size()); }
 };
+
+/// The most elements a masked_select kernel compacts on `caps` (its chunk loop stays under
+/// lavapipe's 65535 iterations); the runtime runs larger ones on the interpreter.
+uint64_t masked_select_max_elements(const TargetCaps& caps);
+/// A masked_select kernel's output buffer holds this many elements more than the largest
+/// result (numel of its data), for the count: a uint at byte masked_select_count_offset.
+inline constexpr int64_t kMaskedSelectExtra = 8;
+inline uint64_t masked_select_count_offset(uint64_t most, uint64_t width) {
+  return (most * width + 3) / 4 * 4;
+}
 
 /// The kernel's workgroup counts at symbol values `values` (one per symbol id; may be empty for
 /// static kernels), each capped at `max_count`.

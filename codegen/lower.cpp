@@ -353,6 +353,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "fft";
     case KernelVariant::kComplexPart:
       return "complex_part";
+    case KernelVariant::kCompaction:
+      return "compaction";
   }
   return "?";
 }
@@ -389,6 +391,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       k = scatter_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kSpectral) {
       k = spectral_kernel(graph, fusion, n.id, options);
+    } else if (op_category(n.op) == OpCategory::kCompaction) {
+      k = select_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kWindow) {
       k = window_kernel(graph, fusion, n.id, options);
     } else if (op_category(n.op) == OpCategory::kContraction) {

@@ -107,6 +107,11 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
 Expected<Kernel> spectral_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                  const CodegenOptions& opt);
 
+/// MaskedSelect (codegen/lower_select.cpp, shaders/select.comp): one workgroup's stream
+/// compaction; the count follows the largest possible result.
+Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt);
+
 /// ConvTranspose as a gather: one invocation per output position and block of output channels
 /// (codegen/lower_conv_transpose.cpp, shaders/conv_transpose.comp); window_kernel calls it.
 Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

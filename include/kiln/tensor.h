@@ -371,6 +371,13 @@ KILN_DECLARE_BINARY_OPERATOR(>=)
 #undef KILN_DECLARE_BINARY_OPERATOR
 Tensor operator-(const Operand& a);
 
+/// The elements of `x` where `mask` (bool; the two broadcast) is true, in row-major order, as a
+/// 1-D tensor: PyTorch's `x[mask]` / `torch.masked_select`. Inside kiln::compile its length is
+/// a data-dependent size (no graph break): the kernel compacts on the device and the length is
+/// read back once the graph has run; an op that uses the result starts a new graph with the
+/// length as a size symbol (docs/capture.md). Eagerly, the length is read back before it returns.
+Tensor masked_select(const Tensor& x, const Tensor& mask, Loc loc = Loc::current());
+
 // --- Ops without a device lowering, and host interaction -------------------------------------
 // Inside kiln::compile each of these is a graph break: the graph so far is compiled and run,
 // the op runs on the CPU interpreter, and capture resumes in a new graph after it.

@@ -115,6 +115,16 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
   exe->used_symbols_.erase(std::unique(exe->used_symbols_.begin(), exe->used_symbols_.end()),
                            exe->used_symbols_.end());
   if (!exe->used_symbols_.empty()) exe->num_symbols_ = exe->used_symbols_.back() + 1;
+  for (const Node& n : exe->graph_.nodes()) {
+    if (n.op != OpKind::MaskedSelect || n.attrs.index < 0) continue;
+    SymInt most(1);
+    for (const SymInt& d : exe->graph_.node(n.inputs[0]).sym) most = most * d;
+    exe->defined_.push_back({static_cast<int>(n.attrs.index), n.id, most});
+  }
+  for (int s : exe->graph_.unbacked_symbols())
+    if (std::none_of(exe->defined_.begin(), exe->defined_.end(),
+                     [s](const Defined& d) { return d.symbol == s; }))
+      exe->carried_.push_back(s);
   if (!device.is_cpu()) {
     try {
       exe->vk_device_ = device.vulkan_device();
@@ -302,27 +312,34 @@ double Executable::background_ms() const {
 Expected<std::vector<int64_t>> Executable::bind_symbols(const std::vector<Tensor>& inputs,
                                                         std::span<const int64_t> given) const {
   std::vector<int64_t> values(given.begin(), given.end());
-  if (given.empty()) {  // read each symbol from an input dim that is exactly that symbol
-    values.assign(static_cast<size_t>(num_symbols_), -1);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Node& n = graph_.node(graph_.inputs()[i]);
-      const Shape& got = inputs[i].meta().shape;
-      for (size_t d = 0; d < n.sym.size() && d < got.size(); ++d) {
-        if (n.sym[d].is_constant() || !n.sym[d].expr().is_symbol()) continue;
-        int64_t& v = values[static_cast<size_t>(n.sym[d].expr().symbol_id())];
-        if (v < 0) v = got[d];
-      }
-    }
-    for (int s : used_symbols_)
-      if (values[static_cast<size_t>(s)] < 0)
-        return invalid_argument("symbol s" + std::to_string(s) +
-                                " is not an input dim: pass symbol_values to run()");
-  } else if (given.size() < static_cast<size_t>(num_symbols_)) {
+  if (!given.empty() && given.size() < static_cast<size_t>(num_symbols_))
     return invalid_argument("expected " + std::to_string(num_symbols_) + " symbol values, got " +
                             std::to_string(given.size()));
+  if (given.empty()) values.assign(static_cast<size_t>(num_symbols_), -1);
+  auto is = [](const std::vector<int>& set, int s) {
+    return std::find(set.begin(), set.end(), s) != set.end();
+  };
+  // Read each symbol from an input dim that is exactly that symbol: every one when no values
+  // are given, the unbacked ones always (only the inputs know them).
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Node& n = graph_.node(graph_.inputs()[i]);
+    const Shape& got = inputs[i].meta().shape;
+    for (size_t d = 0; d < n.sym.size() && d < got.size(); ++d) {
+      if (n.sym[d].is_constant() || !n.sym[d].expr().is_symbol()) continue;
+      const int s = n.sym[d].expr().symbol_id();
+      int64_t& v = values[static_cast<size_t>(s)];
+      if ((given.empty() && v < 0) || is(carried_, s)) v = got[d];
+    }
   }
+  for (const Defined& d : defined_) values[static_cast<size_t>(d.symbol)] = -1;
+  for (int s : used_symbols_)
+    if (values[static_cast<size_t>(s)] < 0 && !is(graph_.unbacked_symbols(), s))
+      return invalid_argument("symbol s" + std::to_string(s) +
+                              " is not an input dim: pass symbol_values to run()");
+  for (const Defined& d : defined_)  // the largest length until the run tells
+    values[static_cast<size_t>(d.symbol)] = d.most.evaluate(values);
   for (int s : used_symbols_)  // (symbols specialised to 0 or 1 appear in no shape)
-    if (values[static_cast<size_t>(s)] < 2)
+    if (values[static_cast<size_t>(s)] < 2 && !is(graph_.unbacked_symbols(), s))
       return invalid_argument("symbol s" + std::to_string(s) + " = " +
                               std::to_string(values[static_cast<size_t>(s)]) +
                               ": size symbols are at least 2 (sizes 0 and 1 are specialised)");
@@ -340,7 +357,25 @@ Expected<std::vector<int64_t>> Executable::bind_symbols(const std::vector<Tensor
 
 Expected<std::vector<Tensor>> Executable::run(const std::vector<Tensor>& inputs,
                                               const std::vector<Tensor>& constants,
-                                              std::span<const int64_t> symbol_values) {
+                                              std::span<const int64_t> symbol_values,
+                                              std::vector<int64_t>* resolved) {
+  auto out = run_bound(inputs, constants, symbol_values);
+  if (!out.ok() || resolved == nullptr) return out;
+  for (const Defined& d : defined_) {  // the lengths the run revealed
+    const auto& outs = graph_.outputs();
+    const auto at = std::find(outs.begin(), outs.end(), d.node);
+    if (at == outs.end()) continue;
+    if (resolved->size() <= static_cast<size_t>(d.symbol))
+      resolved->resize(static_cast<size_t>(d.symbol) + 1, 0);
+    (*resolved)[static_cast<size_t>(d.symbol)] =
+        (*out)[static_cast<size_t>(at - outs.begin())].meta().shape.at(0);
+  }
+  return out;
+}
+
+Expected<std::vector<Tensor>> Executable::run_bound(const std::vector<Tensor>& inputs,
+                                                    const std::vector<Tensor>& constants,
+                                                    std::span<const int64_t> symbol_values) {
   if (inputs.size() != graph_.inputs().size())
     return invalid_argument("expected " + std::to_string(graph_.inputs().size()) + " inputs, got " +
                             std::to_string(inputs.size()));
@@ -357,6 +392,11 @@ Expected<std::vector<Tensor>> Executable::run(const std::vector<Tensor>& inputs,
   if (on_device()) {
     bool empty_part = false;
     for (const SymInt& d : nonempty_) empty_part |= d.evaluate(values) == 0;
+    // Kernels take every symbol to be at least 2; a carried unbacked one may be 0 or 1.
+    for (int s : carried_) empty_part |= values[static_cast<size_t>(s)] < 2;
+    for (const Defined& d : defined_)
+      empty_part |= static_cast<uint64_t>(values[static_cast<size_t>(d.symbol)]) >
+                    masked_select_max_elements(caps_of(vk_device_->info()));
     if (!empty_part) return run_device(inputs, constants, values);
   }
   return run_interpreter(inputs, constants, values);
@@ -400,8 +440,13 @@ Expected<std::vector<Tensor>> Executable::run_interpreter(const std::vector<Tens
 
 Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& inputs,
                                                      const std::vector<Tensor>& constants,
-                                                     std::span<const int64_t> values) {
+                                                     std::span<const int64_t> bound_values) {
   const bool symbolic = num_symbols_ > 0;
+  // A MaskedSelect's buffer holds its largest length and room for the count.
+  std::vector<int64_t> with_count(bound_values.begin(), bound_values.end());
+  for (const Defined& d : defined_)
+    with_count[static_cast<size_t>(d.symbol)] = d.most.evaluate(with_count) + kMaskedSelectExtra;
+  const std::span<const int64_t> values = with_count;
   // The shape of every node at this binding (symbolic graphs; static ones use the metas).
   std::vector<Shape> shapes;
   if (symbolic) {

@@ -64,9 +64,15 @@ class Executable {
   /// `symbol_values`: for a symbolic graph, one value per symbol id (at least num_symbols());
   /// empty: each symbol is read from an input dim that is exactly that symbol. One compiled
   /// plan serves every binding: sizes reach the kernels through a sizes buffer (replay.h).
+  ///
+  /// Unbacked symbols (ShapeEnv::create_unbacked_symbol): one that an input dim carries is read
+  /// from that dim whatever `symbol_values` says; one a MaskedSelect of this graph defines is
+  /// known only after the run, and is written to `(*resolved)[symbol]` when `resolved` is given
+  /// (grown to fit). Calls where a carried one is below 2 run on the interpreter.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                     const std::vector<Tensor>& constants,
-                                    std::span<const int64_t> symbol_values = {});
+                                    std::span<const int64_t> symbol_values = {},
+                                    std::vector<int64_t>* resolved = nullptr);
 
   /// One more than the largest symbol id the graph's shapes mention (0 for static graphs).
   int num_symbols() const { return num_symbols_; }
@@ -101,6 +107,10 @@ class Executable {
   /// The worker's job: compile_device, the warm-up dispatch, then publish (or log the failure).
   void compile_in_background(const CompileOptions& options, const std::vector<Tensor>& constants);
   void publish(State state, std::string error, double ms);
+  /// run() without reporting the unbacked symbols it resolved.
+  Expected<std::vector<Tensor>> run_bound(const std::vector<Tensor>& inputs,
+                                          const std::vector<Tensor>& constants,
+                                          std::span<const int64_t> symbol_values);
   Expected<std::vector<Tensor>> run_interpreter(const std::vector<Tensor>& inputs,
                                                 const std::vector<Tensor>& constants,
                                                 std::span<const int64_t> values);
@@ -110,6 +120,13 @@ class Executable {
 
   Graph graph_;
   int num_symbols_ = 0;
+  struct Defined {  // an unbacked symbol a MaskedSelect of this graph defines
+    int symbol = -1;
+    NodeId node = -1;
+    SymInt most;  // the largest length: numel of its data
+  };
+  std::vector<Defined> defined_;
+  std::vector<int> carried_;  // unbacked symbols that input dims bring in
   std::vector<int> used_symbols_;  // the symbols some shape mentions, sorted
   std::vector<SymInt> nonempty_;   // sizes the device kernels read through (run on the interpreter
                                    // when one is 0)

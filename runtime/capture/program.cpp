@@ -86,13 +86,18 @@ std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& ar
   std::vector<Tensor> slots(static_cast<size_t>(num_slots));
   for (size_t i = 0; i < args.size(); ++i) slots[i] = args[i];
   std::vector<std::string> prints;
+  // The symbol values, with the unbacked ones (masked_select lengths) filled in by the
+  // segments that reveal them for the segments that read them.
+  std::vector<int64_t> values(symbols.begin(), symbols.end());
+  if (values.size() < static_cast<size_t>(num_symbols))
+    values.resize(static_cast<size_t>(num_symbols), 0);
   for (const ProgramStep& s : steps) {
     std::vector<Tensor> in;
     for (int32_t id : s.in) in.push_back(slots[id]);
     std::vector<Tensor> out;
     switch (s.kind) {
       case ProgramStep::Kind::kSegment: {
-        auto r = s.exe->run(in, constants, symbols);
+        auto r = s.exe->run(in, constants, values, &values);
         if (!r.ok()) throw Error(r.status());
         out = std::move(r).value();
         break;

@@ -50,6 +50,9 @@ struct Program {
   std::vector<ProgramStep> steps;
   std::vector<int32_t> outputs;
   Device device = Device::cpu();
+  /// The trace's symbol count when it has unbacked symbols (0 otherwise): replay keeps one
+  /// value per symbol and lets each segment fill in the lengths it reveals.
+  int32_t num_symbols = 0;
 
   int graph_count() const;
   std::vector<GraphBreak> breaks() const;

@@ -276,18 +276,32 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     }
     const int o = output_of_[static_cast<size_t>(out)];
     if (o < 0) return internal_error("output %" + std::to_string(out) + " has no bank slot");
-    KILN_ASSIGN_OR_RETURN(
-        vk::BufferRef view,
-        device_->slice(bank.buffer, output_offsets_[static_cast<size_t>(o)], bytes_of(out)));
+    const uint64_t offset = output_offsets_[static_cast<size_t>(o)];
+    Shape shape = shape_of(out);
+    uint64_t bytes = bytes_of(out);
+    if (n.op == OpKind::MaskedSelect) {  // its length: the count the kernel wrote after the data
+      const uint64_t most = static_cast<uint64_t>(numel(shape_of(n.inputs[0])));
+      const uint64_t width = dtype_size(n.meta.dtype);
+      uint32_t count = 0;
+      KILN_RETURN_IF_ERROR(
+          device_->download(bank.buffer, &count, sizeof count,
+                            static_cast<size_t>(offset + masked_select_count_offset(most, width))));
+      if (count > most)
+        return internal_error("masked_select %" + std::to_string(out) + ": the kernel counted " +
+                              std::to_string(count) + " of " + std::to_string(most) + " elements");
+      shape = {static_cast<Dim>(count)};
+      bytes = count * width;
+    }
+    KILN_ASSIGN_OR_RETURN(vk::BufferRef view, device_->slice(bank.buffer, offset, bytes));
     if (use == kSpill) {  // a copy of its own: the spill bank is overwritten by the next call
-      KILN_ASSIGN_OR_RETURN(vk::BufferRef copy, device_->allocate(bytes_of(out)));
-      KILN_RETURN_IF_ERROR(device_->copy(view, copy, bytes_of(out)));
+      KILN_ASSIGN_OR_RETURN(vk::BufferRef copy, device_->allocate(bytes));
+      KILN_RETURN_IF_ERROR(device_->copy(view, copy, bytes));
       view = std::move(copy);
     } else {
       bank.handed_out.push_back(view);
     }
     auto impl = std::make_shared<TensorImpl>();
-    impl->meta = TensorMeta{n.meta.dtype, shape_of(out)};
+    impl->meta = TensorMeta{n.meta.dtype, std::move(shape)};
     impl->device = kiln_device_;
     impl->buffer = std::move(view);
     outputs.push_back(Tensor(std::move(impl)));

@@ -1,5 +1,6 @@
 #include "capture/trace.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 
@@ -112,8 +113,8 @@ TraceContext::TraceContext(std::vector<Tensor> args, Device device, CompileOptio
       log(LogTopic::kDynamic, "'" + options_.name + "' " + source + " (size " + std::to_string(v) +
                                   ") is " + arg_syms_[a][d].str() +
                                   (p.kind != DimPolicy::Kind::kMarked ? ""
-                                   : p.soft                         ? " (maybe_mark_dynamic)"
-                                                                    : " (mark_dynamic)"));
+                                   : p.soft                           ? " (maybe_mark_dynamic)"
+                                                                      : " (mark_dynamic)"));
     }
   }
 }
@@ -218,21 +219,27 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
     const GraphKey key(graph_, Executable::target_key(device_, options_));
     std::shared_ptr<Executable>& exe = (*cache_)[key];
     if (!exe)
-      exe = value_or_throw(Executable::create(
-          graph_, device_, options_,
-          options_.background ? locked_constants() : std::vector<Tensor>{}));
+      exe = value_or_throw(
+          Executable::create(graph_, device_, options_,
+                             options_.background ? locked_constants() : std::vector<Tensor>{}));
     std::vector<Tensor> in;
     for (int32_t s : segment_inputs_) in.push_back(slots_[s]);
     const std::vector<int64_t> hints = symbol_hints();
-    auto result = exe->run(in, locked_constants(), hints);
+    std::vector<int64_t> resolved = hints;
+    auto result = exe->run(in, locked_constants(), hints, &resolved);
     if (!result.ok()) throw Error(result.status());
+    for (int u : pending_unbacked_)  // the lengths this run revealed become their hints
+      if (static_cast<size_t>(u) < resolved.size()) env_->set_hint(u, resolved[u]);
     ProgramStep step;
     step.kind = ProgramStep::Kind::kSegment;
     step.exe = exe;
     step.in = segment_inputs_;
     for (Tensor& v : *result) step.out.push_back(new_slot(std::move(v)));
     // Live placeholders read their slot; extra outputs come first in `outs`.
-    for (size_t i = 0; i < owners.size(); ++i) owners[i]->slot = step.out[extra_outputs.size() + i];
+    for (size_t i = 0; i < owners.size(); ++i) {
+      owners[i]->slot = step.out[extra_outputs.size() + i];
+      owners[i]->meta = slots_[static_cast<size_t>(owners[i]->slot)].meta();  // actual lengths
+    }
     program_.steps.push_back(std::move(step));
     extra_slots_ = std::vector<int32_t>(
         program_.steps.back().out.begin(),
@@ -244,11 +251,38 @@ void TraceContext::flush(const std::vector<NodeId>& extra_outputs) {
   }
   graph_ = Graph();
   graph_.set_shape_env(env_.get());
+  pending_unbacked_.clear();
   segment_inputs_.clear();
   input_of_slot_.clear();
   live_.clear();
   captured_.clear();
   ++segment_;
+}
+
+int TraceContext::unbacked_symbol(int64_t hint, const std::string& source) {
+  const int id = env_->create_unbacked_symbol(hint, source);
+  pending_unbacked_.push_back(id);
+  log(LogTopic::kDynamic, "'" + options_.name + "' " + source + " is s" + std::to_string(id) +
+                              " (unbacked: known when the graph runs)");
+  return id;
+}
+
+void TraceContext::sync_unbacked(const std::vector<Tensor>& inputs) {
+  if (pending_unbacked_.empty()) return;
+  for (const Tensor& t : inputs) {
+    const TensorImpl* impl = t.impl();
+    if (impl == nullptr || impl->trace != this || impl->segment != segment_ || impl->slot >= 0)
+      continue;
+    for (const SymInt& d : impl->sym)
+      for (int s : d.free_symbols())
+        if (std::find(pending_unbacked_.begin(), pending_unbacked_.end(), s) !=
+            pending_unbacked_.end()) {
+          log(LogTopic::kDynamic, "'" + options_.name + "' runs its graph to learn s" +
+                                      std::to_string(s) + " before an op uses it");
+          flush({});
+          return;
+        }
+  }
 }
 
 void TraceContext::start_break(const GraphBreak& why) {
@@ -394,6 +428,7 @@ Program TraceContext::finish(const std::vector<Tensor>& outputs) {
   for (size_t k = 0; k < pending.size(); ++k) out_slots[pending[k]] = extra_slots_[k];
   program_.outputs = out_slots;
   program_.num_slots = static_cast<int32_t>(slots_.size());
+  if (!env_->unbacked_symbols().empty()) program_.num_symbols = env_->num_symbols();
   return std::move(program_);
 }
 
@@ -401,6 +436,7 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
                 SymShape target) {
   std::string where = loc_str(loc);
   if (TraceContext* trace = current_trace()) {
+    trace->sync_unbacked(inputs);
     std::vector<NodeId> ids;
     for (const Tensor& t : inputs) ids.push_back(trace->node_for(t, where));
     NodeId id = value_or_throw(

@@ -86,6 +86,14 @@ class TraceContext {
   /// A graph break that prints `t` (and prints again on every replay).
   void print(const std::string& label, const Tensor& t, const std::string& loc);
 
+  /// A new unbacked size symbol (a masked_select's length) defined in the current segment;
+  /// `hint` stands in until the segment runs.
+  int unbacked_symbol(int64_t hint, const std::string& source);
+  /// Before an op records on `inputs`: when one of them has a length that only running the
+  /// current segment reveals, the segment is run now (no graph break: nothing runs on the
+  /// host), so the op is recorded in the next segment with that length as an input dim.
+  void sync_unbacked(const std::vector<Tensor>& inputs);
+
   /// Ends the trace with `outputs` and returns the program.
   Program finish(const std::vector<Tensor>& outputs);
   /// A slot's value as computed during the trace.
@@ -117,6 +125,7 @@ class TraceContext {
   std::vector<Tensor> locked_constants() const;
 
   std::vector<Tensor> slots_;
+  std::vector<int> pending_unbacked_;  // unbacked symbols the current segment defines
   size_t num_tensor_args_ = 0;
   std::vector<bool> specialized_scalars_;
   std::shared_ptr<ShapeEnv> env_;

@@ -489,6 +489,7 @@ Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostT
   if (is_window_kernel(node.op)) return eval_window(node, ins, out);
   if (op_category(node.op) == OpCategory::kScatter) return eval_scatter(node, ins, out);
   if (op_category(node.op) == OpCategory::kSpectral) return eval_spectral(node, ins, out);
+  if (op_category(node.op) == OpCategory::kCompaction) return eval_compaction(node, ins, out);
   if (is_nn_kernel(node.op)) return eval_nn(node, ins, out);
   if (is_elementwise(node.op)) return eval_elementwise(node, ins, out);
   if (is_reduce(node.op)) return eval_reduce(node, *ins[0], out);

@@ -191,6 +191,9 @@ Status eval_window(const Node& node, std::span<const HostTensor* const> ins, Hos
 Status eval_scatter(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 /// Fft, Ifft, Rfft, Irfft and the complex part ops (interpreter_fft.cpp).
 Status eval_spectral(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// MaskedSelect (interpreter_select.cpp): sizes `out` itself (the result's length is the
+/// mask's count, which the node's meta only bounds).
+Status eval_compaction(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 /// ConvTranspose (interpreter_conv_transpose.cpp), dispatched by eval_window.
 Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 

@@ -1,5 +1,7 @@
 #include "graph/graph.h"
 
+#include <algorithm>
+
 namespace kiln {
 
 SymShape sym_shape_of(std::span<const Dim> shape) {
@@ -166,8 +168,16 @@ bool Graph::is_symbolic() const {
 void Graph::canonicalize(const ShapeEnv& env) {
   hints_.assign(static_cast<size_t>(env.num_symbols()), 0);
   for (int s = 0; s < env.num_symbols(); ++s) hints_[static_cast<size_t>(s)] = env.info(s).hint;
-  for (Node& n : nodes_)
-    for (SymInt& d : n.sym) d = env.simplify(d);
+  unbacked_.clear();
+  for (Node& n : nodes_) {
+    for (SymInt& d : n.sym) {
+      d = env.simplify(d);
+      for (int s : d.free_symbols())
+        if (env.info(s).unbacked) unbacked_.push_back(s);
+    }
+  }
+  std::sort(unbacked_.begin(), unbacked_.end());
+  unbacked_.erase(std::unique(unbacked_.begin(), unbacked_.end()), unbacked_.end());
 }
 
 Expected<Graph> Graph::instantiate(std::span<const int64_t> values) const {
@@ -188,6 +198,10 @@ Expected<Graph> Graph::instantiate(std::span<const int64_t> values) const {
     }
     Attrs a = n.attrs;
     if (n.op == OpKind::Reshape || n.op == OpKind::Expand || n.op == OpKind::Full) a.dims = shape;
+    if (n.op == OpKind::MaskedSelect) {  // the length at `values`: a constant of this graph
+      a.dims = shape;
+      a.index = -1;
+    }
     if (n.op == OpKind::Arange && a.range.size() == 3 && !n.sym[0].is_constant())
       a.range[1] = a.range[0] + static_cast<double>(shape[0]) * a.range[2];
     KILN_ASSIGN_OR_RETURN(NodeId id, g.add(n.op, n.inputs, std::move(a), n.loc));

@@ -63,6 +63,10 @@ class Graph {
   /// at the hints.
   const std::vector<int64_t>& symbol_hints() const { return hints_; }
   void set_symbol_hints(std::vector<int64_t> hints) { hints_ = std::move(hints); }
+  /// The unbacked symbols (ShapeEnv::create_unbacked_symbol) some node's shape mentions, sorted:
+  /// a MaskedSelect defines each one, or an input dim carries it in from an earlier graph.
+  /// Set by canonicalize(); part of the GraphKey.
+  const std::vector<int>& unbacked_symbols() const { return unbacked_; }
   /// True when some node's shape mentions a symbol.
   bool is_symbolic() const;
   /// Rewrites every symbolic shape in the canonical form of `env` (after the trace learned
@@ -97,6 +101,7 @@ class Graph {
   std::vector<NodeId> constants_;
   std::vector<NodeId> outputs_;
   std::vector<int64_t> hints_;
+  std::vector<int> unbacked_;
   ShapeEnv* env_ = nullptr;
 };
 

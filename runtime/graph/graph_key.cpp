@@ -131,6 +131,8 @@ void encode_graph(const Graph& graph, KeyWriter& w) {
   encode_ids(graph.inputs(), w);
   encode_ids(graph.constants(), w);
   encode_ids(graph.outputs(), w);
+  w.u64(graph.unbacked_symbols().size());
+  for (int s : graph.unbacked_symbols()) w.i64(s);
 }
 
 GraphKey::GraphKey(const Graph& graph, std::string_view target) {

@@ -190,6 +190,8 @@ std::string Attrs::str(OpKind op) const {
       std::string s = op == OpKind::ScatterElements ? "axis=" + std::to_string(axis) + ", " : "";
       return s + "reduction=" + (index >= 0 && index <= 2 ? r[index] : std::to_string(index));
     }
+    case OpKind::MaskedSelect:
+      return "size=s" + std::to_string(index);
     case OpKind::Fft:
     case OpKind::Ifft:
     case OpKind::Rfft:
@@ -393,6 +395,8 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       return detail::infer_meta_scatter(op, ins, attrs);
     case OpCategory::kSpectral:
       return detail::infer_meta_spectral(op, ins, attrs);
+    case OpCategory::kCompaction:
+      return detail::infer_meta_compaction(op, ins, attrs);
   }
   unreachable("bad op category");
 }

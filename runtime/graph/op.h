@@ -34,8 +34,10 @@ enum class OpCategory : uint8_t {
   kWindow,         // Conv, ConvTranspose, MaxPool, AvgPool, Resize, GridSample: a window per
                    // output element
   kScatter,        // ScatterElements, ScatterND: data with updates written at indices
-  kSpectral        // Fft, Ifft, Rfft, Irfft over the last dim; Real, Imag, ComplexAbs,
+  kSpectral,       // Fft, Ifft, Rfft, Irfft over the last dim; Real, Imag, ComplexAbs,
                    // ViewAsReal, ViewAsComplex (complex64 <-> f32)
+  kCompaction      // MaskedSelect: the selected elements, in order; the result's size is an
+                   // unbacked symbol (known once the op has run)
 };
 
 const char* op_name(OpKind op);
@@ -101,6 +103,9 @@ enum class NearestMode : int64_t { kRoundPreferFloor, kRoundPreferCeil, kFloor, 
 ///     (kScatterNone, kScatterAdd, kScatterMul).
 ///   Fft/Ifft/Rfft/Irfft: over the last dim; dims = {n}, the transform length (-1: the
 ///     input's last dim, or 2 * (m - 1) for Irfft); index = norm (kFftNormBackward, ...).
+///   MaskedSelect: inputs data and a bool mask of data's shape; index = the size symbol of the
+///     result (unbacked: ShapeEnv::create_unbacked_symbol; -1 in an instantiated graph), dims = {the result's size in the
+///     node's concrete meta} (the hint; Graph::instantiate writes the bound value).
 /// CumSum's flags in Attrs::index.
 inline constexpr int64_t kCumSumExclusive = 1;
 inline constexpr int64_t kCumSumReverse = 2;
@@ -199,6 +204,9 @@ Expected<TensorMeta> infer_meta_spectral(OpKind op, std::span<const TensorMeta> 
                                          const Attrs& attrs);
 /// The transform length of an FFT node whose input's last dim is `m` (resolves n = -1).
 int64_t fft_length(OpKind op, int64_t m, const Attrs& attrs);
+/// Shape rules of the Compaction category (op_rules_compaction.cpp).
+Expected<TensorMeta> infer_meta_compaction(OpKind op, std::span<const TensorMeta> ins,
+                                           const Attrs& attrs);
 /// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).
 Expected<TensorMeta> conv_transpose_meta(std::span<const TensorMeta> ins, const Attrs& attrs);
 }  // namespace detail

@@ -28,6 +28,26 @@ int ShapeEnv::create_symbol(int64_t hint, std::string source, int64_t min, int64
   return num_symbols() - 1;
 }
 
+int ShapeEnv::create_unbacked_symbol(int64_t hint, std::string source) {
+  symbols_.push_back({hint, {0, SymRange::kPosInf}, 1, std::move(source), "", false, true});
+  replacements_.emplace_back();
+  hints_.push_back(hint);
+  frozen_ = false;
+  return num_symbols() - 1;
+}
+
+void ShapeEnv::set_hint(int id, int64_t value) {
+  symbols_.at(static_cast<size_t>(id)).hint = value;
+  hints_.at(static_cast<size_t>(id)) = value;
+}
+
+std::vector<int> ShapeEnv::unbacked_symbols() const {
+  std::vector<int> out;
+  for (int s = 0; s < num_symbols(); ++s)
+    if (info(s).unbacked) out.push_back(s);
+  return out;
+}
+
 SymInt ShapeEnv::symbol_for_value(int64_t value, std::string source, int* out_symbol) {
   const bool zero_one = options_.specialize_zero_one && (value == 0 || value == 1);
   const int64_t min = zero_one ? value : std::min<int64_t>(2, std::max<int64_t>(value, 0));
@@ -146,7 +166,19 @@ Status ShapeEnv::check_specialisable(const SymExpr& e, int64_t value,
   return Status::ok_status();
 }
 
+Status ShapeEnv::check_backed(const SymExpr& e, const std::string& what,
+                              const std::string& why) const {
+  for (int s : e.free_symbols()) {
+    if (!info(s).unbacked) continue;
+    return invalid_argument("data-dependent size: deciding " + what + " would need a guard on s" +
+                            std::to_string(s) + " (" + info(s).source +
+                            "), whose value is known only when the graph runs; required by " + why);
+  }
+  return Status::ok_status();
+}
+
 Status ShapeEnv::record_equal(const SymExpr& lhs, const SymExpr& rhs, const std::string& why) {
+  KILN_RETURN_IF_ERROR(check_backed(lhs - rhs, lhs.str() + " == " + rhs.str(), why));
   const int64_t hl = lhs.evaluate(hints_), hr = rhs.evaluate(hints_);
   if (hl != hr) {
     return invalid_argument(lhs.str() + " == " + rhs.str() + " contradicts the observed sizes (" +
@@ -210,6 +242,7 @@ Status ShapeEnv::add_divisibility(const SymInt& e, int64_t d, std::string proven
   if (d <= 0) return invalid_argument("divisor must be positive: " + provenance);
   const SymExpr x = simplify(e).expr();
   if (known_divisible(SymInt(x), d)) return Status::ok_status();
+  KILN_RETURN_IF_ERROR(check_backed(x, x.str() + " % " + std::to_string(d) + " == 0", provenance));
   if (python_mod(x.evaluate(hints_), d) != 0) {
     return invalid_argument(x.str() + " % " + std::to_string(d) +
                             " == 0 contradicts the observed size " +
@@ -225,6 +258,7 @@ Status ShapeEnv::add_divisibility(const SymInt& e, int64_t d, std::string proven
 
 Status ShapeEnv::constrain_range(int id, int64_t min, int64_t max, std::string provenance) {
   const SymExpr x = simplify(symbol(id));
+  KILN_RETURN_IF_ERROR(check_backed(x, range_str(min, max, x.str()), provenance));
   const int64_t h = x.evaluate(hints_);
   if (h < min || h > max) {
     return invalid_argument(range_str(min, max, x.str()) + " excludes the observed size " +
@@ -254,6 +288,7 @@ Expected<bool> ShapeEnv::evaluate_guarding(const SymRel& rel, std::string proven
   if (statically_known_true(rel)) return true;
   if (statically_known_true({negate(rel.op), rel.lhs, rel.rhs})) return false;
   SymExpr l = simplify(rel.lhs).expr(), r = simplify(rel.rhs).expr();
+  KILN_RETURN_IF_ERROR(check_backed(l - r, SymRel{rel.op, SymInt(l), SymInt(r)}.str(), provenance));
   const bool holds = rel_holds(rel.op, l.evaluate(hints_), r.evaluate(hints_));
   RelOp op = holds ? rel.op : negate(rel.op);
   if (op == RelOp::kEq) {
@@ -288,7 +323,7 @@ std::vector<ShapeGuard> ShapeEnv::guards() const {
   std::vector<ShapeGuard> out;
   for (int id = 0; id < num_symbols(); ++id) {
     const SymbolInfo& s = info(id);
-    if (replacements_[static_cast<size_t>(id)] || s.range == SymRange{}) continue;
+    if (replacements_[static_cast<size_t>(id)] || s.range == SymRange{} || s.unbacked) continue;
     std::string why = "size of " + s.source + (s.range_reason.empty() ? "" : "; " + s.range_reason);
     out.push_back({ShapeGuardKind::kRange, symbol(id), RelOp::kEq, SymExpr(), s.range.lo,
                    s.range.hi, std::move(why)});

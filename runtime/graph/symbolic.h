@@ -236,6 +236,9 @@ struct SymbolInfo {
   std::string source;        ///< "input 0 dim 1"
   std::string range_reason;  ///< Why the range was narrowed ("" if it was not).
   bool dynamic = false;      ///< mark_dynamic: specialising it is an error.
+  /// A data-dependent size (masked_select's length): no input dim holds it, so no guard may
+  /// mention it; its value is known only once the op that defines it has run.
+  bool unbacked = false;
 };
 
 /// The symbols of one trace and what is known and assumed about them.
@@ -256,6 +259,14 @@ class ShapeEnv final : public SymFacts {
   /// A new free symbol with hint `hint` and range [min, max] (the hint must lie inside).
   int create_symbol(int64_t hint, std::string source, int64_t min = 2,
                     int64_t max = SymRange::kPosInf);
+  /// An unbacked symbol: a size that only running the graph reveals (the length of a
+  /// masked_select). Range [0, inf); `hint` is a stand-in for decisions that need none (no
+  /// guard is ever recorded on it: a decision that would need one is an error naming
+  /// `source`). set_hint() records the value once a run has revealed it.
+  int create_unbacked_symbol(int64_t hint, std::string source);
+  void set_hint(int symbol, int64_t value);
+  /// The unbacked symbols, sorted.
+  std::vector<int> unbacked_symbols() const;
   /// The size for a value read from `source`. Always allocates a binding slot (returned in
   /// `out_symbol`): 0 and 1 become constants guarded `slot == v`; with duck sizing a value seen
   /// before returns the earlier symbol, guarded `slot == earlier`.
@@ -326,6 +337,8 @@ class ShapeEnv final : public SymFacts {
  private:
   Status record_equal(const SymExpr& lhs, const SymExpr& rhs, const std::string& provenance);
   Status check_specialisable(const SymExpr& e, int64_t value, const std::string& why) const;
+  /// An error when `e` mentions an unbacked symbol: `what` would need a guard on it.
+  Status check_backed(const SymExpr& e, const std::string& what, const std::string& why) const;
   void record(ShapeGuard guard);
 
   Options options_;

@@ -229,8 +229,8 @@ class VulkanDevice {
   virtual Status copy(const BufferRef& src, const BufferRef& dst, size_t bytes) = 0;
   /// Host -> device. `bytes` <= buffer size. Maps directly on unified memory, else stages.
   virtual Status upload(const BufferRef& dst, const void* src, size_t bytes) = 0;
-  /// Device -> host.
-  virtual Status download(const BufferRef& src, void* dst, size_t bytes) = 0;
+  /// Device -> host: `bytes` bytes from byte `offset` of `src`.
+  virtual Status download(const BufferRef& src, void* dst, size_t bytes, size_t offset = 0) = 0;
 
   /// Returns the cached pipeline for desc.cache_key, creating it on a miss (counted in stats).
   virtual Expected<const Pipeline*> pipeline(const PipelineDesc& desc) = 0;

@@ -404,16 +404,17 @@ Status VulkanDeviceImpl::upload(const BufferRef& dst, const void* src, size_t by
   return submit_and_wait(*slot);
 }
 
-Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes) {
+Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes, size_t offset) {
   KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(src, "download source"));
-  if (bytes > buffer->size()) {
-    return invalid_argument("download of " + std::to_string(bytes) + " bytes from a buffer of " +
+  if (offset > buffer->size() || bytes > buffer->size() - offset) {
+    return invalid_argument("download of " + std::to_string(bytes) + " bytes at " +
+                            std::to_string(offset) + " from a buffer of " +
                             std::to_string(buffer->size()));
   }
   if (bytes == 0) return Status::ok_status();
   if (dst == nullptr) return invalid_argument("download destination is null");
-  if (const void* mapped = buffer->mapped()) {
-    std::memcpy(dst, mapped, bytes);
+  if (const auto* mapped = static_cast<const uint8_t*>(buffer->mapped())) {
+    std::memcpy(dst, mapped + offset, bytes);
     return Status::ok_status();
   }
   KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
@@ -423,7 +424,7 @@ Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes)
   KILN_RETURN_IF_ERROR(begin_commands(*slot));
   cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-  const VkBufferCopy region{buffer->offset(), staging.offset, bytes};
+  const VkBufferCopy region{buffer->offset() + offset, staging.offset, bytes};
   vkCmdCopyBuffer(slot->cmd, buffer->vk_buffer(), staging.block->buffer, 1, &region);
   cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);

@@ -130,7 +130,7 @@ class VulkanDeviceImpl final : public VulkanDevice {
                                               const BufferRef& indirect, bool timestamps) override;
   Status replay(Recording& recording, std::vector<DispatchTiming>* timings) override;
   Status upload(const BufferRef& dst, const void* src, size_t bytes) override;
-  Status download(const BufferRef& src, void* dst, size_t bytes) override;
+  Status download(const BufferRef& src, void* dst, size_t bytes, size_t offset) override;
   Expected<const Pipeline*> pipeline(const PipelineDesc& desc) override;
   Expected<std::vector<const Pipeline*>> pipelines(std::span<const PipelineDesc> descs) override;
   Status run(std::span<const Dispatch> dispatches, std::vector<DispatchTiming>* timings) override;

@@ -1,0 +1,83 @@
+// MaskedSelect on shaders/select.comp: one workgroup compacts the data's selected elements in
+// row-major order (a shared-memory scan per chunk, no atomics), then writes the count after
+// the largest possible result (masked_select_count_offset), where the runtime reads it
+// (capture/replay.cpp). The data's and the mask's elementwise producers fold into the loads.
+#include <algorithm>
+
+#include "codegen/lower_internal.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint32_t kSelectLocalSize = 256;
+constexpr uint32_t kPerInvocation = 4;
+/// lavapipe ends an invocation's loops after 65535 iterations in total; the chunk loop is the
+/// kernel's only loop.
+constexpr uint64_t kMaxChunks = 65535;
+
+}  // namespace
+
+uint64_t masked_select_max_elements(const TargetCaps& caps) {
+  return kMaxChunks * kPerInvocation * std::min(kSelectLocalSize, caps.max_workgroup_invocations);
+}
+
+Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                               const CodegenOptions& opt) {
+  const Node& n = g.node(root);
+  const Node& data = g.node(n.inputs[0]);
+  const Node& mask = g.node(n.inputs[1]);
+  const DType dt = n.meta.dtype;
+  uint32_t local = kSelectLocalSize;
+  while (local > opt.caps.max_workgroup_invocations) local /= 2;
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  std::string body;
+  Index mi = e.decompose("i", mask.sym, "c", 0);
+  std::string m = e.value(mask.id, mi);
+  body += "bool kiln_mask(uint i) {\n" + e.take_body() + "  return " + m + ";\n}\n\n";
+  e.reset_scope();
+  Index di = e.decompose("i", data.sym, "c", 0);
+  std::string v = e.value(data.id, di);  // data's compute type: stored back as it was
+  if (dt == DType::kF16) v = "float16_t(" + v + ")";
+  if (dt == DType::kBool) v = "uint8_t((" + v + ") ? 1u : 0u)";
+  body += "void kiln_copy(uint i, uint p) {\n" + e.take_body() + "  b0.data[p] = " + v + ";\n}\n\n";
+  e.reset_scope();
+  // The count: a uint at the first 4-byte boundary after the largest result (binding 0 again,
+  // as uints), where the runtime reads it (masked_select_count_offset).
+  const std::string inputs = e.size(sym_numel(data.sym));
+  const std::string width = std::to_string(dtype_size(dt)) + "u";
+  body += "layout(std430, set = 0, binding = 0) buffer KilnB0c { uint data[]; } b0c;\n";
+  body += "void kiln_count(uint c) {\n  b0c.data[(" + inputs + " * " + width +
+          " + 3u) / 4u] = c;\n}\n\n";
+
+  std::string count_step, copy_step, scan;
+  for (uint32_t j = 0; j < kPerInvocation; ++j) {
+    const std::string i = "(first + " + std::to_string(j) + "u)";
+    count_step += "if (" + i + " < n && kiln_mask(" + i + ")) ++mine; ";
+    copy_step += "if (" + i + " < n && kiln_mask(" + i + ")) kiln_copy(" + i + ", p++); ";
+  }
+  for (uint32_t off = 1; off < local; off *= 2) {  // Hillis-Steele, inclusive
+    const std::string o = std::to_string(off) + "u";
+    scan += "{ uint t = lid >= " + o + " ? s_scan[lid - " + o +
+            "] : 0u; barrier(); s_scan[lid] += t; barrier(); } ";
+  }
+
+  KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kCompaction, opt.caps));
+  k.local_size = local;
+  k.groups = {SymInt(1), SymInt(1), SymInt(1)};
+  KILN_ASSIGN_OR_RETURN(
+      k.glsl, kernel_source("select.comp", e, e.declarations() + "\n" + body,
+                            {{"KILN_LOCAL_SIZE", std::to_string(local) + "u"},
+                             {"KILN_PER_INVOCATION", std::to_string(kPerInvocation) + "u"},
+                             {"KILN_INPUTS", inputs},
+                             {"KILN_MAX_CHUNKS", std::to_string(kMaxChunks) + "u"},
+                             {"KILN_COUNT_STEP", count_step},
+                             {"KILN_COPY_STEP", copy_step},
+                             {"KILN_SCAN", scan}},
+                            k, opt.caps));
+  return k;
+}
+
+}  // namespace kiln

@@ -1,0 +1,132 @@
+// masked_select on CPU tensors (the interpreter) against values by hand, and through
+// kiln::compile on the CPU: the seed's good_fn_1 is one graph with no break, its length an
+// unbacked size symbol (no guard mentions it, one entry serves every length); a result used
+// by a later op starts the next graph (still no break); a decision that would need a guard on
+// the length is a clear error; bad input is rejected.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "expect_error.h"
+#include "graph/symbolic.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+using test::expect_error;
+
+Tensor F(std::vector<float> v, Shape shape) {
+  return Tensor::from_vector(v, std::move(shape));
+}
+
+std::vector<int64_t> all_axes(const Tensor& x) {
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < x.dim(); ++d) axes.push_back(d);
+  return axes;
+}
+
+/// The seed's good_fn_1: x[x > x.mean()].
+Tensor good_fn_1(const Tensor& x) {
+  return masked_select(x, x > mean(x, all_axes(x)));
+}
+
+TEST(MaskedSelect, ByHand) {
+  Tensor x = F({1, -2, 3, -4, 5, -6}, {2, 3});
+  Tensor got = masked_select(x, x > 0);
+  EXPECT_EQ(got.shape(), (Shape{3}));
+  EXPECT_EQ(got.to_doubles(), (std::vector<double>{1, 3, 5}));
+  // Row-major order; a broadcast row mask; an all-false mask gives a 0-length result.
+  Tensor cols = F({1, 0, 1}, {3}) > 0;
+  EXPECT_EQ(masked_select(x, cols).to_doubles(), (std::vector<double>{1, 3, -4, -6}));
+  EXPECT_EQ(masked_select(x, x > 100).shape(), (Shape{0}));
+  // x broadcast against a bigger mask; integer data keeps its dtype.
+  Tensor m = F({1, 1, 0, 0, 1, 1}, {2, 3}) > 0;
+  Tensor row = Tensor::from_vector(std::vector<int64_t>{7, 8, 9}, {3});
+  Tensor r = masked_select(row, m);
+  EXPECT_EQ(r.dtype(), DType::kI64);
+  EXPECT_EQ(r.to_doubles(), (std::vector<double>{7, 8, 8, 9}));
+  // Empty input.
+  EXPECT_EQ(masked_select(F({}, {0, 4}), F({}, {0, 4}) > 0).shape(), (Shape{0}));
+}
+
+TEST(MaskedSelect, BadInput) {
+  Tensor x = F({1, 2, 3}, {3});
+  expect_error([&] { masked_select(x, x); }, {"masked_select", "bool"});
+  expect_error([&] { masked_select(x, F({1, 2}, {2}) > 0); }, {"expand"});
+  expect_error([&] { masked_select(Tensor(), x > 0); }, {"masked_select", "undefined"});
+}
+
+TEST(MaskedSelect, GoodFn1IsOneGraphWithoutBreaks) {
+  auto fn = compile([](const Tensor& x) { return good_fn_1(x); }, {.name = "good_fn_1"});
+  for (float shift : {0.0f, 10.0f, -3.0f}) {  // different lengths, one entry
+    std::vector<float> v;
+    for (int i = 0; i < 24; ++i) v.push_back(static_cast<float>((i * 7) % 11) + shift * (i % 2));
+    Tensor x = F(v, {4, 6});
+    Tensor got = fn(x);
+    Tensor want = good_fn_1(x);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(got.to_doubles(), want.to_doubles());
+  }
+  EXPECT_EQ(fn.stats().compiles, 1u);
+  EXPECT_EQ(fn.stats().graph_breaks, 0u);
+  std::vector<EntryInfo> entries = fn.entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].graph_count, 1);
+  EXPECT_TRUE(entries[0].breaks.empty());
+  EXPECT_NE(entries[0].graph.find("masked_select"), std::string::npos) << entries[0].graph;
+  // The length has no guard.
+  EXPECT_EQ(entries[0].guards.find("masked_select"), std::string::npos) << entries[0].guards;
+}
+
+TEST(MaskedSelect, UsedByLaterOpsInTheNextGraph) {
+  auto body = [](const Tensor& x) {
+    Tensor s = masked_select(x, x > 0);
+    return std::vector<Tensor>{s * 10, sum(s, {0})};
+  };
+  auto fn = compile(body, {.name = "select_then_ops"});
+  for (std::vector<float> v : {std::vector<float>{1, -1, 2, -2, 3, -3},
+                               {-1, -1, -1, -1, -1, 4},
+                               {-1, -1, -1, -1, -1, -1},
+                               {1, 2, 3, 4, 5, 6}}) {
+    Tensor x = F(v, {2, 3});
+    std::vector<Tensor> got = fn(x), want = body(x);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].shape(), want[0].shape());
+    EXPECT_EQ(got[0].to_doubles(), want[0].to_doubles());
+    EXPECT_EQ(got[1].to_doubles(), want[1].to_doubles());
+  }
+  EXPECT_EQ(fn.stats().compiles, 1u);
+  EXPECT_EQ(fn.stats().graph_breaks, 0u);
+  EXPECT_EQ(fn.entries().at(0).graph_count, 2);
+}
+
+TEST(MaskedSelect, DecisionOnTheLengthIsAnError) {
+  // Adding two selections needs their lengths equal: a guard on data-dependent sizes.
+  auto fn =
+      compile([](const Tensor& x) { return masked_select(x, x > 0) + masked_select(x, x < 0); },
+              {.name = "two_lengths"});
+  expect_error([&] { fn(F({1, -1, 2, -2}, {4})); }, {"data-dependent size", "masked_select"});
+}
+
+TEST(MaskedSelect, ShapeEnvKeepsUnbackedSymbolsOutOfGuards) {
+  ShapeEnv env;
+  const int s0 = env.create_symbol(8, "input 0 dim 0");
+  const int u = env.create_unbacked_symbol(8, "the length of masked_select");
+  EXPECT_EQ(env.unbacked_symbols(), (std::vector<int>{u}));
+  EXPECT_TRUE(env.statically_known_true(sym_ge(SymInt(env.symbol(u)), SymInt(0))));
+  auto decided = env.evaluate_guarding(sym_eq(SymInt(env.symbol(u)), SymInt(env.symbol(s0))), "t");
+  ASSERT_FALSE(decided.ok());
+  EXPECT_NE(decided.status().message().find("data-dependent"), std::string::npos);
+  EXPECT_FALSE(env.evaluate_guarding(SymInt(env.symbol(u)), "t").ok());
+  for (const ShapeGuard& g : env.guards()) {
+    const std::vector<int> fs = g.lhs.free_symbols();
+    EXPECT_EQ(std::count(fs.begin(), fs.end(), u), 0) << g.to_string();
+  }
+  env.set_hint(u, 3);
+  EXPECT_EQ(env.hint(SymInt(env.symbol(u))), 3);
+}
+
+}  // namespace
+}  // namespace kiln
