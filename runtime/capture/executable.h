@@ -111,6 +111,11 @@ class Executable {
   Graph graph_;
   int num_symbols_ = 0;
   std::vector<int> used_symbols_;  // the symbols some shape mentions, sorted
+  /// TargetCaps::loop_limit of the compiled kernels (0: none). A symbolic call at sizes where
+  /// a kernel would loop longer runs on the interpreter (over_loop_limit), warning once.
+  uint32_t loop_limit_ = 0;
+  mutable std::atomic<bool> loop_limit_warned_{false};
+  bool over_loop_limit(std::span<const int64_t> values) const;
   std::vector<SymInt> nonempty_;   // sizes the device kernels read through (run on the interpreter
                                    // when one is 0)
   std::mutex instance_mu_;         // guards the two below
