@@ -48,8 +48,8 @@ std::string codegen_target_key(const CodegenOptions& options) {
   // is added to TargetCaps (add it here and bump kGraphKeyFormat).
   const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, max_texel_elements,
                max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
-               storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve,
-               loop_limit, device_key] = options.caps;
+               storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit,
+               device_key] = options.caps;
   w.u32(subgroup_size);
   w.boolean(subgroup_shuffle);
   w.boolean(subgroup_vote);

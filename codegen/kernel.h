@@ -107,7 +107,7 @@ struct Kernel {
   /// nested loops counting every inner iteration; 0 when the kernel's loops do not grow with
   /// its sizes. kernel_loop_iterations() adds the grid-stride repeats.
   SymInt loop_trips{0};
-  std::string cache_key;            // hash of source, options and target; keys the pipeline cache
+  std::string cache_key;  // hash of source, options and target; keys the pipeline cache
 
   /// Row-block matmuls can run as several dispatches over row ranges, each binding a window of
   /// A (binding a_binding) and C (binding 0), when those exceed maxStorageBufferRange. Size slot

@@ -158,8 +158,8 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   // The window loops (k0, k1, k2), inside the input channels for conv; the loops over the
   // channel and position blocks are unrolled (measured on lavapipe: one trip per tap).
   // avg_pool with count_include_pad also counts each dim's window in a loop.
-  const SymInt window_trips = SymInt(2 * kernel[0] + kernel[0] * kernel[1] + kernel[1] +
-                                     taps + kernel[2] + 1);
+  const SymInt window_trips =
+      SymInt(2 * kernel[0] + kernel[0] * kernel[1] + kernel[1] + taps + kernel[2] + 1);
   kern.loop_trips = mode == 0 ? g.node(n.inputs[1]).sym[1] * window_trips : window_trips;
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,

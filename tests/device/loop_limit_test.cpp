@@ -38,8 +38,7 @@ class DeviceLoopLimit : public test::DeviceOpTest {
   /// must either run on the device or fall back to the interpreter with a loop-limit warning,
   /// and in both cases return the interpreter's values (eagerly and compiled).
   template <typename Fn, typename... T>
-  void check_or_fallback(const std::string& label, Tol tol, const Fn& fn,
-                         const T&... cpu_inputs) {
+  void check_or_fallback(const std::string& label, Tol tol, const Fn& fn, const T&... cpu_inputs) {
     SCOPED_TRACE(label + " (seed " + std::to_string(seed_) + ")");
     ++cases_;
     allow_cpu_fallback_ = true;
@@ -103,8 +102,8 @@ TEST_F(DeviceLoopLimit, ReduceOneLongRow) {
       "sum over [1, " + std::to_string(r) + "]", Tol{0, 1e-6}, opt,
       [](const Tensor& t) { return sum(t, {1}); }, x);
   Tensor y = planted({r}, -1, 1, r - 3, 5.0);
-  check("argmax of a planted maximum", Tol::exact(), [](const Tensor& t) { return argmax(t, 0); },
-        y);
+  check(
+      "argmax of a planted maximum", Tol::exact(), [](const Tensor& t) { return argmax(t, 0); }, y);
 }
 
 // The thread-per-output variant was chosen for a short reduced dim; the dim then grows.
@@ -134,10 +133,12 @@ TEST_F(DeviceLoopLimit, CumSumSymbolicLineGrows) {
 TEST_F(DeviceLoopLimit, RowNormOneLongRow) {
   const int64_t r = 64 * kLimit / 3 + 70000;  // three passes of R / 64 for workgroups of 64
   Tensor x = planted({1, r}, -1, 1, r - 5, 12.0);
-  check("softmax over [1, " + std::to_string(r) + "]", Tol{1e-4, 1e-9},
-        [](const Tensor& t) { return softmax(t, 1); }, x);
-  check("log_softmax over a long row", Tol{1e-5, 1e-5},
-        [](const Tensor& t) { return log_softmax(t, -1); }, x);
+  check(
+      "softmax over [1, " + std::to_string(r) + "]", Tol{1e-4, 1e-9},
+      [](const Tensor& t) { return softmax(t, 1); }, x);
+  check(
+      "log_softmax over a long row", Tol{1e-5, 1e-5},
+      [](const Tensor& t) { return log_softmax(t, -1); }, x);
   Tensor w = rnd(kF32, {r}), b = rnd(kF32, {r});
   Tensor y = rnd(kF32, {1, r}, Dist{0, 4});
   check(
@@ -150,8 +151,8 @@ TEST_F(DeviceLoopLimit, SoftmaxSymbolicRowGrows) {
   const int64_t r = kLimit / 3 + 3000;  // one invocation per row: three passes of R
   Tensor large = planted({2, r}, -1, 1, 2 * r - 7, 12.0);
   check_grown(
-      "softmax over a growing dim", Tol{1e-4, 1e-9},
-      [](const Tensor& t) { return softmax(t, 1); }, rnd(kF32, {2, 16}), large);
+      "softmax over a growing dim", Tol{1e-4, 1e-9}, [](const Tensor& t) { return softmax(t, 1); },
+      rnd(kF32, {2, 16}), large);
 }
 
 // ---- contractions ------------------------------------------------------------------------------
@@ -160,13 +161,15 @@ TEST_F(DeviceLoopLimit, MatmulLongK) {
   // Row-block kernel: K / 4 iterations per invocation.
   const int64_t k4 = 4 * kLimit + 4000;
   Tensor a = rnd(kF32, {2, k4}, Dist{0, 1}), b = rnd(kF32, {k4, 4}, Dist{0, 1});
-  check_or_fallback("matmul [2, K] x [K, 4], row-block", Tol{1e-4, 1e-3},
-        [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, b);
+  check_or_fallback(
+      "matmul [2, K] x [K, 4], row-block", Tol{1e-4, 1e-3},
+      [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, b);
   // Tiled kernel (K not a multiple of 4): K / TILE_K tiles, each with its inner loops.
   const int64_t k = kLimit + 2;
   Tensor c = rnd(kF32, {2, k}, Dist{0, 1}), d = rnd(kF32, {k, 3}, Dist{0, 1});
-  check_or_fallback("matmul [2, K] x [K, 3], tiled", Tol{1e-4, 1e-3},
-        [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, c, d);
+  check_or_fallback(
+      "matmul [2, K] x [K, 3], tiled", Tol{1e-4, 1e-3},
+      [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, c, d);
 }
 
 TEST_F(DeviceLoopLimit, AttentionLongKeys) {
@@ -181,34 +184,42 @@ TEST_F(DeviceLoopLimit, AttentionLongKeys) {
       q, k, v);
 }
 
-// ---- windows -------------------------------------------------------------------------------------
+// ---- windows
+// -------------------------------------------------------------------------------------
 
 TEST_F(DeviceLoopLimit, WideWindows) {
   const int64_t w = kLimit + 1000;
   Tensor x = rnd(kF32, {1, 1, w + 1}, Dist{0, 1});
-  check_or_fallback("avg_pool with a window of " + std::to_string(w), Tol{1e-5, 1e-6},
-        [w](const Tensor& t) { return avg_pool(t, {w}); }, x);
+  check_or_fallback(
+      "avg_pool with a window of " + std::to_string(w), Tol{1e-5, 1e-6},
+      [w](const Tensor& t) { return avg_pool(t, {w}); }, x);
   Tensor p = planted({1, 1, w + 1}, -1, 1, w - 2, 5.0);
-  check_or_fallback("max_pool with a wide window", Tol::exact(),
-        [w](const Tensor& t) { return max_pool(t, {w}); }, p);
+  check_or_fallback(
+      "max_pool with a wide window", Tol::exact(),
+      [w](const Tensor& t) { return max_pool(t, {w}); }, p);
   Tensor wt = rnd(kF32, {1, 1, w}, Dist{0, 1});
-  check_or_fallback("conv with a wide window", Tol{1e-4, 1e-3},
-        [](const Tensor& t, const Tensor& ww) { return conv(t, ww); }, x, wt);
+  check_or_fallback(
+      "conv with a wide window", Tol{1e-4, 1e-3},
+      [](const Tensor& t, const Tensor& ww) { return conv(t, ww); }, x, wt);
   // Many input channels, one position.
   Tensor xc = rnd(kF32, {1, w, 1}, Dist{0, 1}), wc = rnd(kF32, {1, w, 1}, Dist{0, 1});
-  check_or_fallback("conv over " + std::to_string(w) + " channels", Tol{1e-4, 1e-3},
-        [](const Tensor& t, const Tensor& ww) { return conv(t, ww); }, xc, wc);
+  check_or_fallback(
+      "conv over " + std::to_string(w) + " channels", Tol{1e-4, 1e-3},
+      [](const Tensor& t, const Tensor& ww) { return conv(t, ww); }, xc, wc);
   // The implicit-GEMM kernel (16 output channels): K / 4 iterations.
   const int64_t kg = 4 * kLimit + 4000;
   Tensor xg = rnd(kF32, {1, 1, kg}, Dist{0, 1}), wg = rnd(kF32, {16, 1, kg}, Dist{0, 1});
-  check_or_fallback("conv, implicit GEMM, window " + std::to_string(kg), Tol{1e-4, 1e-3},
-        [](const Tensor& t, const Tensor& ww) { return conv(t, ww); }, xg, wg);
+  check_or_fallback(
+      "conv, implicit GEMM, window " + std::to_string(kg), Tol{1e-4, 1e-3},
+      [](const Tensor& t, const Tensor& ww) { return conv(t, ww); }, xg, wg);
   Tensor xt = rnd(kF32, {1, w, 2}, Dist{0, 1}), wtt = rnd(kF32, {w, 1, 1}, Dist{0, 1});
-  check_or_fallback("conv_transpose over " + std::to_string(w) + " channels", Tol{1e-4, 1e-3},
-        [](const Tensor& t, const Tensor& ww) { return conv_transpose(t, ww); }, xt, wtt);
+  check_or_fallback(
+      "conv_transpose over " + std::to_string(w) + " channels", Tol{1e-4, 1e-3},
+      [](const Tensor& t, const Tensor& ww) { return conv_transpose(t, ww); }, xt, wtt);
 }
 
-// ---- scatter -------------------------------------------------------------------------------------
+// ---- scatter
+// -------------------------------------------------------------------------------------
 
 TEST_F(DeviceLoopLimit, ScatterManyUpdates) {
   const int64_t n = kLimit + 3000;
