@@ -48,7 +48,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   // is added to TargetCaps (add it here and bump kGraphKeyFormat).
   const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, max_texel_elements,
                max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
-               storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve,
+               storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit,
                device_key] = options.caps;
   w.u32(subgroup_size);
   w.boolean(subgroup_shuffle);
@@ -62,6 +62,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.boolean(storage_buffer_16bit);
   w.boolean(storage_buffer_8bit);
   w.boolean(signed_zero_inf_nan_preserve);
+  w.u32(loop_limit);
   w.str(device_key);
   return w.take();
 }

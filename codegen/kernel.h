@@ -34,6 +34,12 @@ struct TargetCaps {
   /// shaderSignedZeroInfNanPreserveFloat32: kernels declare SignedZeroInfNanPreserve, so the
   /// driver keeps IEEE NaN, inf and -0.0 through arithmetic (docs/ops.md, "Floating point").
   bool signed_zero_inf_nan_preserve = false;
+  /// Loop iterations one invocation may run, all its loops together, before the driver ends
+  /// them early without an error (0: no such limit). Mesa's gallivm (lavapipe, llvmpipe) stops
+  /// every loop of an invocation once 65535 iterations have run (counted per SIMD vector of
+  /// invocations); codegen keeps kernels under it or reports them unimplemented
+  /// (docs/ops.md, "Loop limit").
+  uint32_t loop_limit = 0;
   std::string device_key;  // device + driver identity, part of every pipeline-cache key
 
   /// Capabilities assumed when no device is at hand (GLSL/SPIR-V tests).
@@ -98,7 +104,11 @@ struct Kernel {
   /// them at the device limits (every kernel covers its work with grid-stride loops).
   std::array<SymInt, 3> groups{SymInt(1), SymInt(1), SymInt(1)};
   std::vector<SymExpr> size_slots;  // slot i's value; empty when every size is a literal
-  std::string cache_key;            // hash of source, options and target; keys the pipeline cache
+  /// Loop iterations (an upper bound) one invocation runs per item of its grid-stride loop,
+  /// nested loops counting every inner iteration; 0 when the kernel's loops do not grow with
+  /// its sizes. kernel_loop_iterations() adds the grid-stride repeats.
+  SymInt loop_trips{0};
+  std::string cache_key;  // hash of source, options and target; keys the pipeline cache
 
   /// Row-block matmuls can run as several dispatches over row ranges, each binding a window of
   /// A (binding a_binding) and C (binding 0), when those exceed maxStorageBufferRange. Size slot
@@ -124,9 +134,6 @@ struct Kernel {
   uint32_t sizes_bytes() const { return static_cast<uint32_t>(4 * size_slots.size()); }
 };
 
-/// The most elements a masked_select kernel compacts on `caps` (its chunk loop stays under
-/// lavapipe's 65535 iterations); the runtime runs larger ones on the interpreter.
-uint64_t masked_select_max_elements(const TargetCaps& caps);
 /// A masked_select kernel's output buffer holds this many elements more than the largest
 /// result (numel of its data), for the count: a uint at byte masked_select_count_offset.
 inline constexpr int64_t kMaskedSelectExtra = 8;
@@ -138,6 +145,12 @@ inline uint64_t masked_select_count_offset(uint64_t most, uint64_t width) {
 /// static kernels), each capped at `max_count`.
 std::array<uint32_t, 3> kernel_groups(const Kernel& k, std::span<const int64_t> values,
                                       const std::array<uint32_t, 3>& max_count);
+
+/// The loop iterations (an upper bound) one invocation of `k` runs at symbol values `values`,
+/// its grid-stride repeats at workgroup counts capped at `max_count` included; 0 when the
+/// kernel's loops do not grow with its sizes. Compared with TargetCaps::loop_limit.
+int64_t kernel_loop_iterations(const Kernel& k, std::span<const int64_t> values,
+                               const std::array<uint32_t, 3>& max_count);
 
 /// Lets nlohmann::json (dumps) print symbolic sizes: a number when constant, else "s0*64".
 template <typename Json>

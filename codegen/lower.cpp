@@ -28,6 +28,50 @@ std::array<uint32_t, 3> kernel_groups(const Kernel& k, std::span<const int64_t> 
   return out;
 }
 
+int64_t kernel_loop_iterations(const Kernel& k, std::span<const int64_t> values,
+                               const std::array<uint32_t, 3>& max_count) {
+  const int64_t trips =
+      k.loop_trips.is_constant() ? k.loop_trips.constant_value() : k.loop_trips.evaluate(values);
+  if (trips <= 0) return 0;
+  int64_t repeats = 1;  // items of the grid-stride loops per workgroup, every axis together
+  for (size_t a = 0; a < 3; ++a) {
+    const int64_t g =
+        k.groups[a].is_constant() ? k.groups[a].constant_value() : k.groups[a].evaluate(values);
+    const int64_t cap = std::max<int64_t>(max_count[a], 1);
+    repeats *= std::max<int64_t>((g + cap - 1) / cap, 1);
+  }
+  // Each item also runs the grid-stride loops' own iterations (up to three nested ones).
+  return repeats * (trips + 3);
+}
+
+uint32_t line_workgroup_size(int64_t len_hint, uint32_t base, uint32_t passes,
+                             uint32_t bytes_per_invocation, const TargetCaps& caps) {
+  constexpr int64_t kTripsPerInvocation = 8192;
+  uint32_t size = std::min(base, caps.max_workgroup_invocations);
+  while (size < 1024 && 2 * size <= caps.max_workgroup_invocations &&
+         2ull * size * bytes_per_invocation <= caps.max_shared_memory &&
+         static_cast<int64_t>(passes) * ((len_hint + size - 1) / size) > kTripsPerInvocation)
+    size *= 2;
+  return size;
+}
+
+uint32_t log2_u32(uint32_t v) {
+  uint32_t l = 0;
+  while ((1u << (l + 1)) <= v) ++l;
+  return l;
+}
+
+Status check_loop_limit(const Kernel& k, const TargetCaps& caps) {
+  if (caps.loop_limit == 0) return {};
+  const std::array<uint32_t, 3> max_count = {caps.max_workgroup_count_x, 65535, 65535};
+  const int64_t n = kernel_loop_iterations(k, {}, max_count);
+  if (n <= caps.loop_limit) return {};
+  return unimplemented(k.name + ": an invocation would run " + std::to_string(n) +
+                       " loop iterations, past the driver's limit of " +
+                       std::to_string(caps.loop_limit) +
+                       " per invocation (Mesa's llvmpipe ends longer loops early, silently)");
+}
+
 Status check_size_slots(const Emitter& e, const Kernel& k) {
   if (e.size_slots().size() > kMaxSizeSlots)
     return unimplemented(k.name + ": " + std::to_string(e.size_slots().size()) +
@@ -187,6 +231,24 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
   return k;
 }
 
+}  // namespace
+
+void set_reduce_geometry(Kernel& k, bool workgroup, const SymInt& outputs, const SymInt& r_count,
+                         int64_t r_hint, uint32_t acc_bytes, const TargetCaps& caps) {
+  if (workgroup) {
+    // One workgroup per output; long rows get more invocations (loop limit).
+    k.local_size = line_workgroup_size(r_hint, 128, 1, acc_bytes, caps);
+    k.groups = {outputs, 1, 1};
+    k.loop_trips = groups_for(r_count, k.local_size) + SymInt(log2_u32(k.local_size) + 1);
+  } else {
+    k.local_size = std::min<uint32_t>(64, caps.max_workgroup_invocations);
+    k.groups = {groups_for(outputs, k.local_size), 1, 1};
+    k.loop_trips = r_count;
+  }
+}
+
+namespace {
+
 Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt) {
   const Node& n = g.node(root);
@@ -289,13 +351,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       Kernel k,
       start_kernel(e, n, workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread,
                    opt.caps));
-  if (workgroup) {
-    k.local_size = std::min<uint32_t>(128, opt.caps.max_workgroup_invocations);
-    k.groups = {outputs, 1, 1};
-  } else {
-    k.local_size = std::min<uint32_t>(64, opt.caps.max_workgroup_invocations);
-    k.groups = {groups_for(outputs, k.local_size), 1, 1};
-  }
+  set_reduce_geometry(k, workgroup, outputs, r_count, r_hint, arg ? 16 : 8, opt.caps);
   KILN_ASSIGN_OR_RETURN(k.glsl,
                         kernel_source("reduce.comp", e, kernel_src,
                                       {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
@@ -408,6 +464,7 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
       if (!k.ok()) k = elementwise_kernel(graph, fusion, n.id, options, false);
     }
     if (!k.ok()) return k.status().with_context("kernel for %" + std::to_string(n.id));
+    if (!symbolic) KILN_RETURN_IF_ERROR(check_loop_limit(*k, options.caps));
     k->name = "k" + std::to_string(plan.kernels.size()) + "_" + k->name;
     if (is_const(sym_numel(n.sym), 0)) k->groups = {0, 0, 0};
     plan.kernels.push_back(std::move(k).value());

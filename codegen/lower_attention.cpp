@@ -204,6 +204,7 @@ Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, 
   kern.name = "attention";
   kern.local_size = local;
   kern.groups = {row_blocks, batches, SymInt(1)};
+  kern.loop_trips = groups_for(sk_sym, kKeyBlock) + SymInt(1);  // key blocks
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("attention.comp", e, e.declarations() + "\n" + src,
                                                  {{"KILN_LOCAL_SIZE", u(local)},
                                                   {"KILN_BATCHES", batches_glsl},

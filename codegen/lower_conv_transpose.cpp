@@ -88,6 +88,10 @@ Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fus
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
   kern.local_size = std::min(kConvTransposeLocalSize, opt.caps.max_workgroup_invocations);
   kern.groups = {groups_for(work, kern.local_size), 1, 1};
+  // The window loops (k0, k1, k2) and the input channels inside them.
+  const int64_t taps = kernel[0] * kernel[1] * kernel[2];
+  kern.loop_trips = SymInt(kernel[0] + kernel[0] * kernel[1] + taps + 1) +
+                    SymInt(taps) * sym_floordiv(x.sym[1], SymInt(w.groups));
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl,
                         kernel_source("conv_transpose.comp", e, e.declarations() + "\n" + body,

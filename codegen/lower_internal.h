@@ -15,6 +15,23 @@ namespace kiln {
 /// Workgroups for `work` items at `local_size` per group (uncapped: kernel_groups() caps them at
 /// the device limit, and kernels use grid-stride loops, so a capped grid still covers everything).
 SymInt groups_for(const SymInt& work, uint32_t local_size);
+/// unimplemented when an invocation of `k` (static sizes) would run more loop iterations than
+/// the target's loop limit (TargetCaps::loop_limit; none when 0).
+Status check_loop_limit(const Kernel& k, const TargetCaps& caps);
+/// Invocations of a workgroup that shares one line of `len_hint` elements, each looping
+/// `passes` times over its 1 / size share: `base`, doubled (up to 1024, the device's
+/// maximum and `bytes_per_invocation` x size of shared memory) while an invocation would still
+/// loop more than 8192 times, so that lines of up to about 8192 x 1024 / passes elements stay
+/// within a loop limit (TargetCaps::loop_limit). A power of two when `base` is one.
+uint32_t line_workgroup_size(int64_t len_hint, uint32_t base, uint32_t passes,
+                             uint32_t bytes_per_invocation, const TargetCaps& caps);
+/// Local size, workgroups and loop trips of a reduce.comp kernel: one workgroup per output
+/// (`workgroup`) or one invocation per output, over `r_count` reduced elements (`r_hint` at
+/// the hints) with an accumulator of `acc_bytes` in shared memory.
+void set_reduce_geometry(Kernel& k, bool workgroup, const SymInt& outputs, const SymInt& r_count,
+                         int64_t r_hint, uint32_t acc_bytes, const TargetCaps& caps);
+/// log2 of a power of two.
+uint32_t log2_u32(uint32_t v);
 /// The #extension lines the emitted body needs, and the float-controls execution mode where
 /// the target has it.
 std::string extensions(const Emitter& e, const TargetCaps& caps);

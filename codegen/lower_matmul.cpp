@@ -178,6 +178,11 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const TileConfig t = choose_tile(m_hint, n_hint, elem, opt.caps);
   kern.local_size = t.local_size();
   kern.groups = {groups_for(nn, t.tn), groups_for(m, t.tm), batches};
+  // Per K tile: its staging loops, the tile's TILE_K steps and the tile loop itself (the loops
+  // over THREAD_M x THREAD_N are unrolled; measured on lavapipe: TILE_K + 3 per tile).
+  const uint32_t tile_trips = t.tk + 1 + (t.tm * t.tk + kern.local_size - 1) / kern.local_size +
+                              (t.tk * t.tn + kern.local_size - 1) / kern.local_size;
+  kern.loop_trips = groups_for(k, t.tk) * SymInt(tile_trips) + SymInt(1);
   const bool a_k_fast = !ta, b_j_fast = sb.size() > 1 && !tb;
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("matmul.comp", e, e.declarations() + "\n" + src,
                                                  {{"KILN_LOCAL_SIZE", u32(kern.local_size)},

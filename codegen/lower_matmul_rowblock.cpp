@@ -227,6 +227,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   const bool rows_on_x = panel_bytes <= kPanelCacheBytes;
   kern.groups = rows_on_x ? std::array<SymInt, 3>{row_blocks, col_blocks, SymInt(1)}
                           : std::array<SymInt, 3>{col_blocks, row_blocks, SymInt(1)};
+  kern.loop_trips = SymInt(k / 4 + 1);  // K / 4 steps per row block
   Kernel::RowSplit split;
   split.rows_slot = rows_slot;
   split.row0_slot = row0_slot;

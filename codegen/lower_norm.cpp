@@ -71,10 +71,15 @@ Expected<Kernel> row_norm_kernel(const Graph& g, const FusionDecision& fusion,
                      ";\n}\n\nvoid kiln_store(uint row, uint r, float v) {\n" + store_body + "}\n";
 
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kRowNorm, opt.caps));
-  k.local_size = std::min(kNormLocalSize, opt.caps.max_workgroup_invocations);
-  // Short rows: one invocation per row (no barriers); long rows: one workgroup per row.
+  // Short rows: one invocation per row (no barriers); long rows: one workgroup per row, of
+  // more invocations for very long rows (each loops over its share three times; loop limit).
   const bool thread_rows = r_hint < kWorkgroupRowMinR;
+  k.local_size = thread_rows ? std::min(kNormLocalSize, opt.caps.max_workgroup_invocations)
+                             : line_workgroup_size(r_hint, kNormLocalSize, 3, 4, opt.caps);
   k.groups = {thread_rows ? groups_for(rows, k.local_size) : rows, 1, 1};
+  k.loop_trips = thread_rows ? SymInt(3) * r_count
+                             : SymInt(3) * groups_for(r_count, k.local_size) +
+                                   SymInt(2 * (log2_u32(k.local_size) + 1));
   std::map<std::string, std::string> macros = spec.macros;
   macros["KILN_LOCAL_SIZE"] = std::to_string(k.local_size) + "u";
   macros["KILN_ROWS"] = rows_glsl;

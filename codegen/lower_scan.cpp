@@ -53,13 +53,7 @@ Expected<Kernel> cumsum_kernel(const Graph& g, const FusionDecision& fusion, Nod
       Kernel k,
       start_kernel(e, n, workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread,
                    opt.caps));
-  if (workgroup) {
-    k.local_size = std::min<uint32_t>(128, opt.caps.max_workgroup_invocations);
-    k.groups = {outputs, 1, 1};
-  } else {
-    k.local_size = std::min<uint32_t>(64, opt.caps.max_workgroup_invocations);
-    k.groups = {groups_for(outputs, k.local_size), 1, 1};
-  }
+  set_reduce_geometry(k, workgroup, outputs, len, len_hint, 8, opt.caps);
   KILN_ASSIGN_OR_RETURN(k.glsl,
                         kernel_source("reduce.comp", e, kernel_src,
                                       {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},

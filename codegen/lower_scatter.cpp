@@ -11,6 +11,21 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t kScatterLocalSize = 64;
+// Updates tested per loop iteration (written out): an element may scan every update, and
+// gallivm ends an invocation's loops after 65535 iterations (TargetCaps::loop_limit).
+constexpr uint32_t kUnroll = 4;
+
+/// `body` for every value of `var` below `count`, kUnroll per loop iteration, in order.
+std::string unrolled_loop(const std::string& var, const std::string& count,
+                          const std::string& body) {
+  const std::string base = var + "_base";
+  std::string s = "  for (uint " + base + " = 0u; " + base + " < " + count + "; " + base +
+                  " += " + std::to_string(kUnroll) + "u) {\n";
+  for (uint32_t u = 0; u < kUnroll; ++u)
+    s += "   {\n    const uint " + var + " = " + base + " + " + std::to_string(u) + "u;\n    if (" +
+         var + " < " + count + ") {\n" + body + "    }\n   }\n";
+  return s + "  }\n";
+}
 
 /// "c0, c1, ..." of an index.
 std::string args(const Index& idx) {
@@ -80,28 +95,29 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
         inside += " && " + c[d].expr + " < " + e.size(ix.sym[d]);
     Index at = c;
     at[axis] = {"j", -1};
-    el += "  if (" + inside + ") {\n  for (uint j = 0u; j < " + e.size(ix.sym[axis]) + "; ++j) {\n";
-    el += wrapped("w", "kiln_index(" + args(at) + ")", n.sym[axis]);
-    el += "    if (w == " + IT + "(" + c[axis].expr + ")) {\n      const " + T +
-          " u = kiln_update(" + args(at) + ");\n      acc = " + combine + ";\n    }\n  }\n  }\n";
+    std::string step = wrapped("w", "kiln_index(" + args(at) + ")", n.sym[axis]);
+    step += "    if (w == " + IT + "(" + c[axis].expr + ")) {\n      const " + T +
+            " u = kiln_update(" + args(at) + ");\n      acc = " + combine + ";\n    }\n";
+    el += "  if (" + inside + ") {\n" + unrolled_loop("j", e.size(ix.sym[axis]), step) + "  }\n";
   } else {
     const auto m = static_cast<size_t>(ix.meta.shape.back());
     const SymShape outer(ix.sym.begin(), ix.sym.end() - 1);
     const std::string tuples = e.size(sym_numel(outer));
     Index t = e.decompose("t", outer, "t", 0);
     std::string split = e.take_body();
-    el += "  for (uint t = 0u; t < " + tuples + "; ++t) {\n" + split + "    bool hit = true;\n";
+    std::string step = split + "    bool hit = true;\n";
     for (size_t k = 0; k < m; ++k) {
       Index at = t;
       at.push_back({std::to_string(k) + "u", -1});
       const std::string w = "w" + std::to_string(k);
-      el += wrapped(w, "kiln_index(" + args(at) + ")", n.sym[k]);
-      el += "    hit = hit && " + w + " == " + IT + "(" + c[k].expr + ");\n";
+      step += wrapped(w, "kiln_index(" + args(at) + ")", n.sym[k]);
+      step += "    hit = hit && " + w + " == " + IT + "(" + c[k].expr + ");\n";
     }
     Index at = t;
     for (size_t d = m; d < r; ++d) at.push_back(c[d]);
-    el += "    if (hit) {\n      const " + T + " u = kiln_update(" + args(at) +
-          ");\n      acc = " + combine + ";\n    }\n  }\n";
+    step += "    if (hit) {\n      const " + T + " u = kiln_update(" + args(at) +
+            ");\n      acc = " + combine + ";\n    }\n";
+    el += unrolled_loop("t", tuples, step);
     (void)q;
   }
   std::string store = "acc";
@@ -113,6 +129,11 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kScatter, opt.caps));
   k.local_size = std::min(kScatterLocalSize, opt.caps.max_workgroup_invocations);
   k.groups = {groups_for(sym_numel(n.sym), k.local_size), 1, 1};
+  // Every update along the element's line, or every index tuple, kUnroll per iteration.
+  const SymInt updates = n.op == OpKind::ScatterElements
+                             ? ix.sym[static_cast<size_t>(n.attrs.axis)]
+                             : sym_numel(SymShape(ix.sym.begin(), ix.sym.end() - 1));
+  k.loop_trips = groups_for(updates, kUnroll) + SymInt(1);
   KILN_ASSIGN_OR_RETURN(k.glsl,
                         kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
                                       {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},

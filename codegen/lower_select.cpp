@@ -11,15 +11,8 @@ namespace {
 
 constexpr uint32_t kSelectLocalSize = 256;
 constexpr uint32_t kPerInvocation = 4;
-/// lavapipe ends an invocation's loops after 65535 iterations in total; the chunk loop is the
-/// kernel's only loop.
-constexpr uint64_t kMaxChunks = 65535;
 
 }  // namespace
-
-uint64_t masked_select_max_elements(const TargetCaps& caps) {
-  return kMaxChunks * kPerInvocation * std::min(kSelectLocalSize, caps.max_workgroup_invocations);
-}
 
 Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt) {
@@ -27,8 +20,19 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const Node& data = g.node(n.inputs[0]);
   const Node& mask = g.node(n.inputs[1]);
   const DType dt = n.meta.dtype;
-  uint32_t local = kSelectLocalSize;
-  while (local > opt.caps.max_workgroup_invocations) local /= 2;
+  // The runtime learns the length after the run, so nothing in the graph may read the result
+  // (the trace starts a new graph for such reads).
+  const std::vector<int> uses = g.use_counts();
+  const auto outputs = std::count(g.outputs().begin(), g.outputs().end(), root);
+  if (uses[static_cast<size_t>(root)] > outputs)
+    return unimplemented("masked_select %" + std::to_string(root) +
+                         ": its result is read inside its graph");
+  // Wider workgroups for long inputs: fewer chunks, the chunk loop being the only loop.
+  const SymInt numel = sym_numel(data.sym);
+  int64_t hint = 1;
+  for (int64_t d : data.meta.shape) hint *= d;
+  const uint32_t local = line_workgroup_size((hint + kPerInvocation - 1) / kPerInvocation,
+                                             kSelectLocalSize, 1, 4, opt.caps);
 
   Emitter e(g, fusion, false);
   e.set_root(root);
@@ -46,7 +50,7 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
   e.reset_scope();
   // The count: a uint at the first 4-byte boundary after the largest result (binding 0 again,
   // as uints), where the runtime reads it (masked_select_count_offset).
-  const std::string inputs = e.size(sym_numel(data.sym));
+  const std::string inputs = e.size(numel);
   const std::string width = std::to_string(dtype_size(dt)) + "u";
   body += "layout(std430, set = 0, binding = 0) buffer KilnB0c { uint data[]; } b0c;\n";
   body += "void kiln_count(uint c) {\n  b0c.data[(" + inputs + " * " + width +
@@ -67,12 +71,17 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kCompaction, opt.caps));
   k.local_size = local;
   k.groups = {SymInt(1), SymInt(1), SymInt(1)};
+  k.loop_trips = groups_for(numel, local * kPerInvocation);  // the chunks
+  // The kernel's own stop short of the driver's loop limit (the runtime sends such calls to
+  // the interpreter first, kernel_loop_iterations): a count of ~0u, an error, never a
+  // silently short result.
+  const uint64_t max_chunks = opt.caps.loop_limit > 3 ? opt.caps.loop_limit - 3 : 0xFFFFFFFFu;
   KILN_ASSIGN_OR_RETURN(
       k.glsl, kernel_source("select.comp", e, e.declarations() + "\n" + body,
                             {{"KILN_LOCAL_SIZE", std::to_string(local) + "u"},
                              {"KILN_PER_INVOCATION", std::to_string(kPerInvocation) + "u"},
                              {"KILN_INPUTS", inputs},
-                             {"KILN_MAX_CHUNKS", std::to_string(kMaxChunks) + "u"},
+                             {"KILN_MAX_CHUNKS", std::to_string(max_chunks) + "u"},
                              {"KILN_COUNT_STEP", count_step},
                              {"KILN_COPY_STEP", copy_step},
                              {"KILN_SCAN", scan}},

@@ -126,6 +126,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   macros["KILN_COUNT_INCLUDE_PAD"] = w.count_include_pad ? "1" : "0";
   macros["KILN_COLUMN_MAJOR"] = w.storage_order == 1 ? "1" : "0";
 
+  const int64_t taps = kernel[0] * kernel[1] * kernel[2];
   if (mode == 0 && conv_gemm_applies(g, n, opt.caps)) {
     // Positions per lane: 4, or fewer when there are few positions (the small spatial sizes of
     // a CNN's last stages), so that lanes are not left idle.
@@ -144,6 +145,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kConvGemm, opt.caps));
     kern.local_size = kConvGemmLocalSize;
     kern.groups = {row_blocks, col_blocks, SymInt(1)};
+    kern.loop_trips = groups_for(g.node(n.inputs[1]).sym[1] * SymInt(taps), 4) + SymInt(1);
     KILN_ASSIGN_OR_RETURN(
         kern.glsl, kernel_source("conv_gemm.comp", e,
                                  e.declarations() + "\n" + body + "\n" + conv_gemm_block(cols),
@@ -153,6 +155,12 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
   kern.local_size = std::min(kWindowLocalSize, opt.caps.max_workgroup_invocations);
   kern.groups = {groups_for(work, kern.local_size), 1, 1};
+  // The window loops (k0, k1, k2), inside the input channels for conv; the loops over the
+  // channel and position blocks are unrolled (measured on lavapipe: one trip per tap).
+  // avg_pool with count_include_pad also counts each dim's window in a loop.
+  const SymInt window_trips =
+      SymInt(2 * kernel[0] + kernel[0] * kernel[1] + kernel[1] + taps + kernel[2] + 1);
+  kern.loop_trips = mode == 0 ? g.node(n.inputs[1]).sym[1] * window_trips : window_trips;
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,
                                                  std::move(macros), kern, opt.caps));

@@ -38,6 +38,9 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   c.storage_buffer_16bit = info.storage_buffer_16bit;
   c.storage_buffer_8bit = info.storage_buffer_8bit;
   c.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve_f32;
+  // Mesa's gallivm ends an invocation's loops after 65535 iterations (LP_MAX_TGSI_LOOP_
+  // ITERATIONS), silently; kernels that would loop longer run on the interpreter.
+  if (info.driver_name == "llvmpipe") c.loop_limit = 65535;
   c.device_key = info.name + "|" + info.driver_name + "|" + info.driver_info + "|";
   for (uint8_t b : info.driver_uuid) c.device_key += std::to_string(b) + ".";
   return c;
@@ -197,6 +200,7 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
                              std::to_string(ms_since(t) - spirv_ms) + " ms");
   plan_ = std::move(plan).value();
   nonempty_ = nonempty_sizes(graph_);
+  loop_limit_ = copts.caps.loop_limit;
   auto replayer =
       std::make_unique<Replayer>(graph_, *plan_, pipelines_, vk_device_, device_, name_);
   std::lock_guard<std::mutex> lock(pool_mu_);
@@ -394,12 +398,27 @@ Expected<std::vector<Tensor>> Executable::run_bound(const std::vector<Tensor>& i
     for (const SymInt& d : nonempty_) empty_part |= d.evaluate(values) == 0;
     // Kernels take every symbol to be at least 2; a carried unbacked one may be 0 or 1.
     for (int s : carried_) empty_part |= values[static_cast<size_t>(s)] < 2;
-    for (const Defined& d : defined_)
-      empty_part |= static_cast<uint64_t>(values[static_cast<size_t>(d.symbol)]) >
-                    masked_select_max_elements(caps_of(vk_device_->info()));
-    if (!empty_part) return run_device(inputs, constants, values);
+    if (!empty_part && !over_loop_limit(values)) return run_device(inputs, constants, values);
   }
   return run_interpreter(inputs, constants, values);
+}
+
+bool Executable::over_loop_limit(std::span<const int64_t> values) const {
+  if (loop_limit_ == 0) return false;
+  const std::array<uint32_t, 3> max_count = vk_device_->info().max_workgroup_count;
+  for (const Kernel& k : plan_->kernels) {
+    const int64_t n = kernel_loop_iterations(k, values, max_count);
+    if (n <= loop_limit_) continue;
+    if (!loop_limit_warned_.exchange(true))
+      log(LogTopic::kWarning, "'" + name_ + "': " + k.name + " would run " + std::to_string(n) +
+                                  " loop iterations per invocation at these sizes, past the "
+                                  "driver's limit of " +
+                                  std::to_string(loop_limit_) +
+                                  " (Mesa's llvmpipe ends longer loops early); running this "
+                                  "call on the CPU interpreter");
+    return true;
+  }
+  return false;
 }
 
 Expected<std::vector<Tensor>> Executable::run_interpreter(const std::vector<Tensor>& inputs,

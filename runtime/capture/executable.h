@@ -128,9 +128,14 @@ class Executable {
   std::vector<Defined> defined_;
   std::vector<int> carried_;  // unbacked symbols that input dims bring in
   std::vector<int> used_symbols_;  // the symbols some shape mentions, sorted
-  std::vector<SymInt> nonempty_;   // sizes the device kernels read through (run on the interpreter
-                                   // when one is 0)
-  std::mutex instance_mu_;         // guards the two below
+  /// TargetCaps::loop_limit of the compiled kernels (0: none). A symbolic call at sizes where
+  /// a kernel would loop longer runs on the interpreter (over_loop_limit), warning once.
+  uint32_t loop_limit_ = 0;
+  mutable std::atomic<bool> loop_limit_warned_{false};
+  bool over_loop_limit(std::span<const int64_t> values) const;
+  std::vector<SymInt> nonempty_;  // sizes the device kernels read through (run on the interpreter
+                                  // when one is 0)
+  std::mutex instance_mu_;        // guards the two below
   std::vector<int64_t> instance_values_;   // the binding `instance_` was made for
   std::shared_ptr<const Graph> instance_;  // interpreter: the last instantiation
   Device device_ = Device::cpu();

@@ -80,6 +80,14 @@ TEST_F(DeviceSelect, SizesMasksAndDtypes) {
   }
 }
 
+TEST_F(DeviceSelect, LongInputWidensTheWorkgroup) {
+  // 9M elements: past 8192 chunks of 256 invocations the kernel takes 512 and more.
+  const Shape shape = {9000001};
+  check(
+      "9M", Tol{0, 0}, [](const Tensor& x) { return masked_select(x, x > 0.25); },
+      rnd(DType::kF32, shape, Dist::uniform(-1, 1)));
+}
+
 TEST_F(DeviceSelect, BroadcastAndProducers) {
   Tensor x = rnd(DType::kF32, {6, 40}, Dist::uniform(-2, 2));
   // A row mask and a column mask broadcast against x; x broadcast against a bigger mask.
