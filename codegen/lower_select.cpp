@@ -1,5 +1,5 @@
-// MaskedSelect on shaders/select.comp: one workgroup compacts the data's selected elements in
-// row-major order (a shared-memory scan per chunk, no atomics), then writes the count after
+// MaskedSelect and NonZero on shaders/select.comp: one workgroup compacts the data's selected
+// elements (nonzero: their coordinates) in row-major order (a shared-memory scan per chunk, no atomics), then writes the count after
 // the largest possible result (masked_select_count_offset), where the runtime reads it
 // (capture/replay.cpp). The data's and the mask's elementwise producers fold into the loads.
 #include <algorithm>
@@ -18,14 +18,15 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                const CodegenOptions& opt) {
   const Node& n = g.node(root);
   const Node& data = g.node(n.inputs[0]);
-  const Node& mask = g.node(n.inputs[1]);
+  const bool coordinates = n.op == OpKind::NonZero;  // else MaskedSelect(data, mask)
   const DType dt = n.meta.dtype;
+  const size_t rank = data.sym.size();
   // The runtime learns the length after the run, so nothing in the graph may read the result
   // (the trace starts a new graph for such reads).
   const std::vector<int> uses = g.use_counts();
   const auto outputs = std::count(g.outputs().begin(), g.outputs().end(), root);
   if (uses[static_cast<size_t>(root)] > outputs)
-    return unimplemented("masked_select %" + std::to_string(root) +
+    return unimplemented(std::string(op_name(n.op)) + " %" + std::to_string(root) +
                          ": its result is read inside its graph");
   // Wider workgroups for long inputs: fewer chunks, the chunk loop being the only loop.
   const SymInt numel = sym_numel(data.sym);
@@ -38,20 +39,31 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
   e.set_root(root);
   e.bind_output(root);
   std::string body;
+  // kiln_mask: the mask's value, or (nonzero) the data's converted to bool as cast does.
+  const Node& mask = g.node(n.inputs[coordinates ? 0 : 1]);
   Index mi = e.decompose("i", mask.sym, "c", 0);
   std::string m = e.value(mask.id, mi);
+  if (coordinates) m = glsl_convert(m, mask.meta.dtype, DType::kBool);
   body += "bool kiln_mask(uint i) {\n" + e.take_body() + "  return " + m + ";\n}\n\n";
   e.reset_scope();
   Index di = e.decompose("i", data.sym, "c", 0);
-  std::string v = e.value(data.id, di);  // data's compute type: stored back as it was
-  if (dt == DType::kF16) v = "float16_t(" + v + ")";
-  if (dt == DType::kBool) v = "uint8_t((" + v + ") ? 1u : 0u)";
-  body += "void kiln_copy(uint i, uint p) {\n" + e.take_body() + "  b0.data[p] = " + v + ";\n}\n\n";
+  std::string store;
+  if (coordinates) {  // row p: element i's coordinates
+    for (size_t d = 0; d < rank; ++d)
+      store += "  b0.data[p * " + std::to_string(rank) + "u + " + std::to_string(d) +
+               "u] = int64_t(" + di[d].expr + ");\n";
+  } else {
+    std::string v = e.value(data.id, di);  // data's compute type: stored back as it was
+    if (dt == DType::kF16) v = "float16_t(" + v + ")";
+    if (dt == DType::kBool) v = "uint8_t((" + v + ") ? 1u : 0u)";
+    store = "  b0.data[p] = " + v + ";\n";
+  }
+  body += "void kiln_copy(uint i, uint p) {\n" + e.take_body() + store + "}\n\n";
   e.reset_scope();
   // The count: a uint at the first 4-byte boundary after the largest result (binding 0 again,
   // as uints), where the runtime reads it (masked_select_count_offset).
   const std::string inputs = e.size(numel);
-  const std::string width = std::to_string(dtype_size(dt)) + "u";
+  const std::string width = std::to_string(dtype_size(dt) * (coordinates ? rank : 1)) + "u";
   body += "layout(std430, set = 0, binding = 0) buffer KilnB0c { uint data[]; } b0c;\n";
   body += "void kiln_count(uint c) {\n  b0c.data[(" + inputs + " * " + width +
           " + 3u) / 4u] = c;\n}\n\n";

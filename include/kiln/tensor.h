@@ -374,16 +374,19 @@ Tensor operator-(const Operand& a);
 /// The elements of `x` where `mask` (bool; the two broadcast) is true, in row-major order, as a
 /// 1-D tensor: PyTorch's `x[mask]` / `torch.masked_select`. Inside kiln::compile its length is
 /// a data-dependent size (no graph break): the kernel compacts on the device and the length is
-/// read back once the graph has run; an op that uses the result starts a new graph with the
-/// length as a size symbol (docs/capture.md). Eagerly, the length is read back before it returns.
+/// read back once the graph has run; the graph ends there and later ops start a new one with
+/// the length as a size symbol (docs/capture.md). Eagerly, the length is read back before it
+/// returns.
 Tensor masked_select(const Tensor& x, const Tensor& mask, Loc loc = Loc::current());
+/// The coordinates of the non-zero elements (NaN counts), row-major: i64[count, rank]
+/// (torch.nonzero). A data-dependent length like masked_select's; of a rank-0 tensor it is a
+/// host op (a graph break inside kiln::compile).
+Tensor nonzero(const Tensor& a, Loc loc = Loc::current());
 
 // --- Ops without a device lowering, and host interaction -------------------------------------
 // Inside kiln::compile each of these is a graph break: the graph so far is compiled and run,
 // the op runs on the CPU interpreter, and capture resumes in a new graph after it.
 
-/// Indices of the non-zero elements: i64[count, rank] (data-dependent shape).
-Tensor nonzero(const Tensor& a, Loc loc = Loc::current());
 /// The k largest (or smallest) elements along the last dim, sorted; values and i64 indices.
 std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest = true,
                                Loc loc = Loc::current());

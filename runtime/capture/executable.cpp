@@ -119,7 +119,7 @@ Expected<std::shared_ptr<Executable>> Executable::create(Graph graph, Device dev
                            exe->used_symbols_.end());
   if (!exe->used_symbols_.empty()) exe->num_symbols_ = exe->used_symbols_.back() + 1;
   for (const Node& n : exe->graph_.nodes()) {
-    if (n.op != OpKind::MaskedSelect || n.attrs.index < 0) continue;
+    if (op_category(n.op) != OpCategory::kCompaction || n.attrs.index < 0) continue;
     SymInt most(1);
     for (const SymInt& d : exe->graph_.node(n.inputs[0]).sym) most = most * d;
     exe->defined_.push_back({static_cast<int>(n.attrs.index), n.id, most});
@@ -461,7 +461,7 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
                                                      const std::vector<Tensor>& constants,
                                                      std::span<const int64_t> bound_values) {
   const bool symbolic = num_symbols_ > 0;
-  // A MaskedSelect's buffer holds its largest length and room for the count.
+  // A compaction's buffer holds its largest length and room for the count.
   std::vector<int64_t> with_count(bound_values.begin(), bound_values.end());
   for (const Defined& d : defined_)
     with_count[static_cast<size_t>(d.symbol)] = d.most.evaluate(with_count) + kMaskedSelectExtra;

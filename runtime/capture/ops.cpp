@@ -311,7 +311,7 @@ std::vector<Tensor> host_op(const std::string& name, const std::vector<Tensor>& 
 
 }  // namespace
 
-Tensor nonzero(const Tensor& a, Loc loc) {
+Tensor nonzero_host(const Tensor& a, Loc loc) {
   return host_op(
              "nonzero", {a},
              [](const std::vector<Tensor>& in) {

@@ -279,17 +279,20 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     const uint64_t offset = output_offsets_[static_cast<size_t>(o)];
     Shape shape = shape_of(out);
     uint64_t bytes = bytes_of(out);
-    if (n.op == OpKind::MaskedSelect) {  // its length: the count the kernel wrote after the data
+    if (op_category(n.op) == OpCategory::kCompaction) {  // its length: the kernel's count
       const uint64_t most = static_cast<uint64_t>(numel(shape_of(n.inputs[0])));
-      const uint64_t width = dtype_size(n.meta.dtype);
+      // Bytes per unit of the length: an element (masked_select), a row of coordinates.
+      const uint64_t width = dtype_size(n.meta.dtype) *
+                             static_cast<uint64_t>(n.meta.rank() > 1 ? n.meta.shape[1] : 1);
       uint32_t count = 0;
       KILN_RETURN_IF_ERROR(
           device_->download(bank.buffer, &count, sizeof count,
                             static_cast<size_t>(offset + masked_select_count_offset(most, width))));
       if (count > most)
-        return internal_error("masked_select %" + std::to_string(out) + ": the kernel counted " +
+        return internal_error(std::string(op_name(n.op)) + " %" + std::to_string(out) +
+                              ": the kernel counted " +
                               std::to_string(count) + " of " + std::to_string(most) + " elements");
-      shape = {static_cast<Dim>(count)};
+      shape[0] = static_cast<Dim>(count);
       bytes = count * width;
     }
     KILN_ASSIGN_OR_RETURN(vk::BufferRef view, device_->slice(bank.buffer, offset, bytes));

@@ -37,7 +37,7 @@ using SegmentCache = std::unordered_map<GraphKey, std::shared_ptr<Executable>, G
 struct DimPolicy {
   enum class Kind : uint8_t { kStatic, kDynamic, kMarked } kind = Kind::kStatic;
   int64_t min = 2, max = SymRange::kPosInf;  // kMarked: the range given to mark_dynamic
-  bool soft = false;                          // kMarked by maybe_mark_dynamic
+  bool soft = false;                         // kMarked by maybe_mark_dynamic
 };
 /// One entry per argument, one DimPolicy per dim (empty: every dim static).
 using DynamicSpec = std::vector<std::vector<DimPolicy>>;
@@ -89,9 +89,10 @@ class TraceContext {
   /// A new unbacked size symbol (a masked_select's length) defined in the current segment;
   /// `hint` stands in until the segment runs.
   int unbacked_symbol(int64_t hint, const std::string& source);
-  /// Before an op records on `inputs`: when one of them has a length that only running the
-  /// current segment reveals, the segment is run now (no graph break: nothing runs on the
-  /// host), so the op is recorded in the next segment with that length as an input dim.
+  /// When one of `inputs` has a length that only running the current segment reveals, the
+  /// segment is run now (no graph break: nothing runs on the host); later ops are recorded in
+  /// the next segment with that length as an input dim. Called after each compaction op and,
+  /// as a safety net, before every op records.
   void sync_unbacked(const std::vector<Tensor>& inputs);
 
   /// Ends the trace with `outputs` and returns the program.

@@ -1,14 +1,21 @@
 // The CPU interpreter's Compaction ops (reference semantics). MaskedSelect(data, mask): the
 // elements of data where mask is true, in row-major order, as a 1-D tensor of data's dtype.
-// The result's length is whatever the mask selects; the node's meta only bounds it.
+// NonZero(x): the coordinates of x's non-zero elements (NaN counts as non-zero), row-major,
+// as i64 [count, rank]. The result's length is whatever is selected; the node's meta only
+// bounds it.
 #include <cstring>
 #include <string>
 
+#include "eager/host_ops.h"
 #include "eager/interpreter_ops.h"
 
 namespace kiln::eager {
 
 Status eval_compaction(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  if (node.op == OpKind::NonZero && ins.size() == 1) {
+    out = host_nonzero(*ins[0]);
+    return Status::ok_status();
+  }
   if (node.op != OpKind::MaskedSelect || ins.size() != 2)
     return internal_error(std::string("eval_compaction: unexpected op ") + op_name(node.op));
   const HostTensor &data = *ins[0], &mask = *ins[1];

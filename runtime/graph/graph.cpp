@@ -198,8 +198,8 @@ Expected<Graph> Graph::instantiate(std::span<const int64_t> values) const {
     }
     Attrs a = n.attrs;
     if (n.op == OpKind::Reshape || n.op == OpKind::Expand || n.op == OpKind::Full) a.dims = shape;
-    if (n.op == OpKind::MaskedSelect) {  // the length at `values`: a constant of this graph
-      a.dims = shape;
+    if (op_category(n.op) == OpCategory::kCompaction) {  // the length at `values`: a constant
+      a.dims = {shape[0]};
       a.index = -1;
     }
     if (n.op == OpKind::Arange && a.range.size() == 3 && !n.sym[0].is_constant())

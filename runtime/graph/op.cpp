@@ -191,6 +191,7 @@ std::string Attrs::str(OpKind op) const {
       return s + "reduction=" + (index >= 0 && index <= 2 ? r[index] : std::to_string(index));
     }
     case OpKind::MaskedSelect:
+    case OpKind::NonZero:
       return "size=s" + std::to_string(index);
     case OpKind::Fft:
     case OpKind::Ifft:

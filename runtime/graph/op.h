@@ -36,8 +36,8 @@ enum class OpCategory : uint8_t {
   kScatter,        // ScatterElements, ScatterND: data with updates written at indices
   kSpectral,       // Fft, Ifft, Rfft, Irfft over the last dim; Real, Imag, ComplexAbs,
                    // ViewAsReal, ViewAsComplex (complex64 <-> f32)
-  kCompaction      // MaskedSelect: the selected elements, in order; the result's size is an
-                   // unbacked symbol (known once the op has run)
+  kCompaction      // MaskedSelect, NonZero: the selected elements (or their coordinates), in
+                   // order; the result's length is an unbacked symbol (known once the op ran)
 };
 
 const char* op_name(OpKind op);
@@ -106,6 +106,8 @@ enum class NearestMode : int64_t { kRoundPreferFloor, kRoundPreferCeil, kFloor, 
 ///   MaskedSelect: inputs data and a bool mask of data's shape; index = the size symbol of the
 ///     result (unbacked: ShapeEnv::create_unbacked_symbol; -1 in an instantiated graph), dims = {the result's size in the
 ///     node's concrete meta} (the hint; Graph::instantiate writes the bound value).
+///   NonZero: the i64 coordinates [length, rank] of the input's non-zero elements (rank >= 1);
+///     index and dims as MaskedSelect's.
 /// CumSum's flags in Attrs::index.
 inline constexpr int64_t kCumSumExclusive = 1;
 inline constexpr int64_t kCumSumReverse = 2;

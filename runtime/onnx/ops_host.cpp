@@ -1,6 +1,7 @@
-// Ops whose output size depends on the data, or that have no kernel: Compress (through
-// nonzero), and Unique, NonMaxSuppression and Det, computed on the host with call_host. Inside a
-// compiled model each is a graph break (named in explain()), run again on every replay.
+// Ops whose output size depends on the data, or that have no kernel: Compress (through nonzero,
+// a device kernel with a data-dependent length: no graph break), and Unique, NonMaxSuppression
+// and Det, computed on the host with call_host. Inside a compiled model each of those three is
+// a graph break (named in explain()), run again on every replay.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -38,7 +39,6 @@ void compress(NodeCtx& c) {
   }
   const int64_t n = x.sizes()[static_cast<size_t>(axis)].value();
   if (cond.sizes()[0].value() > n) cond = slice(cond, 0, 0, n);
-  c.note_break(cond, "nonzero has no device lowering");
   Tensor idx = reshape(nonzero(cond), {-1});
   c.set(0, index_select(x, axis, idx));
 }

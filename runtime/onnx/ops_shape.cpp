@@ -417,7 +417,7 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
   };
   t["NonZero"] = [](NodeCtx& c) {
     Tensor x = c.in(0);
-    c.note_break(x, "nonzero has no device lowering");
+    if (x.dim() == 0) c.note_break(x, "nonzero of a scalar has no device lowering");
     c.set(0, permute(nonzero(x), {1, 0}));
   };
   t["TopK"] = [](NodeCtx& c) {

@@ -1,12 +1,13 @@
-// masked_select on Vulkan against the interpreter: the seed's good_fn_1 (`x[x > mean(x)]`)
+// masked_select and nonzero on Vulkan against the interpreter: the seed's good_fn_1 (`x[x > mean(x)]`)
 // compiled with no graph break and its compaction kernel on the device; fresh random masks
 // into poisoned memory over sizes 0, 1, odd and many chunks, all-true and all-false masks,
 // f32 / i32 / i64 data, broadcast masks, fused producers, symbolic batch sizes served by one
 // compile, results used by later ops (the next graph reads the length as a size symbol,
-// lengths 0 and 1 included), and 2- and 1-byte data. bad_fn_1
+// lengths 0 and 1 included), 2- and 1-byte data, and nonzero's coordinates of every dtype. bad_fn_1
 // (`x[x > x.mean().item()]`) still breaks at item(), as in PyTorch.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,27 @@ TEST_F(DeviceSelect, HalfAndBoolData) {
         rnd(DType::kF32, {n}, Dist::uniform(-1, 1)) > 0,
         rnd(DType::kF32, {n}, Dist::uniform(0, 1)) < 0.5);
   }
+}
+
+TEST_F(DeviceSelect, NonZeroCoordinates) {
+  // Sparse data of every dtype over ranks 1-3, sizes 0 and 1, odd and several chunks; NaN
+  // counts as non-zero.
+  const std::vector<Shape> shapes = {{0}, {1}, {7}, {3, 5, 7}, {1000, 3}, {2, 0, 4}, {4099}};
+  for (const Shape& shape : shapes) {
+    for (DType dt : {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kBool}) {
+      Tensor keep = rnd(DType::kF32, shape, Dist::uniform(0, 1)) < 0.3;
+      Tensor x = where(keep, cast(rnd(DType::kF32, shape, Dist::uniform(1, 9)), dt),
+                       Tensor::full({}, 0.0, dt));
+      check(std::string(dtype_name(dt)) + " " + shape_str(shape), Tol{0, 0},
+            [](const Tensor& v) { return nonzero(v); }, x);
+    }
+  }
+  Tensor nan = Tensor::from_vector(
+      std::vector<float>{0, std::numeric_limits<float>::quiet_NaN(), 0, -0.0f, 2}, {5});
+  check("nan", Tol{0, 0}, [](const Tensor& v) { return nonzero(v); }, nan);
+  // The ONNX layout: nonzero's transpose, read in the next graph.
+  check("transposed", Tol{0, 0}, [](const Tensor& v) { return permute(nonzero(v), {1, 0}); },
+        rnd(DType::kF32, {6, 9}, Dist::uniform(0, 1)) > 0.5);
 }
 
 TEST_F(DeviceSelect, BadFn1StillBreaks) {

@@ -1,10 +1,11 @@
-// masked_select on CPU tensors (the interpreter) against values by hand, and through
+// masked_select and nonzero on CPU tensors (the interpreter) against values by hand, and through
 // kiln::compile on the CPU: the seed's good_fn_1 is one graph with no break, its length an
 // unbacked size symbol (no guard mentions it, one entry serves every length); a result used
 // by a later op starts the next graph (still no break); a decision that would need a guard on
 // the length is a clear error; bad input is rejected.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,30 @@ TEST(MaskedSelect, ByHand) {
   EXPECT_EQ(r.to_doubles(), (std::vector<double>{7, 8, 8, 9}));
   // Empty input.
   EXPECT_EQ(masked_select(F({}, {0, 4}), F({}, {0, 4}) > 0).shape(), (Shape{0}));
+}
+
+TEST(NonZero, ByHand) {
+  // Row-major coordinates, NaN counts as non-zero (as a cast to bool does).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = F({0, 1, 2, 0, nan, 0}, {2, 3});
+  Tensor got = nonzero(x);
+  EXPECT_EQ(got.dtype(), DType::kI64);
+  EXPECT_EQ(got.shape(), (Shape{3, 2}));
+  EXPECT_EQ(got.to_doubles(), (std::vector<double>{0, 1, 0, 2, 1, 1}));
+  EXPECT_EQ(nonzero(F({0, 0}, {2})).shape(), (Shape{0, 1}));
+  EXPECT_EQ(nonzero(F({}, {0, 3})).shape(), (Shape{0, 2}));
+  // A scalar: [count, 0], on the host.
+  EXPECT_EQ(nonzero(Tensor::full({}, 2.0, DType::kF32)).shape(), (Shape{1, 0}));
+  // Compiled: a data-dependent length, no break; the coordinates feed a gather_nd-style read
+  // in the next graph.
+  auto fn = compile([](const Tensor& v) { return nonzero(v); }, {.name = "nonzero"});
+  for (std::vector<float> v : {std::vector<float>{0, 3, 0, 4}, {0, 0, 0, 0}, {1, 1, 1, 1}}) {
+    Tensor t = F(v, {2, 2});
+    EXPECT_EQ(fn(t).to_doubles(), nonzero(t).to_doubles());
+    EXPECT_EQ(fn(t).shape(), nonzero(t).shape());
+  }
+  EXPECT_EQ(fn.stats().graph_breaks, 0u);
+  EXPECT_EQ(fn.stats().compiles, 1u);
 }
 
 TEST(MaskedSelect, BadInput) {
