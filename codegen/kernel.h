@@ -71,7 +71,8 @@ enum class KernelVariant {
   kScatter,         // scatter_elements, scatter_nd: one invocation per output element
   kFft,             // fft, ifft, rfft, irfft: one workgroup per row
   kComplexPart,     // real, imag, abs of complex64, view_as_real / view_as_complex
-  kCompaction,      // masked_select: one workgroup's stream compaction
+  kCompaction,      // masked_select, nonzero: one workgroup's stream compaction
+  kScan,            // cumsum: teams of invocations scan lines in chunks with a running carry
 };
 const char* kernel_variant_name(KernelVariant v);
 

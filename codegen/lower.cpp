@@ -411,6 +411,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "complex_part";
     case KernelVariant::kCompaction:
       return "compaction";
+    case KernelVariant::kScan:
+      return "scan";
   }
   return "?";
 }

@@ -54,8 +54,8 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                              const CodegenOptions& opt);
 
-/// CumSum on the reduction template: output element o sums the masked prefix (or suffix) of its
-/// line along the axis (codegen/lower_scan.cpp).
+/// CumSum as a linear-work scan: teams of invocations walk each line in chunks with a running
+/// carry (codegen/lower_scan.cpp, shaders/scan.comp).
 Expected<Kernel> cumsum_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt);
 
