@@ -208,14 +208,14 @@ TEST_F(Breaks, OpsWithoutDeviceLoweringRunOnTheInterpreter) {
   auto out = f(x);
   EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{0.f, 4.f, 8.f}));
   EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{4.f, 3.f, 1.5f}));
+  // topk is a break; nonzero is not (a kernel whose length is a size symbol, docs/capture.md).
   ExplainReport r = f.explain();
-  ASSERT_EQ(r.graph_break_count, 2u);
-  EXPECT_NE(r.break_reasons[0].find("nonzero has no device lowering"), std::string::npos);
-  EXPECT_NE(r.break_reasons[1].find("topk has no device lowering"), std::string::npos);
-  // A different count of non-zeros changes a later graph's input shape: re-trace, right answer.
+  ASSERT_EQ(r.graph_break_count, 1u);
+  EXPECT_NE(r.break_reasons[0].find("topk has no device lowering"), std::string::npos);
+  // A different count of non-zeros is another value of that symbol: same entry, right answer.
   auto out2 = f(vec({1.f, 1.f, 1.f, 1.f, -1.f}));
   EXPECT_EQ(out2[0].to_vector<float>(), (std::vector<float>{0.f, 2.f, 4.f, 6.f}));
-  EXPECT_EQ(f.stats().recompiles, 1u);
+  EXPECT_EQ(f.stats().recompiles, 0u);
 }
 
 TEST_F(Breaks, FullgraphTurnsABreakIntoAnError) {

@@ -1,5 +1,6 @@
-// Ops without a device lowering (nonzero, topk): known values, edge cases, errors, and their
-// eager use on CPU and Vulkan tensors (they always run on the CPU).
+// The host forms of nonzero (the interpreter's; a rank-0 nonzero runs it) and topk (no device
+// lowering): known values, edge cases, errors, and their eager use on CPU and Vulkan tensors
+// (topk always runs on the CPU; nonzero on a Vulkan tensor runs its kernel).
 #include <gtest/gtest.h>
 
 #include "eager/host_ops.h"
