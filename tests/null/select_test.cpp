@@ -2,7 +2,7 @@
 // kiln::compile on the CPU: the seed's good_fn_1 is one graph with no break, its length an
 // unbacked size symbol (no guard mentions it, one entry serves every length); a result used
 // by a later op starts the next graph (still no break); a decision that would need a guard on
-// the length is a clear error; bad input is rejected.
+// the length is a clear error; bad input is rejected; the seed's bad_fn_1/2/3 still break.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -103,6 +103,47 @@ TEST(MaskedSelect, GoodFn1IsOneGraphWithoutBreaks) {
   EXPECT_NE(entries[0].graph.find("masked_select"), std::string::npos) << entries[0].graph;
   // The length has no guard.
   EXPECT_EQ(entries[0].guards.find("masked_select"), std::string::npos) << entries[0].guards;
+}
+
+// The seed's three "bad" functions still break where PyTorch does, with their good forms
+// compiling whole (good_fn_2: where; good_fn_3: kiln::fft, tests/device/fft_test.cpp).
+TEST(MaskedSelect, SeedBadFunctionsBreak) {
+  Tensor x = F({0.5f, -2, 3, 1, -0.25f, 4}, {6});
+  // bad_fn_1: threshold = x.mean().item() is a host read.
+  auto bad_fn_1 =
+      compile([](const Tensor& v) { return masked_select(v, v > scalar(mean(v, {0}).item())); },
+              {.name = "bad_fn_1"});
+  EXPECT_EQ(bad_fn_1(x).to_doubles(), good_fn_1(x).to_doubles());
+  EXPECT_EQ(bad_fn_1.stats().graph_breaks, 1u);
+  // bad_fn_2: `if x.sum() > 0` branches on a tensor; good_fn_2's where does not.
+  auto bad_fn_2 = compile(
+      [](const Tensor& v) {
+        if (sum(v, {0}) > 0.0) return v * 2.0;
+        return v * 3.0;
+      },
+      {.name = "bad_fn_2"});
+  auto good_fn_2 =
+      compile([](const Tensor& v) { return where(sum(v, {0}) > 0.0, v * 2.0, v * 3.0); },
+              {.name = "good_fn_2"});
+  EXPECT_EQ(bad_fn_2(x).to_doubles(), good_fn_2(x).to_doubles());
+  EXPECT_EQ(bad_fn_2.stats().graph_breaks, 1u);
+  EXPECT_EQ(good_fn_2.stats().graph_breaks, 0u);
+  // bad_fn_3: the FFT computed by another library on the host (numpy.fft in the seed; a
+  // direct DFT here) through call_host.
+  auto bad_fn_3 = compile(
+      [](const Tensor& v) {
+        return call_host(
+            "host_dft",
+            [](const std::vector<Tensor>& in) { return std::vector<Tensor>{real(fft(in[0]))}; },
+            {v})[0];
+      },
+      {.name = "bad_fn_3"});
+  auto good_fn_3 = compile([](const Tensor& v) { return real(fft(v)); }, {.name = "good_fn_3"});
+  const std::vector<double> a = bad_fn_3(x).to_doubles(), b = good_fn_3(x).to_doubles();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5);
+  EXPECT_EQ(bad_fn_3.stats().graph_breaks, 1u);
+  EXPECT_EQ(good_fn_3.stats().graph_breaks, 0u);
 }
 
 TEST(MaskedSelect, UsedByLaterOpsInTheNextGraph) {
