@@ -1,6 +1,6 @@
-// masked_select and nonzero on Vulkan against the interpreter: the seed's good_fn_1 (`x[x > mean(x)]`)
-// compiled with no graph break and its compaction kernel on the device; fresh random masks
-// into poisoned memory over sizes 0, 1, odd and many chunks, all-true and all-false masks,
+// masked_select and nonzero on Vulkan against the interpreter: the seed's good_fn_1 (`x[x >
+// mean(x)]`) compiled with no graph break and its compaction kernel on the device; fresh random
+// masks into poisoned memory over sizes 0, 1, odd and many chunks, all-true and all-false masks,
 // f32 / i32 / i64 data, broadcast masks, fused producers, symbolic batch sizes served by one
 // compile, results used by later ops (the next graph reads the length as a size symbol,
 // lengths 0 and 1 included), 2- and 1-byte data, and nonzero's coordinates of every dtype. bad_fn_1
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/test_util.h"
+#include "seed_functions.h"
 
 namespace kiln {
 namespace {
@@ -21,16 +22,8 @@ using test::Tol;
 
 class DeviceSelect : public test::DeviceOpTest {};
 
-std::vector<int64_t> all_axes(const Tensor& x) {
-  std::vector<int64_t> axes;
-  for (int64_t d = 0; d < x.dim(); ++d) axes.push_back(d);
-  return axes;
-}
-
-/// The seed's good_fn_1: x[x > x.mean()].
-Tensor good_fn_1(const Tensor& x) {
-  return masked_select(x, x > mean(x, all_axes(x)));
-}
+using test::all_axes;
+using test::good_fn_1;
 
 bool has_kernel(const EntryInfo& e, const std::string& name) {
   for (const std::string& k : e.kernels)
@@ -187,16 +180,22 @@ TEST_F(DeviceSelect, NonZeroCoordinates) {
       Tensor keep = rnd(DType::kF32, shape, Dist::uniform(0, 1)) < 0.3;
       Tensor x = where(keep, cast(rnd(DType::kF32, shape, Dist::uniform(1, 9)), dt),
                        Tensor::full({}, 0.0, dt));
-      check(std::string(dtype_name(dt)) + " " + shape_str(shape), Tol{0, 0},
-            [](const Tensor& v) { return nonzero(v); }, x);
+      check(
+          std::string(dtype_name(dt)) + " " + shape_str(shape), Tol{0, 0},
+          [](const Tensor& v) { return nonzero(v); }, x);
     }
   }
   Tensor nan = Tensor::from_vector(
       std::vector<float>{0, std::numeric_limits<float>::quiet_NaN(), 0, -0.0f, 2}, {5});
-  check("nan", Tol{0, 0}, [](const Tensor& v) { return nonzero(v); }, nan);
+  check(
+      "nan", Tol{0, 0}, [](const Tensor& v) { return nonzero(v); }, nan);
   // The ONNX layout: nonzero's transpose, read in the next graph.
-  check("transposed", Tol{0, 0}, [](const Tensor& v) { return permute(nonzero(v), {1, 0}); },
-        rnd(DType::kF32, {6, 9}, Dist::uniform(0, 1)) > 0.5);
+  check(
+      "transposed", Tol{0, 0},
+      [](const Tensor& v) {
+        return permute(nonzero(v), {1, 0});
+      },
+      rnd(DType::kF32, {6, 9}, Dist::uniform(0, 1)) > 0.5);
 }
 
 TEST_F(DeviceSelect, BadFn1StillBreaks) {

@@ -12,6 +12,7 @@
 #include "expect_error.h"
 #include "graph/symbolic.h"
 #include "kiln/kiln.h"
+#include "seed_functions.h"
 
 namespace kiln {
 namespace {
@@ -22,16 +23,8 @@ Tensor F(std::vector<float> v, Shape shape) {
   return Tensor::from_vector(v, std::move(shape));
 }
 
-std::vector<int64_t> all_axes(const Tensor& x) {
-  std::vector<int64_t> axes;
-  for (int64_t d = 0; d < x.dim(); ++d) axes.push_back(d);
-  return axes;
-}
-
-/// The seed's good_fn_1: x[x > x.mean()].
-Tensor good_fn_1(const Tensor& x) {
-  return masked_select(x, x > mean(x, all_axes(x)));
-}
+using test::all_axes;
+using test::good_fn_1;
 
 TEST(MaskedSelect, ByHand) {
   Tensor x = F({1, -2, 3, -4, 5, -6}, {2, 3});
