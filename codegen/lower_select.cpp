@@ -1,7 +1,8 @@
 // MaskedSelect and NonZero on shaders/select.comp: one workgroup compacts the data's selected
-// elements (nonzero: their coordinates) in row-major order (a shared-memory scan per chunk, no atomics), then writes the count after
-// the largest possible result (masked_select_count_offset), where the runtime reads it
-// (capture/replay.cpp). The data's and the mask's elementwise producers fold into the loads.
+// elements (nonzero: their coordinates) in row-major order (a shared-memory scan per chunk, no
+// atomics), then writes the count after the largest possible result (masked_select_count_offset),
+// where the runtime reads it (capture/replay.cpp). The data's and the mask's elementwise producers
+// fold into the loads.
 #include <algorithm>
 
 #include "codegen/lower_internal.h"
@@ -63,10 +64,14 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
   // The count: a uint at the first 4-byte boundary after the largest result (binding 0 again,
   // as uints), where the runtime reads it (masked_select_count_offset).
   const std::string inputs = e.size(numel);
-  const std::string width = std::to_string(dtype_size(dt) * (coordinates ? rank : 1)) + "u";
+  // Its uint index, without forming the byte offset (which may pass 2^32 where the index does
+  // not: nonzero's rows are 8 bytes per dim).
+  const size_t width = dtype_size(dt) * (coordinates ? rank : 1);
+  const std::string at = width % 4 == 0
+                             ? inputs + " * " + std::to_string(width / 4) + "u"
+                             : "(" + inputs + " * " + std::to_string(width) + "u + 3u) / 4u";
   body += "layout(std430, set = 0, binding = 0) buffer KilnB0c { uint data[]; } b0c;\n";
-  body += "void kiln_count(uint c) {\n  b0c.data[(" + inputs + " * " + width +
-          " + 3u) / 4u] = c;\n}\n\n";
+  body += "void kiln_count(uint c) {\n  b0c.data[" + at + "] = c;\n}\n\n";
 
   std::string count_step, copy_step, scan;
   for (uint32_t j = 0; j < kPerInvocation; ++j) {

@@ -250,8 +250,11 @@ void Executable::compile_in_background(const CompileOptions& options,
         inputs.push_back(from_host(HostTensor(graph_.node(id).meta), device_));
       Expected<std::vector<int64_t>> values = bind_symbols(inputs, {});
       bool empty_part = false;
-      if (values.ok())
+      if (values.ok()) {
         for (const SymInt& d : nonempty_) empty_part |= d.evaluate(*values) == 0;
+        // As run(): kernels take every size to be at least 2, a carried length may be less.
+        for (int s : carried_) empty_part |= (*values)[static_cast<size_t>(s)] < 2;
+      }
       if (values.ok() && !empty_part) {
         auto warm = run_device(
             inputs, constants,
