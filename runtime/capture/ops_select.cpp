@@ -8,9 +8,7 @@
 // tensor stays a host op (a graph break).
 #include <string>
 
-#include "capture/executable_cache.h"
 #include "capture/trace.h"
-#include "graph/graph_key.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -20,64 +18,22 @@ bool is_one(const SymSize& d) {
   return !d.is_symbolic() && d.hint() == 1;
 }
 
-/// Eagerly on a device: a one-op graph whose length is an unbacked symbol of its own ShapeEnv,
-/// cached by structure like every eager op's executable.
-Tensor eager_device_compaction(OpKind op, const std::vector<Tensor>& ins, Attrs attrs,
-                               const std::string& where) {
-  for (const Tensor& t : ins)
-    if (t.device() != ins[0].device())
-      throw Error(invalid_argument(std::string(op_name(op)) + " at " + where +
-                                   ": tensors on different devices (" + ins[0].device().str() +
-                                   ", " + t.device().str() + "); move one with .to()"));
-  ShapeEnv env;
-  Graph g;
-  g.set_shape_env(&env);
-  std::vector<NodeId> ids;
-  for (const Tensor& t : ins) ids.push_back(g.add_input(t.meta()));
-  attrs.index =
-      env.create_unbacked_symbol(attrs.dims.at(0), "the length of " + std::string(op_name(op)));
-  const NodeId out = value_or_throw(g.add(op, std::move(ids), std::move(attrs)));
-  g.set_outputs({out});
-  g.canonicalize(env);
-  g.set_shape_env(nullptr);
-  CompileOptions options;
-  options.name = op_name(op);
-  const GraphKey key(g, Executable::target_key(ins[0].device(), options));
-  ExecutableCache& cache = eager_executable_cache();
-  std::shared_ptr<Executable> exe = cache.find(key);
-  if (!exe) {
-    exe = value_or_throw(Executable::create(g, ins[0].device(), options));
-    cache.insert(key, exe);
-  }
-  auto result = exe->run(ins, {});
-  if (!result.ok())
-    throw Error(result.status().with_context(std::string(op_name(op)) + " at " + where));
-  return result->at(0);
-}
-
-/// A Compaction op on `ins`: traced, with a new unbacked length; eagerly on the CPU, the
-/// interpreter; eagerly on a device, its kernel. `most`: the largest length (the hint).
+/// A Compaction op on `ins`: traced, with a new unbacked length; eagerly, apply_op's one-op
+/// graph (on a device it gives the length an unbacked symbol too). `most`: the largest length.
 Tensor compaction(OpKind op, const std::vector<Tensor>& ins, int64_t most, const Loc& loc) {
-  const std::string where = loc_str(loc);
   Attrs attrs;
   attrs.dims = {most};
+  attrs.index = -1;
   if (TraceContext* trace = current_trace()) {
-    trace->sync_unbacked(ins);  // a length the symbol's stand-in depends on
-    attrs.index =
-        trace->unbacked_symbol(most, "the length of " + std::string(op_name(op)) + " at " + where);
+    attrs.index = trace->unbacked_symbol(
+        most, "the length of " + std::string(op_name(op)) + " at " + loc_str(loc));
     Tensor out = apply_op(op, ins, std::move(attrs), loc);
     // The graph ends here: running it reveals the length before the traced code can read the
     // result's sizes (a reshape's -1, a loop bound), which then see the real value.
     trace->sync_unbacked({out});
     return out;
   }
-  bool cpu = true;
-  for (const Tensor& t : ins) cpu = cpu && t.device().is_cpu();
-  if (cpu) {
-    attrs.index = -1;  // the interpreter sizes its result
-    return apply_op(op, ins, std::move(attrs), loc);
-  }
-  return eager_device_compaction(op, ins, std::move(attrs), where);
+  return apply_op(op, ins, std::move(attrs), loc);
 }
 
 }  // namespace

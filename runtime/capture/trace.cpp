@@ -475,11 +475,24 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
       args.push_back(t);
     }
   }
+  Device dev = device.value_or(Device::cpu());
+  // A compaction on a device: its length is an unbacked symbol of the graph's own ShapeEnv,
+  // read back by the run (on the CPU the interpreter sizes its result; index -1).
+  ShapeEnv env;
+  const bool unbacked = op_category(op) == OpCategory::kCompaction && !dev.is_cpu();
+  if (unbacked) {
+    g.set_shape_env(&env);
+    attrs.index =
+        env.create_unbacked_symbol(attrs.dims.at(0), "the length of " + std::string(op_name(op)));
+  }
   // Eager graphs carry no source locations, so equal ops at different call sites share a key.
   auto added = g.add(op, std::move(ids), std::move(attrs));
   if (!added.ok()) throw Error(added.status().with_context("at " + where));
   g.set_outputs({*added});
-  Device dev = device.value_or(Device::cpu());
+  if (unbacked) {
+    g.canonicalize(env);
+    g.set_shape_env(nullptr);
+  }
   if (dev.is_cpu()) {
     std::vector<const HostTensor*> hosts;
     for (const Tensor& t : args) hosts.push_back(t.impl()->host.get());
