@@ -16,7 +16,9 @@
 #                          of tree (find_package and pkg-config) and runs them (docs/install.md).
 #                          Reuses build/ when the test job configured it (nothing is rebuilt);
 #                          else configures build-package without tests and benchmarks.
-# BUILD_DIR and BUILD_TYPE (default: RelWithDebInfo) may be set.
+# BUILD_DIR and BUILD_TYPE (default: RelWithDebInfo) may be set. TEST_CACHE_DIR, for asan and
+# tsan, points the tests' persistent kernel cache at a folder another build's tests filled
+# (default: the stage's own <build dir>/test-cache); .ci/run hands the test stage's cache on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,9 @@ BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
 # Sanitizer builds: -O1 and line tables only (-g1) build and link much faster than -O2 -g, and
 # the reports still name files and lines.
 SAN_FLAGS=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DKILN_BUILD_BENCH=OFF)
+test_cache_flag() {
+  echo "-DKILN_TEST_CACHE_DIR=${TEST_CACHE_DIR:-$(realpath -m "$1")/test-cache}"
+}
 FUZZERS=(fuzz_onnx fuzz_npy fuzz_cache_file)
 
 case "$job" in
@@ -34,7 +39,7 @@ case "$job" in
     BUILD_DIR="${BUILD_DIR:-build-asan}"
     scripts/install-deps.sh
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
-      -DKILN_ASAN=ON "${SAN_FLAGS[@]}"
+      -DKILN_ASAN=ON "${SAN_FLAGS[@]}" "$(test_cache_flag "$BUILD_DIR")"
     cmake --build "$BUILD_DIR" -j "$(nproc)"
     # The sanitizer options and suppressions come with each test (tests/CMakeLists.txt).
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
@@ -43,7 +48,7 @@ case "$job" in
     BUILD_DIR="${BUILD_DIR:-build-tsan}"
     scripts/install-deps.sh
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
-      -DKILN_TSAN=ON "${SAN_FLAGS[@]}"
+      -DKILN_TSAN=ON "${SAN_FLAGS[@]}" "$(test_cache_flag "$BUILD_DIR")"
     # The tests that run Kiln from many threads: the 8-thread stress test with
     # KILN_STRESS_CALLS calls per thread (default here 1000), the C API's (one model from four
     # threads) and the devices test. TSAN_ALL=1 adds the null-label tests; the fuzz-labelled
