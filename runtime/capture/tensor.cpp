@@ -4,6 +4,7 @@
 #include "capture/tensor_impl.h"
 #include "capture/trace.h"
 #include "codegen/spirv.h"
+#include "core/size_check.h"
 #include "kiln/compile.h"
 
 namespace kiln {
@@ -42,8 +43,8 @@ Tensor from_host(HostTensor host, Device device) {
 }
 
 Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* data, size_t bytes, Device device) {
-  for (Dim d : shape)
-    if (d < 0) throw Error(invalid_argument("negative size in shape " + shape_str(shape)));
+  if (std::string why = tensor_size_error(shape, dtype); !why.empty())
+    throw Error(invalid_argument("Tensor::from_data: " + why));
   HostTensor h(TensorMeta{dtype, std::move(shape)});
   if (bytes != h.data.size())
     throw Error(invalid_argument("Tensor::from_data: " + std::to_string(bytes) + " bytes for " +
@@ -53,6 +54,8 @@ Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* data, size_t byt
 }
 
 Tensor Tensor::full(Shape shape, double value, DType dtype, Device device) {
+  if (std::string why = tensor_size_error(shape, dtype); !why.empty())
+    throw Error(invalid_argument("Tensor::full: " + why));
   HostTensor h(TensorMeta{dtype, std::move(shape)});
   for (int64_t i = 0; i < h.meta.numel(); ++i) h.set(i, value);
   return from_host(std::move(h), device);

@@ -1,5 +1,7 @@
 #include "graph/graph.h"
 
+#include "core/size_check.h"
+
 #include <algorithm>
 
 namespace kiln {
@@ -72,6 +74,9 @@ Expected<NodeId> Graph::add(OpKind op, std::vector<NodeId> inputs, Attrs attrs,
   }
   auto meta = infer_meta(op, metas, attrs);
   if (!meta.ok()) return loc.empty() ? meta.status() : meta.status().with_context("at " + loc);
+  if (std::string why = tensor_size_error(meta->shape, meta->dtype); !why.empty())
+    return invalid_argument(std::string(op_name(op)) + (loc.empty() ? "" : " at " + loc) +
+                            ": its result's " + why);
   std::vector<SymShape> syms;
   for (NodeId in : inputs) syms.push_back(nodes_[in].sym);
   auto sym = infer_sym_shape(op, syms, attrs, *meta, target, env_,

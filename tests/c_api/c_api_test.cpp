@@ -122,6 +122,16 @@ TEST(CApi, ErrorsAreCodesWithMessages) {
   const int64_t negative[1] = {-6};
   EXPECT_EQ(kiln_tensor_create(KILN_F32, negative, 1, data, sizeof data, &t),
             KILN_ERROR_INVALID_ARGUMENT);
+  // Element or byte counts past int64 (numel would wrap to 0): refused, not a 0-byte tensor.
+  const int64_t huge[2] = {int64_t{1} << 62, 16};
+  EXPECT_EQ(kiln_tensor_create(KILN_F32, huge, 2, data, 0, &t), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(t, nullptr);
+  EXPECT_NE(std::string(kiln_last_error()).find("more than 2^63 elements"), std::string::npos)
+      << kiln_last_error();
+  const int64_t huge_bytes[2] = {int64_t{1} << 61, 2};
+  EXPECT_EQ(kiln_tensor_create(KILN_F32, huge_bytes, 2, data, 0, &t), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_last_error()).find("more than 2^63 bytes"), std::string::npos)
+      << kiln_last_error();
 
   // A model run with the wrong input: an error, and no output written.
   ASSERT_EQ(kiln_model_load(dev, (kDir + "/model.onnx").c_str(), &model), KILN_OK);

@@ -132,5 +132,43 @@ TEST(Capture, BadInputsGiveClearErrorsAndKeepTheCacheUsable) {
   EXPECT_EQ(f.stats().compiles, 1u);
 }
 
+// Shapes whose element count passes int64 would read as 0 elements (numel wraps) and later
+// loops would index past their buffers: every way of making one is an error naming the shape.
+TEST(Capture, ShapesPastInt64AreErrors) {
+  const int64_t big = int64_t{1} << 62;
+  auto expect_error = [](auto make, const std::string& part) {
+    try {
+      Tensor t = make();
+      FAIL() << "accepted " << t.str();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  const float one = 1.f;
+  expect_error(
+      [&] {
+        return Tensor::from_bytes(DType::kF32, {big, 16}, &one, 0);
+      },
+      "more than 2^63 elements");
+  expect_error(
+      [&] {
+        return Tensor::from_vector(std::vector<float>{}, {big, 16, 4});
+      },
+      "more than 2^63 elements");
+  expect_error(
+      [&] {
+        return Tensor::full({big / 2, 2}, 1.0, DType::kF32);
+      },
+      "more than 2^63 bytes");
+  Tensor x = iota({1, 16});
+  expect_error([&] { return expand(x, {big, 16}); }, "more than 2^63 elements");
+  expect_error([&] { return reshape(iota({1}), {big, 4, 0}); }, "");
+  auto f = compile([big](const Tensor& a) { return sum(expand(a, {big, 16}), {0}); });
+  expect_error([&] { return f(x); }, "more than 2^63 elements");
+  // A zero-size dim makes any other size fine: no elements.
+  EXPECT_EQ(Tensor::full({big, 0}, 1.0, DType::kF32).numel(), 0);
+  EXPECT_EQ(sum(iota({1, 16}), {0}).numel(), 16);
+}
+
 }  // namespace
 }  // namespace kiln
