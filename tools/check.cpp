@@ -1,6 +1,7 @@
 // kiln check MODEL.onnx -i NAME=FILE.npy ...: `kiln run` in check mode (capture/check.h). Prints
 // every checked kernel; exits 1 when a kernel differs from the interpreter, with its repro under
-// the dump directory.
+// the dump directory, or when the interpreter rejects a call the device ran (an index out of
+// range, which kernels clamp).
 #include <fmt/format.h>
 
 #include "capture/check.h"
@@ -19,10 +20,18 @@ int check_main(RunOptions options) {
     fmt::print("check: no device kernel ran (nothing to compare)\n");
     return 0;
   }
-  int diverged = 0;
+  int diverged = 0, rejected = 0;
   size_t kernels = 0;
   for (size_t r = 0; r < reports.size(); ++r) {
     const CheckReport& report = reports[r];
+    if (!report.interpreter_error.empty()) {
+      ++rejected;
+      fmt::print(
+          "check {} ('{}'): REJECTED by the interpreter, yet the device returned a result "
+          "(not compared): {}\n",
+          r, report.function, report.interpreter_error);
+      continue;
+    }
     fmt::print("check {} ('{}'):{}\n", r, report.function,
                report.note.empty() ? "" : " " + report.note);
     for (const KernelCheck& k : report.kernels) {
@@ -41,11 +50,15 @@ int check_main(RunOptions options) {
                  report.repro_dir.empty() ? "none written" : report.repro_dir);
     }
   }
+  std::string verdict;
+  if (diverged) verdict = fmt::format("{} call(s) with a diverging kernel", diverged);
+  if (rejected)
+    verdict +=
+        fmt::format("{}{} call(s) the interpreter rejects", verdict.empty() ? "" : ", ", rejected);
+  if (verdict.empty()) verdict = "every kernel matches the interpreter";
   fmt::print("check: {} kernel run(s) compared in {} checked call(s); {}\n", kernels,
-             reports.size(),
-             diverged ? fmt::format("{} call(s) with a diverging kernel", diverged)
-                      : std::string("every kernel matches the interpreter"));
-  return diverged ? 1 : 0;
+             reports.size(), verdict);
+  return diverged || rejected ? 1 : 0;
 }
 
 }  // namespace kiln::tools

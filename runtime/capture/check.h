@@ -42,6 +42,10 @@ struct CheckReport {
   int first_divergence = -1;         // index into kernels, -1: every kernel matched
   std::string repro_dir;             // "" when none was written
   std::string note;                  // e.g. why a kernel was not compared
+  /// Non-empty when the interpreter rejects the call (an index out of range, say) although the
+  /// device returned a result: kernels clamp such indices (docs/ops.md), so that result is not
+  /// the reference's and no kernel was compared. Counts as a failed check.
+  std::string interpreter_error;
 };
 
 /// Whether executables compiled with `options` now run in check mode (options.check or

@@ -126,5 +126,32 @@ TEST_F(CheckMode, NamesTheFaultyKernelItsNodesAndWritesARepro) {
   fs::remove_all(dir);
 }
 
+// An index out of range: the interpreter rejects the call, while the kernel clamps it and
+// returns a result (docs/ops.md). Check mode reports that call as rejected, never as "every
+// kernel matches" nor as nothing compared.
+TEST_F(CheckMode, AnIndexTheInterpreterRejectsIsReported) {
+  const Tensor x =
+      Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2}, Device::vulkan());
+  const Tensor bad = Tensor::from_vector(std::vector<int64_t>{0, 7}, {2}, Device::vulkan());
+  const Tensor good = Tensor::from_vector(std::vector<int64_t>{2, 0}, {2}, Device::vulkan());
+  auto f = compile([](const Tensor& a, const Tensor& i) { return index_select(a, 0, i) * 2.0; },
+                   {.name = "rows", .check = true});
+  clear_check_reports();
+  f(x, good);
+  f(x, bad);
+  const std::vector<CheckReport> reports = check_reports();
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_TRUE(reports[0].interpreter_error.empty()) << reports[0].interpreter_error;
+  EXPECT_EQ(reports[0].first_divergence, -1);
+  EXPECT_FALSE(reports[0].kernels.empty());
+  EXPECT_NE(reports[1].interpreter_error.find("out of range"), std::string::npos)
+      << reports[1].interpreter_error;
+  EXPECT_TRUE(reports[1].kernels.empty());
+  bool warned = false;
+  for (const std::string& w : warnings())
+    warned |= w.find("the interpreter rejects this call") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
 }  // namespace
 }  // namespace kiln
