@@ -256,8 +256,14 @@ std::vector<Tensor> CompiledModel::operator()(const std::vector<Tensor>& inputs)
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
       throw Error(invalid_argument(model_.name() + ": input '" + infos[i].name + "' is undefined"));
+    // The element type must be the one the model declares (as Kiln computes it): a silent cast
+    // would turn 0.5 into true or 2.7 into 2, where ONNX Runtime reports the mismatch.
+    if (inputs[i].dtype() != infos[i].dtype)
+      throw Error(invalid_argument(model_.name() + ": input '" + infos[i].name + "' is " +
+                                   dtype_name(inputs[i].dtype()) + ", the model expects " +
+                                   onnx_type_name(infos[i].onnx_type) + " (computed as " +
+                                   dtype_name(infos[i].dtype) + ")"));
     Tensor t = inputs[i].to(model_.device());
-    if (t.dtype() != infos[i].dtype) t = cast(t, infos[i].dtype).to(model_.device());
     for (size_t d = 0; d < infos[i].dim_params.size() && d < static_cast<size_t>(t.dim()); ++d)
       if (!infos[i].dim_params[d].empty() && t.shape()[d] >= 2)
         maybe_mark_dynamic(t, static_cast<int>(d));

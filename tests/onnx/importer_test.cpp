@@ -150,6 +150,33 @@ TEST(OnnxImporter, NarrowIntegerTypesWrapOnOutput) {
   EXPECT_EQ(onnx::values_as(out[0], onnx::OnnxType::kUint8), (std::vector<double>{44, 3, 0}));
 }
 
+// An input of another element type than the model declares is an error naming both, as in
+// ONNX Runtime, not a silent cast (0.5 would become true, 2.7 would become 2).
+TEST(OnnxImporter, InputElementTypesAreChecked) {
+  OnnxBuilder b;
+  b.input("x", TensorProto::FLOAT, {2}).input("m", TensorProto::BOOL, {2});
+  b.output("y", TensorProto::FLOAT);
+  b.init_f32("zero", {0.f}, {});
+  b.node("Where", {"m", "x", "zero"}, {"y"});
+  auto m = onnx::Model::parse(as_bytes(b.bytes()));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  onnx::CompiledModel c(*m);
+  const Tensor x = Tensor::from_vector(std::vector<float>{1.5f, 2.5f}, {2});
+  const Tensor mask = cast(Tensor::from_vector(std::vector<float>{1.f, 0.f}, {2}), DType::kBool);
+  EXPECT_EQ(c({x, mask})[0].to_vector<float>(), (std::vector<float>{1.5f, 0.f}));
+  auto wrong_mask = c.run({x, Tensor::from_vector(std::vector<float>{0.5f, 0.f}, {2})});
+  ASSERT_FALSE(wrong_mask.ok());
+  EXPECT_NE(wrong_mask.status().to_string().find("input 'm' is f32, the model expects BOOL"),
+            std::string::npos)
+      << wrong_mask.status().to_string();
+  auto wrong_x = c.run({Tensor::from_vector(std::vector<int32_t>{1, 2}, {2}), mask});
+  ASSERT_FALSE(wrong_x.ok());
+  EXPECT_NE(wrong_x.status().to_string().find("input 'x' is i32, the model expects FLOAT"),
+            std::string::npos)
+      << wrong_x.status().to_string();
+  EXPECT_EQ(c({x, mask})[0].to_vector<float>(), (std::vector<float>{1.5f, 0.f}));
+}
+
 TEST(OnnxImporter, TopKIsAGraphBreakWithItsReason) {
   OnnxBuilder b;
   b.input("x", TensorProto::FLOAT, {2, 5})
