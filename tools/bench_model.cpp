@@ -35,7 +35,8 @@ Expected<std::map<std::string, std::string>> parse_specs(const std::vector<std::
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       return invalid_argument(std::string(flag) + " expects NAME=FILE.npy, got '" + spec + "'");
-    out[spec.substr(0, eq)] = spec.substr(eq + 1);
+    if (!out.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second)
+      return invalid_argument(std::string(flag) + " names '" + spec.substr(0, eq) + "' twice");
   }
   return out;
 }

@@ -196,7 +196,13 @@ int main(int argc, char** argv) {
   inspect_cmd->add_flag("--no-asm", inspect.no_asm, "--kernel: leave out the SPIR-V disassembly")
       ->needs(kernel_opt);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage error (an unknown option, a missing file) exits 1
+    // with CLI11's message, as every other error of the tool does.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
   if (app.got_subcommand("check")) return kiln::tools::check_main(check);
   if (app.got_subcommand("report")) return kiln::tools::report_main(report);
   if (app.got_subcommand("inspect")) return kiln::tools::inspect_main(inspect);

@@ -148,7 +148,8 @@ CaseResult run_case(const fs::path& dir, Device device) {
   return {};
 }
 
-/// Every directory holding a model.onnx under the given roots (a root may be a case itself).
+/// Every directory holding a model.onnx under the given roots, at any depth (a root may be a
+/// case itself, or the suite's parent folder: onnx-node-tests/ as well as onnx-node-tests/node/).
 std::vector<fs::path> find_cases(const std::vector<std::string>& roots) {
   std::vector<fs::path> cases;
   for (const std::string& r : roots) {
@@ -157,8 +158,12 @@ std::vector<fs::path> find_cases(const std::vector<std::string>& roots) {
       continue;
     }
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(r, ec))
-      if (e.is_directory() && fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+    fs::recursive_directory_iterator it(r, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      if (!it->is_directory() || !fs::exists(it->path() / "model.onnx")) continue;
+      cases.push_back(it->path());
+      it.disable_recursion_pending();  // a case's own folders hold its data sets
+    }
     if (ec) fmt::print(stderr, "onnx-test: cannot read {}: {}\n", r, ec.message());
   }
   std::sort(cases.begin(), cases.end());

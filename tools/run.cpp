@@ -49,7 +49,9 @@ int run_main(const RunOptions& options) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0)
       return fail("-i expects NAME=FILE.npy, got '" + spec + "'");
-    files[spec.substr(0, eq)] = split(spec.substr(eq + 1), ',');
+    if (!files.emplace(spec.substr(0, eq), split(spec.substr(eq + 1), ',')).second)
+      return fail("-i names input '" + spec.substr(0, eq) +
+                  "' twice (several files for one input: NAME=A.npy,B.npy)");
   }
   size_t runs = 0;
   for (const onnx::ValueInfo& in : model->inputs()) {

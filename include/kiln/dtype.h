@@ -36,8 +36,11 @@ bool is_complex(DType dtype);   // c64
 /// elementwise ops reject).
 DType promote_types(DType a, DType b);
 
+/// The DType of a C++ element type: float, int32_t, int64_t, bool, std::complex<float> (f16
+/// data goes through Tensor::from_bytes). Any other type is a compile error here, not a link
+/// error later.
 template <typename T>
-constexpr DType dtype_of();
+constexpr DType dtype_of() = delete;
 template <>
 constexpr DType dtype_of<float>() {
   return DType::kF32;

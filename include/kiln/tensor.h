@@ -314,8 +314,9 @@ struct InterpolateOptions {
   double extrapolation_value = 0.0;
 };
 /// ONNX Resize: x resampled to `sizes` (one per axis, -1 keeps the axis) by nearest, n-linear
-/// or cubic interpolation over the resized axes. Floating point; nearest takes integers.
-Tensor interpolate(const Tensor& x, std::vector<int64_t> sizes, const InterpolateOptions& opt = {},
+/// or cubic interpolation over the resized axes. Floating point; nearest takes integers. A size
+/// may be symbolic (`x.size(2) * 2`): one compile then serves every input size.
+Tensor interpolate(const Tensor& x, Sizes sizes, const InterpolateOptions& opt = {},
                    Loc loc = Loc::current());
 /// ONNX GridSample / PyTorch grid_sample: x [N, C, H, W] sampled at grid [N, H_out, W_out, 2]
 /// ((x, y) in [-1, 1]); mode kNearest, kLinear (bilinear) or kCubic (bicubic); padding 0 zeros,

@@ -302,7 +302,9 @@ kiln_status kiln_model_run(kiln_model* model, const kiln_tensor* const* inputs, 
     if (num_inputs > 0 && inputs == nullptr)
       return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_run: inputs is NULL");
     const size_t want = model->compiled.model().outputs().size();
-    if (num_outputs != want || (want > 0 && outputs == nullptr))
+    if (want > 0 && outputs == nullptr)
+      return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_run: outputs is NULL");
+    if (num_outputs != want)
       return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_run: the model has " +
                                                    std::to_string(want) + " outputs, " +
                                                    std::to_string(num_outputs) + " asked for");

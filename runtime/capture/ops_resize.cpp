@@ -1,12 +1,22 @@
 // The Tensor API's resampling ops: interpolate (ONNX Resize) and grid_sample.
+#include "capture/tensor_impl.h"
 #include "capture/trace.h"
 
 namespace kiln {
 
-Tensor interpolate(const Tensor& x, std::vector<int64_t> sizes, const InterpolateOptions& opt,
-                   Loc loc) {
+Tensor interpolate(const Tensor& x, Sizes sizes, const InterpolateOptions& opt, Loc loc) {
   Attrs attrs;
-  attrs.dims = std::move(sizes);
+  attrs.dims = sizes.hints();
+  // A symbolic size: the result's shape over the symbols (-1 keeps the input's, symbolic or
+  // not), so that no guard pins the size.
+  SymShape target;
+  if (current_trace() && sizes.is_symbolic() && x.defined() &&
+      sizes.size() == static_cast<size_t>(x.dim())) {
+    const Sizes in = x.sizes(loc);
+    for (size_t i = 0; i < sizes.size(); ++i)
+      target.push_back(
+          to_sym_int(!sizes[i].is_symbolic() && sizes[i].hint() < 0 ? in[i] : sizes[i]));
+  }
   Attrs::Resample& r = attrs.resample;
   r.mode = static_cast<int64_t>(opt.mode);
   r.coord = static_cast<int64_t>(opt.coord);
@@ -17,7 +27,7 @@ Tensor interpolate(const Tensor& x, std::vector<int64_t> sizes, const Interpolat
   if (r.scales.empty() && x.defined()) r.scales.assign(static_cast<size_t>(x.dim()), 0.0);
   r.roi = opt.roi;
   r.extrapolation = opt.extrapolation_value;
-  return apply_op(OpKind::Resize, {x}, std::move(attrs), loc);
+  return apply_op(OpKind::Resize, {x}, std::move(attrs), loc, std::move(target));
 }
 
 Tensor grid_sample(const Tensor& x, const Tensor& grid, InterpMode mode, int padding,

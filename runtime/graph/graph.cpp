@@ -203,6 +203,9 @@ Expected<Graph> Graph::instantiate(std::span<const int64_t> values) const {
     }
     Attrs a = n.attrs;
     if (n.op == OpKind::Reshape || n.op == OpKind::Expand || n.op == OpKind::Full) a.dims = shape;
+    if (n.op == OpKind::Resize)  // a symbolic size at `values` (-1 still keeps the axis)
+      for (size_t i = 0; i < a.dims.size() && i < shape.size(); ++i)
+        if (a.dims[i] >= 0) a.dims[i] = shape[i];
     if (op_category(n.op) == OpCategory::kCompaction) {  // the length at `values`: a constant
       a.dims = {shape[0]};
       a.index = -1;

@@ -318,9 +318,14 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
       break;
     }
     case OpCategory::kWindow: {
-      if (op == OpKind::Resize) {  // a size per axis, or the input's (-1)
+      if (op == OpKind::Resize) {  // a size per axis (symbolic: the target), or the input's (-1)
+        if (!target.empty() && target.size() != ins[0].size())
+          return invalid_argument("resize: symbolic sizes " + sym_shape_str(target) +
+                                  " have the wrong rank for " + out.str());
         for (size_t i = 0; i < ins[0].size(); ++i)
-          result.push_back(attrs.dims[i] < 0 ? ins[0][i] : SymInt(attrs.dims[i]));
+          result.push_back(attrs.dims[i] < 0 ? ins[0][i]
+                           : !target.empty() ? target[i]
+                                             : SymInt(attrs.dims[i]));
         break;
       }
       if (op == OpKind::GridSample) {  // [N, C, H_out, W_out] from x and grid [N, H, W, 2]

@@ -104,7 +104,9 @@ Expected<std::shared_ptr<ModelImpl>> import_model(::onnx::ModelProto proto, Devi
   auto m = std::make_shared<ModelImpl>();
   m->name = name;
   m->device = device;
-  KILN_ASSIGN_OR_RETURN(m->opset, default_opset(proto));
+  auto opset = default_opset(proto);
+  if (!opset.ok()) return name.empty() ? opset.status() : opset.status().with_context(name);
+  m->opset = *opset;
   if (m->opset != 0 && (m->opset < kMinOpset || m->opset > kMaxOpset))
     return unimplemented(name + ": opset " + std::to_string(m->opset) +
                          " is not supported (Kiln imports opsets " + std::to_string(kMinOpset) +
@@ -405,6 +407,9 @@ std::vector<Val> ModelImpl::run_subgraph(const ::onnx::GraphProto& g,
 Expected<Model> Model::parse(std::span<const std::byte> bytes, Device device,
                              const std::string& name) {
   ::onnx::ModelProto proto;
+  if (bytes.empty())
+    return invalid_argument((name.empty() ? std::string("the model") : name) +
+                            ": empty, not an ONNX model");
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return invalid_argument(name + ": not a valid ONNX model (truncated or corrupt protobuf data)");

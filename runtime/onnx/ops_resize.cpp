@@ -3,6 +3,7 @@
 // model input or a computed tensor there is a graph break guarded by its values, as for
 // Reshape's shape); output sizes follow ONNX: floor(size * scale), or the sizes given.
 #include <cmath>
+#include <optional>
 
 #include "onnx/importer.h"
 
@@ -34,10 +35,25 @@ NearestRounding nearest_mode(NodeCtx& c, const std::string& s) {
   c.unsupported("nearest_mode '" + s + "' is not supported");
 }
 
+/// floor(size * s) over a symbolic size, without a guard, when s = m / 2^k exactly with a small
+/// m (2, 0.5, 1.5, 0.25 ...): size * s is then exact in double, as the reference computes it, so
+/// its floor is the integer (size * m) floor-divided by 2^k. Other scales: nullopt.
+std::optional<SymSize> symbolic_scaled(const SymSize& size, double s) {
+  for (int k = 0; k <= 24; ++k) {
+    const double m = std::ldexp(s, k);
+    if (m >= double(1 << 20)) break;
+    if (m != std::floor(m)) continue;
+    const auto num = static_cast<int64_t>(m);
+    return k == 0 ? size * num : size * num / (int64_t{1} << k);
+  }
+  return std::nullopt;
+}
+
 /// Sizes and scales of every axis from per-axis scales: floor(size * scale) (double, as
-/// ONNX's reference), an unchanged axis (scale 1) kept as -1 so a symbolic size stays so.
+/// ONNX's reference), an unchanged axis (scale 1) kept as -1 so a symbolic size stays so; a
+/// symbolic size scaled by a dyadic scale stays symbolic (symbolic_scaled).
 void from_scales(NodeCtx& c, const Tensor& x, const std::vector<double>& scales,
-                 std::vector<int64_t>& sizes, InterpolateOptions& opt) {
+                 std::vector<SymSize>& sizes, InterpolateOptions& opt) {
   const auto rank = static_cast<size_t>(x.dim());
   if (scales.size() != rank)
     c.fail("scales needs one value per axis (" + std::to_string(rank) + "), got " +
@@ -45,10 +61,17 @@ void from_scales(NodeCtx& c, const Tensor& x, const std::vector<double>& scales,
   for (size_t i = 0; i < rank; ++i) {
     const double s = scales[i];
     if (!(s > 0) || !std::isfinite(s)) c.fail("scales must be positive and finite");
+    const SymSize in = x.sizes()[i];
     if (s == 1.0) {
       sizes.push_back(-1);
+    } else if (std::optional<SymSize> scaled = in.is_symbolic() && in.hint() < (int64_t{1} << 31)
+                                                   ? symbolic_scaled(in, s)
+                                                   : std::nullopt) {
+      if (std::floor(static_cast<double>(in.hint()) * s) > double(int64_t{1} << 31))
+        c.fail("scales give an output over 2^31 elements");
+      sizes.push_back(*scaled);
     } else {
-      const double out = std::floor(static_cast<double>(x.sizes()[i].value()) * s);
+      const double out = std::floor(static_cast<double>(in.value()) * s);
       if (out > double(int64_t{1} << 31)) c.fail("scales give an output over 2^31 elements");
       sizes.push_back(static_cast<int64_t>(out));
     }
@@ -71,7 +94,7 @@ Tensor legacy_resize(NodeCtx& c, const Tensor& x, const std::vector<double>& sca
   if (opt.mode == InterpMode::kNearest && up && down)
     c.unsupported("nearest with some axes upsampled and others downsampled");
   opt.nearest = down ? NearestRounding::kCeil : NearestRounding::kFloor;
-  std::vector<int64_t> sizes;
+  std::vector<SymSize> sizes;
   from_scales(c, x, scales, sizes, opt);
   return interpolate(x, sizes, opt);
 }
@@ -120,7 +143,7 @@ void resize_op(NodeCtx& c) {
     opt.roi = starts;
     opt.roi.insert(opt.roi.end(), ends.begin(), ends.end());
   }
-  std::vector<int64_t> sizes;
+  std::vector<SymSize> sizes;
   if (has_scales) {
     from_scales(c, x, spread(scales_in, 1.0), sizes, opt);
   } else {
@@ -151,8 +174,8 @@ void resize_op(NodeCtx& c) {
       c.unsupported("keep_aspect_ratio_policy '" + policy + "'");
     }
   }
-  for (int64_t s : sizes)
-    if (s < -1) c.fail("sizes must be >= 0");
+  for (const SymSize& s : sizes)
+    if (!s.is_symbolic() && s.hint() < -1) c.fail("sizes must be >= 0");
   c.set(0, interpolate(x, sizes, opt));
 }
 

@@ -159,5 +159,28 @@ TEST_F(DeviceResize, SymbolicSizesShareOnePipelineSet) {
   EXPECT_TRUE(compiled.entries()[0].on_device);
 }
 
+// Output sizes over the input's symbols (x.size(2) * 2, x.size(3) / 2 + 1): one compile serves
+// every input size, with no guard on the sizes, in every mode.
+TEST_F(DeviceResize, SymbolicOutputSizesCompileOnce) {
+  for (InterpMode mode : {InterpMode::kNearest, InterpMode::kLinear, InterpMode::kCubic}) {
+    InterpolateOptions opt;
+    opt.mode = mode;
+    auto fn = [&](const Tensor& x) {
+      return interpolate(x + 1.0, {-1, -1, x.size(2) * 2, x.size(3) / 2 + 1}, opt);
+    };
+    auto compiled = compile(fn, {.name = "sym_out", .dynamic = Dynamic::kTrue});
+    for (const Shape& s : {Shape{2, 3, 5, 7}, Shape{3, 4, 8, 9}, Shape{4, 2, 13, 4}}) {
+      Tensor x = rnd(DType::kF32, s);
+      test::poison_device_memory(1 << 20);
+      Tensor got = compiled(x.to(Device::vulkan()));
+      ASSERT_EQ(got.shape(), (Shape{s[0], s[1], s[2] * 2, s[3] / 2 + 1}));
+      test::expect_close(got, fn(x), tol_for(DType::kF32), "symbolic out " + shape_str(s));
+    }
+    EXPECT_EQ(compiled.stats().compiles, 1u) << static_cast<int>(mode);
+    ASSERT_EQ(compiled.entries().size(), 1u);
+    EXPECT_TRUE(compiled.entries()[0].on_device);
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -157,5 +157,27 @@ check(re.search(r"TopK node '[^']+' \(opset \d+\): topk has no device lowering",
       "select: --explain does not report the TopK break with its node")
 check(re.search(r"1 graph break\(s\)", text) is not None, "select: expected 1 break per trace")
 
+# Bad command lines and inputs: one line on stderr and exit 1, never a silent run.
+mlp = os.path.join(DATA, "mlp")
+x0 = os.path.join(mlp, "0", "x.npy")
+bad = tempfile.mkdtemp(prefix="kiln-bad-")
+np.save(os.path.join(bad, "x_i32.npy"), np.load(x0).astype(np.int32))
+open(os.path.join(bad, "empty.onnx"), "wb").close()
+for what, cmd, message in [
+        ("an input named twice", ["-i", "x=" + x0, "-i", "x=" + x0], "names input 'x' twice"),
+        ("an i32 file for a FLOAT input", ["-i", "x=" + os.path.join(bad, "x_i32.npy")],
+         "input 'x' is i32, the model expects FLOAT"),
+]:
+    p, _ = kiln_run([KILN, "run", os.path.join(mlp, "model.onnx"), "--device", DEVICE] + cmd)
+    check(p.returncode == 1 and message in p.stderr,
+          "%s: exit %d, stderr %r" % (what, p.returncode, p.stderr[-300:]))
+for what, model, message in [
+        ("a missing model file", os.path.join(bad, "missing.onnx"), "missing.onnx"),
+        ("an empty model file", os.path.join(bad, "empty.onnx"), "empty.onnx: empty"),
+]:
+    p, _ = kiln_run([KILN, "run", model, "--device", DEVICE, "-i", "x=" + x0])
+    check(p.returncode == 1 and message in p.stderr,
+          "%s: exit %d, stderr %r" % (what, p.returncode, p.stderr[-300:]))
+
 print("%d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

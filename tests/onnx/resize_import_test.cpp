@@ -65,6 +65,36 @@ TEST(OnnxResize, Opset18AxesWithConstantScales) {
             interpolate(iota({2, 3, 4}), {-1, 6, 2}, opt).to_vector<float>());
 }
 
+// Constant dyadic scales (2, 0.5, 1.5) over named dims: floor(size * scale) stays symbolic, so
+// one compile serves every image size (a scale such as 1/3 keeps a guard on the size).
+TEST(OnnxResize, DyadicScalesOverNamedDimsCompileOnce) {
+  OnnxBuilder b(13);
+  b.input("x", TensorProto::FLOAT, {"n", 2, "h", "w"}).output("y", TensorProto::FLOAT);
+  b.init_f32("scales", {1.0f, 1.0f, 0.5f, 1.5f}, {4});
+  attr_s(b.node("Resize", {"x", "", "scales"}, {"r"}), "mode", "linear");
+  b.init_f32("up", {1.0f, 1.0f, 2.0f, 2.0f}, {4});
+  b.node("Resize", {"r", "", "up"}, {"y"});  // nearest
+  auto m = onnx::Model::parse(as_bytes(b.bytes()));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  onnx::CompiledModel c(*m);
+  for (const Shape& s : {Shape{2, 2, 6, 5}, Shape{3, 2, 9, 4}, Shape{2, 2, 13, 7}}) {
+    const Tensor x = iota(s);
+    std::vector<Tensor> out = c({x});
+    ASSERT_EQ(out.size(), 1u);
+    const int64_t h = s[2] / 2, w = s[3] * 3 / 2;
+    EXPECT_EQ(out[0].shape(), (Shape{s[0], 2, 2 * h, 2 * w})) << shape_str(s);
+    InterpolateOptions lin;
+    lin.mode = InterpMode::kLinear;
+    lin.scales = {1.0, 1.0, 0.5, 1.5};
+    InterpolateOptions near;
+    near.scales = {1.0, 1.0, 2.0, 2.0};
+    const Tensor want =
+        interpolate(interpolate(x, {-1, -1, h, w}, lin), {-1, -1, 2 * h, 2 * w}, near);
+    EXPECT_EQ(out[0].to_vector<float>(), want.to_vector<float>()) << shape_str(s);
+  }
+  EXPECT_EQ(c.stats().compiles, 1u);
+}
+
 TEST(OnnxResize, KeepAspectRatioNotLarger) {
   OnnxBuilder b(18);
   b.input("x", TensorProto::FLOAT, {1, 1, 4, 6}).output("y", TensorProto::FLOAT);
