@@ -29,6 +29,14 @@ std::vector<CheckReport> reports;
 bool fault_set = false;
 std::string fault;
 int repros = 0;
+
+/// Adds a checked call's report, keeping the last 256.
+void keep(CheckReport report) {
+  std::lock_guard<std::mutex> lock(mu);
+  reports.push_back(std::move(report));
+  if (reports.size() > 256) reports.erase(reports.begin());
+}
+
 std::unordered_map<GraphKey, std::shared_ptr<Executable>, GraphKeyHash>& check_cache() {
   static std::unordered_map<GraphKey, std::shared_ptr<Executable>, GraphKeyHash> cache;
   return cache;
@@ -235,9 +243,7 @@ void run_check(const Executable& exe, const CompileOptions& options, Device devi
                                 "': the interpreter rejects this call, yet the device returned "
                                 "a result (kernels clamp out-of-range indices): " +
                                 report.interpreter_error);
-    std::lock_guard<std::mutex> lock(mu);
-    reports.push_back(std::move(report));
-    if (reports.size() > 256) reports.erase(reports.begin());
+    keep(std::move(report));
     return;
   }
   const std::vector<HostTensor>& interp = *reference;
@@ -283,9 +289,7 @@ void run_check(const Executable& exe, const CompileOptions& options, Device devi
             (report.repro_dir.empty() ? "; set KILN_DUMP_DIR for a repro"
                                       : "; repro in " + report.repro_dir));
   }
-  std::lock_guard<std::mutex> lock(mu);
-  reports.push_back(std::move(report));
-  if (reports.size() > 256) reports.erase(reports.begin());
+  keep(std::move(report));
 }
 
 }  // namespace
