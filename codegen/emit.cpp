@@ -1,8 +1,10 @@
-// Kernel assembly of the Emitter: buffer bindings, size slots, declarations (with the GLSL
-// helpers that a kernel uses), loads, and the walk of a root's producer tree.
+// Kernel assembly of the Emitter: buffer bindings, size slots, declarations (with the helpers
+// of shaders/common/ that a kernel uses), loads, and the walk of a root's producer tree.
 // Index maths is in emit_index.cpp, op expressions in emit_ops.cpp, GLSL types and literals
 // in glsl_types.cpp.
 #include "codegen/emit.h"
+
+#include "codegen/spirv.h"
 
 namespace kiln {
 
@@ -37,108 +39,42 @@ bool uint_exact(const SymExpr& e) {
   }
 }
 
+/// A helper file of shaders/common/ (embedded at build time) as kernel text: without its
+/// leading comment block, which documents the file.
+std::string helper_source(const char* name) {
+  Expected<std::string> text = embedded_shader(std::string("common/") + name);
+  if (!text.ok()) unreachable("helper file missing from the embedded shaders");
+  const std::string& s = *text;
+  size_t start = 0;
+  while (start < s.size() && (s.compare(start, 2, "//") == 0 || s[start] == '\n')) {
+    const size_t end = s.find('\n', start);
+    start = end == std::string::npos ? s.size() : end + 1;
+  }
+  return s.substr(start);
+}
+
+/// The helpers that a kernel defines only when it uses them (Emitter::declarations). Those of
+/// int64 are separate files: a kernel may name int64_t only with the int64 extension, which
+/// devices without shaderInt64 lack.
+struct Helpers {
+  std::string int64 = helper_source("kiln_int64.glsl");      // every kernel that uses int64
+  std::string pow = helper_source("kiln_pow.glsl");          // kiln_pow, kiln_ipow (int)
+  std::string pow64 = helper_source("kiln_pow_int64.glsl");  // kiln_ipow (int64)
+  std::string div = helper_source("kiln_div.glsl");          // kiln_div
+  std::string mod64 = helper_source("kiln_mod_int64.glsl");  // kiln_mod, kiln_fmod (int64)
+};
+
+const Helpers& helpers() {
+  static const Helpers h;
+  return h;
+}
+
 }  // namespace
 
 const SymFacts* size_facts() {
   static const AtLeastTwo facts;
   return &facts;
 }
-
-namespace {
-
-// pow with std::pow's special cases (GLSL's pow is undefined for x < 0 and for x = 0, y <= 0),
-// and exact integer powers by squaring (wrapping like mul; a negative exponent truncates
-// 1 / x^|y| toward zero). Defined in the kernels that use them.
-constexpr const char* kPowHelpers = R"(float kiln_pow(float x, float y) {
-  if (y == 0.0 || x == 1.0) return 1.0;
-  if (isnan(x) || isnan(y)) return x + y;
-  const bool yint = floor(y) == y;
-  const bool odd = yint && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0;
-  const bool xneg = (floatBitsToUint(x) >> 31) != 0u;
-  if (isinf(y)) {
-    const float ax = abs(x);
-    if (ax == 1.0) return 1.0;
-    return (ax > 1.0) == (y > 0.0) ? KILN_INF : 0.0;
-  }
-  if (x == 0.0 || isinf(x)) {
-    const float r = (y > 0.0) == (x == 0.0) ? 0.0 : KILN_INF;
-    return xneg && odd ? -r : r;
-  }
-  if (xneg && !yint) return uintBitsToFloat(0x7fc00000u);
-  const float r = pow(abs(x), y);
-  return xneg && odd ? -r : r;
-}
-vec4 kiln_pow(vec4 x, vec4 y) {
-  return vec4(kiln_pow(x.x, y.x), kiln_pow(x.y, y.y), kiln_pow(x.z, y.z), kiln_pow(x.w, y.w));
-}
-int kiln_ipow(int x, int y) {
-  if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) != 0 ? -1 : 1) : 0);
-  int r = 1;
-  for (uint e = uint(y); e != 0u; e >>= 1) {
-    if ((e & 1u) != 0u) r *= x;
-    x *= x;
-  }
-  return r;
-}
-)";
-constexpr const char* kPowHelpers64 = R"(int64_t kiln_ipow(int64_t x, int64_t y) {
-  if (y < int64_t(0))
-    return x == int64_t(1) ? int64_t(1)
-         : (x == int64_t(-1) ? ((y & int64_t(1)) != int64_t(0) ? int64_t(-1) : int64_t(1))
-                             : int64_t(0));
-  int64_t r = int64_t(1);
-  for (uint64_t e = uint64_t(y); e != uint64_t(0); e >>= 1) {
-    if ((e & uint64_t(1)) != uint64_t(0)) r *= x;
-    x *= x;
-  }
-  return r;
-}
-)";
-// max / min of int64 with a compare and a select: SPIRV-Tools 2023.1's spirv-opt folds GLSL.std.450
-// SMax / SMin of 64-bit constants by their low words (max(INT64_MIN, -6) gave INT64_MIN once a
-// reduction loop over a literal was unrolled). Defined in every kernel that uses int64.
-constexpr const char* kInt64Helpers =
-    R"(int64_t kiln_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
-int64_t kiln_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
-int64_t kiln_trunc_i64(float x) {
-  const uint u = floatBitsToUint(x);
-  const int e = int((u >> 23) & 0xffu) - 127;
-  if (e < 0) return int64_t(0);
-  const int64_t m = int64_t((u & 0x7fffffu) | 0x800000u);
-  const int64_t r = e >= 23 ? m << (e - 23) : m >> (23 - e);
-  return (u >> 31) != 0u ? -r : r;
-}
-)";
-
-// Float division with IEEE's special cases for a zero divisor: x / +-0 = +-inf by the signs,
-// 0 / 0 and NaN / 0 = NaN. Drivers may divide as x * rcp(y) with a refinement step, which
-// turns every x / 0 into NaN (lavapipe does).
-constexpr const char* kDivHelpers = R"(float kiln_div(float a, float b) {
-  if (b != 0.0) return a / b;
-  if (a == 0.0 || isnan(a)) return uintBitsToFloat(0x7fc00000u);
-  return ((floatBitsToUint(a) ^ floatBitsToUint(b)) >> 31) != 0u ? -KILN_INF : KILN_INF;
-}
-vec4 kiln_div(vec4 a, vec4 b) { return vec4(kiln_div(a.x, b.x), kiln_div(a.y, b.y), kiln_div(a.z, b.z), kiln_div(a.w, b.w)); }
-)";
-
-// mod / fmod of int64 (the int and float ones are in shaders/common/kiln_math.glsl, which
-// cannot name int64_t: the extension is declared only where a kernel uses it).
-constexpr const char* kModHelpers64 = R"(int64_t kiln_fmod(int64_t a, int64_t b) {
-  if (b == int64_t(0)) return int64_t(0);
-  const uint64_t r = uint64_t(a < int64_t(0) ? -a : a) % uint64_t(b < int64_t(0) ? -b : b);
-  return a < int64_t(0) ? -int64_t(r) : int64_t(r);
-}
-int64_t kiln_mod(int64_t a, int64_t b) {
-  const int64_t r = kiln_fmod(a, b);
-  return r != int64_t(0) && (r < int64_t(0)) != (b < int64_t(0)) ? r + b : r;
-}
-)";
-
-std::string pow_helpers(bool int64) {
-  return std::string(kPowHelpers) + (int64 ? kPowHelpers64 : "");
-}
-
-}  // namespace
 
 Emitter::Emitter(const Graph& graph, const FusionDecision& fusion, bool vec4)
     : graph_(graph), fusion_(fusion), vec4_(vec4) {}
@@ -204,10 +140,11 @@ std::string Emitter::declarations() const {
     if (max_texels_ > 0 && i != 0 && vec_use_[i] && !texel_binding(i))
       s += "#define kiln_load" + b + "(i) b" + b + "v.data[i]\n";
   }
-  if (int64_) s += kInt64Helpers;
-  if (pow_) s += pow_helpers(int64_);
-  if (div_) s += kDivHelpers;
-  if (mod64_) s += kModHelpers64;
+  const Helpers& h = helpers();
+  if (int64_) s += h.int64;
+  if (pow_) s += h.pow + (int64_ ? h.pow64 : "");
+  if (div_) s += h.div;
+  if (mod64_) s += h.mod64;
   if (!push_.empty()) {  // after the tensors (Kernel::sizes_binding)
     sizes_binding_ = static_cast<int>(bindings_.size());
     s += "layout(std140, set = 0, binding = " + std::to_string(sizes_binding_) +

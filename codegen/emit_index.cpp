@@ -339,7 +339,7 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
         const std::string r = value(ix.id, at);
         add_statement("const " + IT + " " + w + " = " + r + " < " + IT + "(0) ? " + r + " + " +
                       extent + " : " + r + ";");
-        const bool wide = ix.meta.dtype == DType::kI64;  // (kInt64Helpers: not GLSL's max)
+        const bool wide = ix.meta.dtype == DType::kI64;  // (kiln_int64.glsl: not GLSL's max)
         const std::string mx = wide ? "kiln_max_i64(" : "kiln_max_i32(",
                           mn = wide ? "kiln_min_i64(" : "kiln_min_i32(";
         add_statement("const uint " + var + " = uint(" + mn + mx + w + ", " + IT + "(0)), " + mx +

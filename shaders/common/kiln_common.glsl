@@ -109,7 +109,7 @@ float kiln_f16(float x) {
   return uintBitsToFloat(s | floatBitsToUint(m));
 }
 // A float in int's range truncated toward zero, computed on its bits (codegen's float -> int
-// casts; kiln_trunc_i64 is its int64 form, defined with the other int64 helpers).
+// casts; kiln_trunc_i64 is its int64 form, in kiln_int64.glsl).
 int kiln_trunc_i32(float x) {
   const uint u = floatBitsToUint(x);
   const int e = int((u >> 23) & 0xffu) - 127;
