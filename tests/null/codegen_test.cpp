@@ -255,6 +255,35 @@ TEST(Codegen, I32ToI64SignExtendsExplicitly) {
   EXPECT_EQ(glsl.find("int64_t(x"), std::string::npos) << glsl;
 }
 
+// The helpers of shaders/common/ that only some kernels use are defined in those kernels, once;
+// the int64 ones only where the int64 extension is declared.
+TEST(Codegen, OptionalHelpersOnlyInKernelsThatUseThem) {
+  auto glsl_of = [](DType dtype, OpKind op) {
+    Graph g;
+    NodeId a = g.add_input({dtype, {4}});
+    NodeId b = g.add_input({dtype, {4}});
+    g.set_outputs({add(g, op, {a, b})});
+    return only_kernel_glsl(g, generic_options());
+  };
+  const std::string f32_add = glsl_of(DType::kF32, OpKind::Add);
+  for (const char* name : {"kiln_pow(", "kiln_ipow(", "kiln_div(", "int64_t"})
+    EXPECT_EQ(f32_add.find(name), std::string::npos) << name << "\n" << f32_add;
+  const std::string f32_pow = glsl_of(DType::kF32, OpKind::Pow);
+  EXPECT_EQ(count(f32_pow, "float kiln_pow(float x, float y)"), 1u) << f32_pow;
+  EXPECT_EQ(f32_pow.find("int64_t"), std::string::npos) << f32_pow;
+  const std::string f32_div = glsl_of(DType::kF32, OpKind::Div);
+  EXPECT_EQ(count(f32_div, "float kiln_div(float a, float b)"), 1u) << f32_div;
+  EXPECT_EQ(f32_div.find("int64_t"), std::string::npos) << f32_div;
+  const std::string i64_pow = glsl_of(DType::kI64, OpKind::Pow);
+  EXPECT_EQ(count(i64_pow, "int64_t kiln_max_i64(int64_t a, int64_t b)"), 1u) << i64_pow;
+  EXPECT_EQ(count(i64_pow, "int64_t kiln_ipow(int64_t x, int64_t y)"), 1u) << i64_pow;
+  EXPECT_EQ(i64_pow.find("kiln_fmod(int64_t"), std::string::npos) << i64_pow;
+  const std::string i64_mod = glsl_of(DType::kI64, OpKind::Mod);
+  EXPECT_EQ(count(i64_mod, "int64_t kiln_mod(int64_t a, int64_t b)"), 1u) << i64_mod;
+  EXPECT_EQ(i64_mod.find("kiln_ipow("), std::string::npos) << i64_mod;
+  EXPECT_EQ(i64_mod.find("kiln_div("), std::string::npos) << i64_mod;
+}
+
 TEST(Codegen, ArithmeticWithALiteralPositiveZeroUsesHelpers) {
   for (bool negative_zero : {false, true}) {
     for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div}) {
