@@ -14,8 +14,8 @@
 #include <span>
 #include <string>
 
-#include "graph/op.h"
 #include "graph/graph.h"
+#include "graph/op.h"
 
 namespace kiln {
 
