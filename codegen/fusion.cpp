@@ -46,6 +46,7 @@ bool rule_inline_literal(const Node& n) {
   return n.op == OpKind::Full;
 }
 bool rule_own_kernel(const Node& n) {
+  if (is_kernel_op(n.op)) return true;
   switch (op_category(n.op)) {
     case OpCategory::kContraction:
     case OpCategory::kNormalization:

@@ -433,7 +433,21 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     if (!fusion.materialize[n.id] || n.op == OpKind::Input || n.op == OpKind::Constant) continue;
     plan.materialized.push_back(n.id);
     Expected<Kernel> k = unimplemented("");
-    if (fusion.attention_of[n.id] >= 0) {
+    switch (n.op) {  // the ops whose rows name their kernel builder and variant
+#define KILN_OP(e, name, cat, arity, attrs)
+#define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem)               \
+  case OpKind::e:                                                               \
+    k = stem##_kernel(graph, fusion, n.id, options, KernelVariant::k##variant); \
+    break;
+#include "graph/ops.def"
+#undef KILN_KERNEL_OP
+#undef KILN_OP
+      default:
+        break;
+    }
+    if (is_kernel_op(n.op)) {
+      // built above
+    } else if (fusion.attention_of[n.id] >= 0) {
       k = attention_kernel(graph, fusion, n.id, options);
     } else if (fusion.layer_norm_of[n.id] >= 0) {
       k = layer_norm_pattern_kernel(graph, fusion, n.id, options);

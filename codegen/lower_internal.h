@@ -113,6 +113,15 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
 /// (codegen/lower_resize.cpp, shaders/resample.comp).
 Expected<Kernel> resample_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                  const CodegenOptions& opt);
+/// The kernel builder of every KILN_KERNEL_OP row of graph/ops.def: `<stem>_kernel` in
+/// codegen/lower_<stem>.cpp; `variant` is the row's KernelVariant, which the kernel reports.
+#define KILN_OP(e, name, cat, arity, attrs)
+#define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem)                           \
+  Expected<Kernel> stem##_kernel(const Graph& g, const FusionDecision& fusion, NodeId root, \
+                                 const CodegenOptions& opt, KernelVariant variant);
+#include "graph/ops.def"
+#undef KILN_KERNEL_OP
+#undef KILN_OP
 /// ScatterElements and ScatterND: one invocation per output element applying the updates that
 /// land on it in order (codegen/lower_scatter.cpp, shaders/scatter.comp).
 Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

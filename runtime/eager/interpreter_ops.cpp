@@ -485,6 +485,17 @@ Status eval_full(const Node& node, HostTensor& out) {
 }  // namespace
 
 Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  switch (node.op) {  // the ops whose rows name their interpreter
+#define KILN_OP(e, name, cat, arity, attrs)
+#define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem) \
+  case OpKind::e:                                                 \
+    return eval_##stem(node, ins, out);
+#include "graph/ops.def"
+#undef KILN_KERNEL_OP
+#undef KILN_OP
+    default:
+      break;
+  }
   if (node.op == OpKind::Full) return eval_full(node, out);
   if (is_window_kernel(node.op)) return eval_window(node, ins, out);
   if (op_category(node.op) == OpCategory::kScatter) return eval_scatter(node, ins, out);

@@ -187,6 +187,14 @@ Status eval_resample(const Node& node, std::span<const HostTensor* const> ins, H
 /// True for Conv, MaxPool, AvgPool, Resize, GridSample and GatherND (interpreter_window.cpp).
 bool is_window_kernel(OpKind op);
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// The interpreter of every KILN_KERNEL_OP row of graph/ops.def: `eval_<stem>` in the op's
+/// interpreter_<stem>.cpp (same contract as eval_node).
+#define KILN_OP(e, name, cat, arity, attrs)
+#define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem) \
+  Status eval_##stem(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+#include "graph/ops.def"
+#undef KILN_KERNEL_OP
+#undef KILN_OP
 /// ScatterElements and ScatterND (interpreter_scatter.cpp).
 Status eval_scatter(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 /// Fft, Ifft, Rfft, Irfft and the complex part ops (interpreter_fft.cpp).

@@ -80,7 +80,7 @@ Expected<NodeId> Graph::add(OpKind op, std::vector<NodeId> inputs, Attrs attrs,
   std::vector<SymShape> syms;
   for (NodeId in : inputs) syms.push_back(nodes_[in].sym);
   auto sym = infer_sym_shape(op, syms, attrs, *meta, target, env_,
-                             std::string(op_name(op)) + (loc.empty() ? "" : " at " + loc));
+                             std::string(op_name(op)) + (loc.empty() ? "" : " at " + loc), metas);
   if (!sym.ok()) return loc.empty() ? sym.status() : sym.status().with_context("at " + loc);
   Node n;
   n.id = static_cast<NodeId>(nodes_.size());

@@ -74,46 +74,38 @@ void KeyWriter::f64s(std::span<const double> v) {
   for (double x : v) f64(x);
 }
 
+namespace {
+
+void put(KeyWriter& w, int64_t v) {
+  w.i64(v);
+}
+void put(KeyWriter& w, double v) {
+  w.f64(v);
+}
+void put(KeyWriter& w, bool v) {
+  w.boolean(v);
+}
+void put(KeyWriter& w, DType v) {
+  w.u8(static_cast<uint8_t>(v));
+}
+void put(KeyWriter& w, const std::vector<int64_t>& v) {
+  w.i64s(v);
+}
+void put(KeyWriter& w, const std::vector<double>& v) {
+  w.f64s(v);
+}
+
+}  // namespace
+
 void encode_attrs(const Attrs& attrs, KeyWriter& w) {
-  // Every field, in declaration order. The structured bindings stop compiling when a field is
-  // added to Attrs, Attrs::Window or Attrs::Resample: add it here (one line) and bump
-  // kGraphKeyFormat.
-  const auto& [index, scalar, scalar_is_int, scalar_int, dtype, dims, keepdim, axis, trans_a,
-               trans_b, range, window, resample] = attrs;
-  w.i64(index);
-  w.f64(scalar);
-  w.boolean(scalar_is_int);
-  w.i64(scalar_int);
-  w.u8(static_cast<uint8_t>(dtype));
-  w.i64s(dims);
-  w.boolean(keepdim);
-  w.i64(axis);
-  w.boolean(trans_a);
-  w.boolean(trans_b);
-  w.f64s(range);
-  const auto& [kernel, strides, pads, dilations, groups, ceil_mode, count_include_pad,
-               storage_order, output_padding] = window;
-  w.i64s(kernel);
-  w.i64s(strides);
-  w.i64s(pads);
-  w.i64s(dilations);
-  w.i64(groups);
-  w.boolean(ceil_mode);
-  w.boolean(count_include_pad);
-  w.i64(storage_order);
-  const auto& [mode, coord, nearest, cubic_a, exclude_outside, extrapolation, scales, roi, padding,
-               align_corners] = resample;
-  w.i64(mode);
-  w.i64(coord);
-  w.i64(nearest);
-  w.f64(cubic_a);
-  w.boolean(exclude_outside);
-  w.f64(extrapolation);
-  w.f64s(scales);
-  w.f64s(roi);
-  w.i64(padding);
-  w.boolean(align_corners);
-  w.i64s(output_padding);
+  // Every field, in the row order of graph/attrs.def (a new row bumps kGraphKeyFormat).
+#define KILN_ATTR(type, name, init) put(w, attrs.name);
+#define KILN_WINDOW_ATTR(type, name, init) put(w, attrs.window.name);
+#define KILN_RESAMPLE_ATTR(type, name, init) put(w, attrs.resample.name);
+#include "graph/attrs.def"
+#undef KILN_RESAMPLE_ATTR
+#undef KILN_WINDOW_ATTR
+#undef KILN_ATTR
 }
 
 void encode_graph(const Graph& graph, KeyWriter& w) {

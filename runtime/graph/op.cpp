@@ -1,7 +1,8 @@
 #include "graph/op.h"
 
+#include "graph/shape_rule.h"
+
 #include <algorithm>
-#include <cstdio>
 
 namespace kiln {
 namespace {
@@ -10,18 +11,23 @@ struct OpInfo {
   const char* name;
   OpCategory category;
   int arity;
+  const char* attrs;
+  bool kernel_row;  // a KILN_KERNEL_OP row
 };
 
 constexpr OpInfo kOps[] = {
-#define KILN_OP(e, name, cat, arity) {name, OpCategory::k##cat, arity},
+#define KILN_OP(e, name, cat, arity, attrs) {name, OpCategory::k##cat, arity, attrs, false},
+#define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem) \
+  {name, OpCategory::k##cat, arity, attrs, true},
 #include "graph/ops.def"
+#undef KILN_KERNEL_OP
 #undef KILN_OP
 };
 
 // The dtype columns of kiln/elementwise_ops.def, indexed by OpKind.
 enum class ElementwiseDtypes : uint8_t { kNone, KeepsInts, ToFloat, Promote, IntsOnly };
 constexpr ElementwiseDtypes kElementwiseDtypes[] = {
-#define KILN_OP(e, name, cat, arity) ElementwiseDtypes::kNone,
+#define KILN_OP(e, name, cat, arity, attrs) ElementwiseDtypes::kNone,
 #define KILN_UNARY(e, name, ints, glsl) ElementwiseDtypes::ints,
 #define KILN_BINARY(e, name, dtypes, glsl) ElementwiseDtypes::dtypes,
 #include "graph/ops.def"
@@ -73,6 +79,9 @@ OpCategory op_category(OpKind op) {
 int op_arity(OpKind op) {
   return info(op).arity;
 }
+const char* op_attrs(OpKind op) {
+  return info(op).attrs;
+}
 
 bool op_from_name(std::string_view name, OpKind* out) {
   for (size_t i = 0; i < std::size(kOps); ++i) {
@@ -106,108 +115,11 @@ bool is_reduce(OpKind op) {
 bool is_movement(OpKind op) {
   return op_category(op) == OpCategory::kMovement;
 }
+bool is_kernel_op(OpKind op) {
+  return info(op).kernel_row;
+}
 bool is_source(OpKind op) {
   return op_category(op) == OpCategory::kSource;
-}
-
-std::string Attrs::str(OpKind op) const {
-  char buf[64];
-  switch (op) {
-    case OpKind::Input:
-    case OpKind::Constant:
-      return "index=" + std::to_string(index);
-    case OpKind::Full:
-      if (scalar_is_int)
-        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(scalar_int));
-      else
-        std::snprintf(buf, sizeof buf, "%.9g", scalar);
-      return std::string("value=") + buf + ", dtype=" + dtype_name(dtype) +
-             ", shape=" + dims_str(dims);
-    case OpKind::Cast:
-      return std::string("dtype=") + dtype_name(dtype);
-    case OpKind::Arange: {
-      std::string s = "range=[";
-      for (size_t i = 0; i < range.size(); ++i) {
-        std::snprintf(buf, sizeof buf, "%.17g", range[i]);
-        s += (i ? ", " : "") + std::string(buf);
-      }
-      return s + "], dtype=" + dtype_name(dtype);
-    }
-    case OpKind::Sum:
-    case OpKind::Prod:
-    case OpKind::Mean:
-    case OpKind::Max:
-    case OpKind::Min:
-    case OpKind::ArgMax:
-    case OpKind::ArgMin:
-      return "axes=" + dims_str(dims) + (keepdim ? ", keepdim" : "");
-    case OpKind::MatMul:
-      return std::string("trans_a=") + (trans_a ? "1" : "0") + ", trans_b=" + (trans_b ? "1" : "0");
-    case OpKind::CumSum:
-      return "axis=" + std::to_string(axis) + ((index & kCumSumExclusive) ? ", exclusive" : "") +
-             ((index & kCumSumReverse) ? ", reverse" : "");
-    case OpKind::Softmax:
-    case OpKind::LogSoftmax:
-    case OpKind::Gather:
-    case OpKind::IndexSelect:
-    case OpKind::Concat:
-      return "axis=" + std::to_string(axis);
-    case OpKind::LayerNorm:
-      std::snprintf(buf, sizeof buf, "%.9g", scalar);
-      return "normalized_dims=" + std::to_string(index) + ", eps=" + buf;
-    case OpKind::Slice:
-      return "axis=" + std::to_string(axis) + ", start/end/step=" + dims_str(dims);
-    case OpKind::Triu:
-    case OpKind::Tril:
-      return "diagonal=" + std::to_string(index);
-    case OpKind::Reshape:
-    case OpKind::Expand:
-      return "shape=" + dims_str(dims);
-    case OpKind::Permute:
-      return "perm=" + dims_str(dims);
-    case OpKind::GatherND:
-      return "batch_dims=" + std::to_string(index);
-    case OpKind::Conv:
-    case OpKind::MaxPool:
-    case OpKind::MaxPoolIndices:
-    case OpKind::AvgPool: {
-      std::string s = op == OpKind::Conv ? "groups=" + std::to_string(window.groups)
-                                         : "kernel=" + dims_str(window.kernel);
-      s += ", strides=" + dims_str(window.strides) + ", pads=" + dims_str(window.pads) +
-           ", dilations=" + dims_str(window.dilations);
-      if (op != OpKind::Conv && window.ceil_mode) s += ", ceil_mode";
-      if (op == OpKind::AvgPool && window.count_include_pad) s += ", count_include_pad";
-      if (op == OpKind::MaxPoolIndices)
-        s += ", storage_order=" + std::to_string(window.storage_order);
-      return s;
-    }
-    case OpKind::Resize:
-    case OpKind::GridSample:
-      return detail::resample_str(op, dims, resample);
-    case OpKind::ScatterElements:
-    case OpKind::ScatterND: {
-      const char* r[] = {"none", "add", "mul"};
-      std::string s = op == OpKind::ScatterElements ? "axis=" + std::to_string(axis) + ", " : "";
-      return s + "reduction=" + (index >= 0 && index <= 2 ? r[index] : std::to_string(index));
-    }
-    case OpKind::MaskedSelect:
-    case OpKind::NonZero:
-      return "size=s" + std::to_string(index);
-    case OpKind::Fft:
-    case OpKind::Ifft:
-    case OpKind::Rfft:
-    case OpKind::Irfft: {
-      const char* norms[] = {"backward", "forward", "ortho"};
-      return "n=" + dims_str(dims) +
-             ", norm=" + (index >= 0 && index <= 2 ? norms[index] : std::to_string(index));
-    }
-    case OpKind::ConvTranspose:
-      return "groups=" + std::to_string(window.groups) + ", strides=" + dims_str(window.strides) +
-             ", pads=" + dims_str(window.pads) + ", dilations=" + dims_str(window.dilations) +
-             ", output_padding=" + dims_str(window.output_padding);
-    default:
-      return "";
-  }
 }
 
 Expected<Shape> broadcast_shapes(std::span<const Dim> a, std::span<const Dim> b) {
@@ -275,6 +187,9 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
         is_complex(attrs.dtype))
       return op_error(op, ins, "cannot make complex64 (view_as_complex does)");
   }
+  // An op with a rule over symbolic sizes: the rule evaluated at the inputs' sizes.
+  if (ShapeRuleFn rule = detail::shape_rule(op))
+    return detail::eval_shape_rule(rule, op, ins, attrs);
   switch (op_category(op)) {
     case OpCategory::kSource:
       if (op == OpKind::Arange) return detail::infer_meta_nn(op, ins, attrs);

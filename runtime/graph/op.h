@@ -13,7 +13,7 @@
 namespace kiln {
 
 enum class OpKind : uint8_t {
-#define KILN_OP(e, name, cat, arity) e,
+#define KILN_OP(e, name, cat, arity, attrs) e,
 #include "graph/ops.def"
 #undef KILN_OP
 };
@@ -43,6 +43,8 @@ enum class OpCategory : uint8_t {
 const char* op_name(OpKind op);
 OpCategory op_category(OpKind op);
 int op_arity(OpKind op);
+/// The attributes `op` reads, as its ops.def row lists them (the spec Attrs::str prints by).
+const char* op_attrs(OpKind op);
 /// Looks an op up by its printed name; false if there is none.
 bool op_from_name(std::string_view name, OpKind* out);
 
@@ -61,6 +63,9 @@ bool is_reduce(OpKind op);
 bool is_index_op(OpKind op);
 bool is_movement(OpKind op);
 bool is_source(OpKind op);
+/// An op described whole by its ops.def row (KILN_KERNEL_OP): its shape rule, interpreter,
+/// kernel builder and ONNX handlers are found by the row's stem, and it gets its own kernel.
+bool is_kernel_op(OpKind op);
 
 /// Typed attributes. Which fields an op reads:
 ///   Input/Constant: index (position in the input / captured-constant list)
@@ -104,8 +109,9 @@ enum class NearestMode : int64_t { kRoundPreferFloor, kRoundPreferCeil, kFloor, 
 ///   Fft/Ifft/Rfft/Irfft: over the last dim; dims = {n}, the transform length (-1: the
 ///     input's last dim, or 2 * (m - 1) for Irfft); index = norm (kFftNormBackward, ...).
 ///   MaskedSelect: inputs data and a bool mask of data's shape; index = the size symbol of the
-///     result (unbacked: ShapeEnv::create_unbacked_symbol; -1 in an instantiated graph), dims = {the result's size in the
-///     node's concrete meta} (the hint; Graph::instantiate writes the bound value).
+///     result (unbacked: ShapeEnv::create_unbacked_symbol; -1 in an instantiated graph), dims =
+///     {the result's size in the node's concrete meta} (the hint; Graph::instantiate writes the
+///     bound value).
 ///   NonZero: the i64 coordinates [length, rank] of the input's non-zero elements (rank >= 1);
 ///     index and dims as MaskedSelect's.
 /// CumSum's flags in Attrs::index.
@@ -122,44 +128,20 @@ inline constexpr int64_t kFftNormForward = 1;
 inline constexpr int64_t kFftNormOrtho = 2;
 
 struct Attrs {
-  int64_t index = 0;
-  double scalar = 0.0;
-  /// Full: an integer value kept exactly (`scalar` holds its double rounding).
-  bool scalar_is_int = false;
-  int64_t scalar_int = 0;
-  DType dtype = DType::kF32;
-  std::vector<int64_t> dims;
-  bool keepdim = false;
-  int64_t axis = 0;
-  bool trans_a = false;
-  bool trans_b = false;
-  std::vector<double> range;
-  /// Spatial window of Conv / MaxPool / AvgPool, one entry per spatial dim (pads: the begin
-  /// values of every dim, then the end values, as ONNX orders them).
+  // The fields are the rows of runtime/graph/attrs.def.
+#define KILN_ATTR(type, name, init) type name = init;
+#include "graph/attrs.def"
+#undef KILN_ATTR
   struct Window {
-    std::vector<int64_t> kernel;  // pools only (conv takes it from the weight)
-    std::vector<int64_t> strides, pads, dilations;
-    int64_t groups = 1;
-    bool ceil_mode = false;
-    bool count_include_pad = false;
-    int64_t storage_order = 0;  // max_pool_indices: 0 row-major, 1 column-major spatial dims
-    std::vector<int64_t> output_padding;  // conv_transpose only: one entry per spatial dim
+#define KILN_WINDOW_ATTR(type, name, init) type name = init;
+#include "graph/attrs.def"
+#undef KILN_WINDOW_ATTR
     bool operator==(const Window&) const = default;
   } window;
-  /// Resize / GridSample (ONNX semantics; runtime/graph/op_rules_resize.cpp).
   struct Resample {
-    int64_t mode = 0;     // kResampleNearest, kResampleLinear, kResampleCubic
-    int64_t coord = 0;    // ResizeCoord: how an output index maps to an input coordinate
-    int64_t nearest = 0;  // NearestMode: the rounding of nearest
-    double cubic_a = -0.75;
-    bool exclude_outside = false;  // cubic: taps outside the input get weight 0, renormalised
-    double extrapolation = 0.0;    // tf_crop_and_resize: the value outside the input
-    /// Per axis: the scale the coordinate transform divides by (0: output size / input size).
-    std::vector<double> scales;
-    /// tf_crop_and_resize: the starts of every axis, then the ends (normalised coordinates).
-    std::vector<double> roi;
-    int64_t padding = 0;         // GridSample: 0 zeros, 1 border, 2 reflection
-    bool align_corners = false;  // GridSample
+#define KILN_RESAMPLE_ATTR(type, name, init) type name = init;
+#include "graph/attrs.def"
+#undef KILN_RESAMPLE_ATTR
     bool operator==(const Resample&) const = default;
   } resample;
 

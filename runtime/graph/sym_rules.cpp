@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "graph/graph.h"
+#include "graph/shape_rule.h"
 
 namespace kiln {
 namespace {
@@ -245,155 +246,164 @@ SymSliceRange resolve_sym_slice(int64_t start, int64_t end, int64_t step, const 
 
 Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, const Attrs& attrs,
                                    const TensorMeta& out, const SymShape& target, ShapeEnv* env,
-                                   const std::string& provenance) {
+                                   const std::string& provenance,
+                                   std::span<const TensorMeta> metas) {
   SymRules r(op, env, provenance);
   SymShape result;
-  switch (op_category(op)) {
-    case OpCategory::kSource:
-    case OpCategory::kMovement: {
-      if (op == OpKind::Permute) {
-        for (int64_t p : attrs.dims) result.push_back(ins[0][static_cast<size_t>(p)]);
-        break;
-      }
-      if (target.empty()) {
-        result = sym_shape_of(out.shape);
-      } else if (op == OpKind::Arange) {
-        if (target.size() != 1) return invalid_argument("arange: the symbolic length has 1 dim");
-        result = target;
-      } else {
-        if (target.size() != out.shape.size())
-          return invalid_argument(std::string(op_name(op)) + ": symbolic shape " +
-                                  sym_shape_str(target) + " has the wrong rank for " + out.str());
-        result = target;
-      }
-      if (op == OpKind::Reshape) {
-        KILN_RETURN_IF_ERROR(r.same_count(ins[0], result));
-      } else if (op == OpKind::Expand) {
-        const size_t off = result.size() - ins[0].size();
-        for (size_t i = 0; i < ins[0].size(); ++i) {
-          if (SymRules::is_one(ins[0][i]) || ins[0][i] == result[i + off]) continue;
-          KILN_ASSIGN_OR_RETURN(bool one, r.broadcasts(ins[0][i]));
-          if (one) continue;
-          KILN_ASSIGN_OR_RETURN(result[i + off], r.unify(ins[0][i], result[i + off]));
+  if (ShapeRuleFn rule = detail::shape_rule(op)) {  // the op's rule over symbolic sizes
+    if (metas.size() != ins.size())
+      return internal_error(provenance + ": the shape rule needs the inputs' metas");
+    ShapeRule sr(op, metas, ins, attrs, env, provenance);
+    KILN_ASSIGN_OR_RETURN(SymMeta m, rule(sr));
+    result = std::move(m.shape);
+  } else {
+    switch (op_category(op)) {
+      case OpCategory::kSource:
+      case OpCategory::kMovement: {
+        if (op == OpKind::Permute) {
+          for (int64_t p : attrs.dims) result.push_back(ins[0][static_cast<size_t>(p)]);
+          break;
         }
-      }
-      break;
-    }
-    case OpCategory::kUnary:
-    case OpCategory::kCast:
-    case OpCategory::kTriangular:
-      result = ins[0];
-      break;
-    case OpCategory::kNormalization:
-      result = ins[0];
-      if (op == OpKind::LayerNorm) {
-        const size_t k = static_cast<size_t>(attrs.index);
-        for (size_t i = 1; i < 3; ++i)
-          for (size_t j = 0; j < k; ++j)
-            KILN_RETURN_IF_ERROR(r.unify(result[result.size() - k + j], ins[i][j]).status());
-      }
-      break;
-    case OpCategory::kBinary:
-    case OpCategory::kCompare: {
-      KILN_ASSIGN_OR_RETURN(result, r.broadcast(ins[0], ins[1]));
-      break;
-    }
-    case OpCategory::kTernary: {
-      KILN_ASSIGN_OR_RETURN(SymShape s, r.broadcast(ins[0], ins[1]));
-      KILN_ASSIGN_OR_RETURN(result, r.broadcast(s, ins[2]));
-      break;
-    }
-    case OpCategory::kReduce:
-      for (size_t i = 0; i < ins[0].size(); ++i) {
-        const bool reduced = std::find(attrs.dims.begin(), attrs.dims.end(),
-                                       static_cast<int64_t>(i)) != attrs.dims.end();
-        if (!reduced)
-          result.push_back(ins[0][i]);
-        else if (attrs.keepdim)
-          result.push_back(SymInt(1));
-      }
-      break;
-    case OpCategory::kContraction: {
-      KILN_ASSIGN_OR_RETURN(result, r.matmul(ins[0], ins[1], attrs));
-      break;
-    }
-    case OpCategory::kWindow: {
-      if (op == OpKind::Resize) {  // a size per axis (symbolic: the target), or the input's (-1)
-        if (!target.empty() && target.size() != ins[0].size())
-          return invalid_argument("resize: symbolic sizes " + sym_shape_str(target) +
-                                  " have the wrong rank for " + out.str());
-        for (size_t i = 0; i < ins[0].size(); ++i)
-          result.push_back(attrs.dims[i] < 0 ? ins[0][i]
-                           : !target.empty() ? target[i]
-                                             : SymInt(attrs.dims[i]));
-        break;
-      }
-      if (op == OpKind::GridSample) {  // [N, C, H_out, W_out] from x and grid [N, H, W, 2]
-        KILN_RETURN_IF_ERROR(r.unify(ins[0][0], ins[1][0]).status());
-        result = {ins[0][0], ins[0][1], ins[1][1], ins[1][2]};
-        break;
-      }
-      KILN_ASSIGN_OR_RETURN(result, r.window(ins, attrs));
-      break;
-    }
-    case OpCategory::kScatter: {
-      KILN_ASSIGN_OR_RETURN(result, r.scatter(ins));
-      break;
-    }
-    case OpCategory::kCompaction: {
-      // The mask has data's shape; the result's length is the node's unbacked symbol (a
-      // constant once instantiated: index -1).
-      for (size_t d = 0; ins.size() == 2 && d < ins[0].size() && d < ins[1].size(); ++d)
-        KILN_RETURN_IF_ERROR(r.unify(ins[0][d], ins[1][d]).status());
-      result = {attrs.index >= 0 ? SymInt(SymExpr::symbol(static_cast<int>(attrs.index)))
-                                 : SymInt(out.shape[0])};
-      if (op == OpKind::NonZero) result.push_back(SymInt(out.shape[1]));  // the rank
-      break;
-    }
-    case OpCategory::kSpectral: {
-      // The FFTs' transformed dim is specialised (the kernel's length is a constant); the
-      // batch dims stay symbolic.
-      result = ins[0];
-      if (op == OpKind::ViewAsReal) {
-        result.push_back(SymInt(2));
-        break;
-      }
-      if (op == OpKind::Real || op == OpKind::Imag || op == OpKind::ComplexAbs) break;
-      KILN_ASSIGN_OR_RETURN(const int64_t m, r.specialise(ins[0].back()));
-      result.pop_back();
-      if (op == OpKind::ViewAsComplex) break;
-      const int64_t n = detail::fft_length(op, m, attrs);
-      result.push_back(SymInt(op == OpKind::Rfft ? n / 2 + 1 : n));
-      break;
-    }
-    case OpCategory::kIndexing: {
-      if (op == OpKind::GatherND) {
-        KILN_ASSIGN_OR_RETURN(result, r.gather_nd(ins[0], ins[1], attrs.index));
-        break;
-      }
-      const size_t rank = ins[0].size();
-      const size_t d = static_cast<size_t>(attrs.axis < 0 ? attrs.axis + static_cast<int64_t>(rank)
-                                                          : attrs.axis);
-      if (op == OpKind::Gather) {
-        result = ins[1];
-      } else if (op == OpKind::IndexSelect) {
-        result = ins[0];
-        result[d] = ins[1][0];
-      } else if (op == OpKind::Concat) {
-        result = ins[0];
-        for (size_t i = 1; i < ins.size(); ++i) {
-          for (size_t j = 0; j < rank; ++j) {
-            if (j == d) continue;
-            KILN_ASSIGN_OR_RETURN(result[j], r.unify(result[j], ins[i][j]));
+        if (target.empty()) {
+          result = sym_shape_of(out.shape);
+        } else if (op == OpKind::Arange) {
+          if (target.size() != 1) return invalid_argument("arange: the symbolic length has 1 dim");
+          result = target;
+        } else {
+          if (target.size() != out.shape.size())
+            return invalid_argument(std::string(op_name(op)) + ": symbolic shape " +
+                                    sym_shape_str(target) + " has the wrong rank for " + out.str());
+          result = target;
+        }
+        if (op == OpKind::Reshape) {
+          KILN_RETURN_IF_ERROR(r.same_count(ins[0], result));
+        } else if (op == OpKind::Expand) {
+          const size_t off = result.size() - ins[0].size();
+          for (size_t i = 0; i < ins[0].size(); ++i) {
+            if (SymRules::is_one(ins[0][i]) || ins[0][i] == result[i + off]) continue;
+            KILN_ASSIGN_OR_RETURN(bool one, r.broadcasts(ins[0][i]));
+            if (one) continue;
+            KILN_ASSIGN_OR_RETURN(result[i + off], r.unify(ins[0][i], result[i + off]));
           }
-          result[d] = result[d] + ins[i][d];
         }
-      } else {  // Slice
-        result = ins[0];
-        result[d] =
-            resolve_sym_slice(attrs.dims[0], attrs.dims[1], attrs.dims[2], result[d], env).length;
+        break;
       }
-      break;
+      case OpCategory::kUnary:
+      case OpCategory::kCast:
+      case OpCategory::kTriangular:
+        result = ins[0];
+        break;
+      case OpCategory::kNormalization:
+        result = ins[0];
+        if (op == OpKind::LayerNorm) {
+          const size_t k = static_cast<size_t>(attrs.index);
+          for (size_t i = 1; i < 3; ++i)
+            for (size_t j = 0; j < k; ++j)
+              KILN_RETURN_IF_ERROR(r.unify(result[result.size() - k + j], ins[i][j]).status());
+        }
+        break;
+      case OpCategory::kBinary:
+      case OpCategory::kCompare: {
+        KILN_ASSIGN_OR_RETURN(result, r.broadcast(ins[0], ins[1]));
+        break;
+      }
+      case OpCategory::kTernary: {
+        KILN_ASSIGN_OR_RETURN(SymShape s, r.broadcast(ins[0], ins[1]));
+        KILN_ASSIGN_OR_RETURN(result, r.broadcast(s, ins[2]));
+        break;
+      }
+      case OpCategory::kReduce:
+        for (size_t i = 0; i < ins[0].size(); ++i) {
+          const bool reduced = std::find(attrs.dims.begin(), attrs.dims.end(),
+                                         static_cast<int64_t>(i)) != attrs.dims.end();
+          if (!reduced)
+            result.push_back(ins[0][i]);
+          else if (attrs.keepdim)
+            result.push_back(SymInt(1));
+        }
+        break;
+      case OpCategory::kContraction: {
+        KILN_ASSIGN_OR_RETURN(result, r.matmul(ins[0], ins[1], attrs));
+        break;
+      }
+      case OpCategory::kWindow: {
+        if (op == OpKind::Resize) {  // a size per axis (symbolic: the target), or the input's (-1)
+          if (!target.empty() && target.size() != ins[0].size())
+            return invalid_argument("resize: symbolic sizes " + sym_shape_str(target) +
+                                    " have the wrong rank for " + out.str());
+          for (size_t i = 0; i < ins[0].size(); ++i)
+            result.push_back(attrs.dims[i] < 0 ? ins[0][i]
+                             : !target.empty() ? target[i]
+                                               : SymInt(attrs.dims[i]));
+          break;
+        }
+        if (op == OpKind::GridSample) {  // [N, C, H_out, W_out] from x and grid [N, H, W, 2]
+          KILN_RETURN_IF_ERROR(r.unify(ins[0][0], ins[1][0]).status());
+          result = {ins[0][0], ins[0][1], ins[1][1], ins[1][2]};
+          break;
+        }
+        KILN_ASSIGN_OR_RETURN(result, r.window(ins, attrs));
+        break;
+      }
+      case OpCategory::kScatter: {
+        KILN_ASSIGN_OR_RETURN(result, r.scatter(ins));
+        break;
+      }
+      case OpCategory::kCompaction: {
+        // The mask has data's shape; the result's length is the node's unbacked symbol (a
+        // constant once instantiated: index -1).
+        for (size_t d = 0; ins.size() == 2 && d < ins[0].size() && d < ins[1].size(); ++d)
+          KILN_RETURN_IF_ERROR(r.unify(ins[0][d], ins[1][d]).status());
+        result = {attrs.index >= 0 ? SymInt(SymExpr::symbol(static_cast<int>(attrs.index)))
+                                   : SymInt(out.shape[0])};
+        if (op == OpKind::NonZero) result.push_back(SymInt(out.shape[1]));  // the rank
+        break;
+      }
+      case OpCategory::kSpectral: {
+        // The FFTs' transformed dim is specialised (the kernel's length is a constant); the
+        // batch dims stay symbolic.
+        result = ins[0];
+        if (op == OpKind::ViewAsReal) {
+          result.push_back(SymInt(2));
+          break;
+        }
+        if (op == OpKind::Real || op == OpKind::Imag || op == OpKind::ComplexAbs) break;
+        KILN_ASSIGN_OR_RETURN(const int64_t m, r.specialise(ins[0].back()));
+        result.pop_back();
+        if (op == OpKind::ViewAsComplex) break;
+        const int64_t n = detail::fft_length(op, m, attrs);
+        result.push_back(SymInt(op == OpKind::Rfft ? n / 2 + 1 : n));
+        break;
+      }
+      case OpCategory::kIndexing: {
+        if (op == OpKind::GatherND) {
+          KILN_ASSIGN_OR_RETURN(result, r.gather_nd(ins[0], ins[1], attrs.index));
+          break;
+        }
+        const size_t rank = ins[0].size();
+        const size_t d = static_cast<size_t>(
+            attrs.axis < 0 ? attrs.axis + static_cast<int64_t>(rank) : attrs.axis);
+        if (op == OpKind::Gather) {
+          result = ins[1];
+        } else if (op == OpKind::IndexSelect) {
+          result = ins[0];
+          result[d] = ins[1][0];
+        } else if (op == OpKind::Concat) {
+          result = ins[0];
+          for (size_t i = 1; i < ins.size(); ++i) {
+            for (size_t j = 0; j < rank; ++j) {
+              if (j == d) continue;
+              KILN_ASSIGN_OR_RETURN(result[j], r.unify(result[j], ins[i][j]));
+            }
+            result[d] = result[d] + ins[i][d];
+          }
+        } else {  // Slice
+          result = ins[0];
+          result[d] =
+              resolve_sym_slice(attrs.dims[0], attrs.dims[1], attrs.dims[2], result[d], env).length;
+        }
+        break;
+      }
     }
   }
   if (env)

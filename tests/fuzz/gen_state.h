@@ -45,6 +45,11 @@ inline bool floating(const Val& v) {
   return is_floating(v.dtype);
 }
 
+/// The unary and binary rows of kiln/elementwise_ops.def the generator draws (graph_gen.cpp:
+/// every row but the named exclusions).
+const std::vector<OpKind>& unary_ops();
+const std::vector<OpKind>& binary_ops();
+
 class Gen {
  public:
   Gen(uint64_t seed, uint64_t index, GenOptions opt) : r_(mix_seed(seed, index)), opt_(opt) {

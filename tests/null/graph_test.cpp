@@ -252,6 +252,32 @@ TEST(Ops, Registry) {
   EXPECT_TRUE(is_source(OpKind::Full));
 }
 
+// A KILN_KERNEL_OP row's shape rule gives the concrete shape by evaluation at constant sizes.
+TEST(Ops, MaxUnpoolShapeRule) {
+  Attrs a;
+  a.window.kernel = {2, 3};
+  a.window.strides = {2, 2};
+  a.window.pads = {0, 1, 0, 0};
+  const TensorMeta x{DType::kF32, {2, 3, 4, 5}}, i{DType::kI64, {2, 3, 4, 5}};
+  const std::vector<TensorMeta> ins = {x, i};
+  auto m = infer_meta(OpKind::MaxUnpool, ins, a);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ(m->shape, (Shape{2, 3, 8, 10}));  // (4-1)*2+2, (5-1)*2+3-1
+  EXPECT_EQ(m->dtype, DType::kF32);
+  EXPECT_EQ(a.str(OpKind::MaxUnpool),
+            "kernel=[2, 3], strides=[2, 2], pads=[0, 1, 0, 0], output_shape=[]");
+  a.dims = {2, 3, 9, 11};
+  EXPECT_EQ(infer_meta(OpKind::MaxUnpool, ins, a)->shape, (Shape{2, 3, 9, 11}));
+  const std::vector<TensorMeta> bad = {x, TensorMeta{DType::kI64, {2, 3, 4, 6}}};
+  auto e = infer_meta(OpKind::MaxUnpool, bad, a);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("max_unpool(f32[2, 3, 4, 5], i64[2, 3, 4, 6])"),
+            std::string::npos)
+      << e.status().message();
+  EXPECT_TRUE(is_kernel_op(OpKind::MaxUnpool));
+  EXPECT_FALSE(is_kernel_op(OpKind::ScatterND));
+}
+
 TEST(Half, RoundTripsEveryFiniteAndInfiniteValue) {
   int checked = 0;
   for (uint32_t bits = 0; bits < 0x10000u; ++bits) {

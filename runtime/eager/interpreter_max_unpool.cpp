@@ -1,0 +1,28 @@
+// MaxUnpool: the output starts as zeros, then x's elements are written, in row-major order, at
+// the flat output positions their indices give (a later write replaces an earlier one). An
+// index outside [0, output size) is an error.
+#include <cstring>
+
+#include "eager/interpreter_ops.h"
+
+namespace kiln::eager {
+
+Status eval_max_unpool(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+  const HostTensor& x = *ins[0];
+  const HostTensor& index = *ins[1];
+  const size_t es = dtype_size(x.meta.dtype);
+  const int64_t size = out.meta.numel();
+  if (!out.data.empty()) std::memset(out.data.data(), 0, out.data.size());
+  for (int64_t j = 0; j < x.meta.numel(); ++j) {
+    int64_t at = 0;
+    std::memcpy(&at, index.data.data() + static_cast<size_t>(j) * sizeof(int64_t), sizeof at);
+    if (at < 0 || at >= size)
+      return invalid_argument(std::string(op_name(node.op)) + ": index " + std::to_string(at) +
+                              " is outside the output's " + std::to_string(size) + " elements");
+    std::memcpy(out.data.data() + static_cast<size_t>(at) * es,
+                x.data.data() + static_cast<size_t>(j) * es, es);
+  }
+  return {};
+}
+
+}  // namespace kiln::eager
