@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "capture/dump.h"
 #include "capture/guards.h"
 #include "capture/host_memo.h"
 #include "capture/trace.h"
+#include "exec/dump.h"
 #include "kiln/compile.h"
 #include "kiln/logging.h"
 
@@ -86,6 +86,12 @@ class CompiledCore {
 };
 
 namespace {
+
+/// A replayed host step runs as the trace ran it: paused tracing, memoised per call.
+std::vector<Tensor> run_host_step(const ProgramStep& s, const std::vector<Tensor>& in,
+                                  Device device) {
+  return run_host_function(s.fn, s.label, in, device, s.where.loc);
+}
 
 std::vector<Tensor> lock_constants(const std::vector<CapturedConstant>& constants) {
   std::vector<Tensor> out;
@@ -287,7 +293,8 @@ std::optional<std::vector<Tensor>> CompiledCore::replay_cached(
     std::vector<int64_t> symbols;
     if (e.guards.shape_env()) e.guards.bind(args.tensors, symbols);
     memo.begin_attempt();
-    auto out = e.program.replay(slot_args, lock_constants(e.constants), &failure, symbols);
+    auto out =
+        e.program.replay(slot_args, lock_constants(e.constants), &failure, run_host_step, symbols);
     if (out) {
       // Covered: a ready entry served while one still compiling would have matched too.
       bool covered = false;
@@ -467,6 +474,15 @@ void wait_ready(const CompiledCore& core) {
 std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
                          const std::vector<Scalar>& scalars, const ErasedFn& fn) {
   return core.call(CallArgs{tensors, scalars}, fn);
+}
+
+bool cached(const CompiledCore& core, const std::vector<Tensor>& tensors,
+            const std::vector<Scalar>& scalars) {
+  const CallArgs args{tensors, scalars};
+  core.check_args(args);
+  for (const auto& entry : core.snapshot())
+    if (entry->guards.first_failure(args, entry->constants) < 0) return true;
+  return false;
 }
 
 CompileStats stats(const CompiledCore& core) {

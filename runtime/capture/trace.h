@@ -13,11 +13,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "capture/program.h"
-#include "capture/tensor_impl.h"
+#include "exec/program.h"
 #include "graph/graph.h"
 #include "graph/graph_key.h"
 #include "kiln/compile.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 
