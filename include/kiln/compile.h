@@ -299,6 +299,20 @@ void maybe_mark_dynamic(const Tensor& t, int dim);
 /// Makes dim `dim` of `t` static (exact-size guard) even under Dynamic::kTrue / kAuto.
 void mark_static(const Tensor& t, int dim);
 
+/// While one lives, the nodes that ops record on this thread name `label` before their C++
+/// location, so that a front end's nodes say what they came from in explain(), dumps and check
+/// reports: "Gemm node 'fc1' (ops_math.cpp:279)". The ONNX importer labels each node it imports.
+class SourceLabel {
+ public:
+  explicit SourceLabel(std::string label);
+  ~SourceLabel();
+  SourceLabel(const SourceLabel&) = delete;
+  SourceLabel& operator=(const SourceLabel&) = delete;
+
+ private:
+  std::string previous_;
+};
+
 /// Process-wide runtime counters (for tests and benchmarks).
 struct RuntimeCounters {
   uint64_t dispatches = 0;

@@ -43,6 +43,8 @@ class CompiledCore {
       : options(std::move(o)), dump_name(unique_dump_name(options.name)) {}
 
   std::vector<Tensor> call(const CallArgs& args, const ErasedFn& fn);
+  /// Undefined, traced or mixed-device arguments, and calls from inside a trace: clear errors.
+  void check_args(const CallArgs& args) const;
   Entries snapshot() const {
     std::lock_guard<std::mutex> lock(mu);
     return entries;
@@ -65,8 +67,6 @@ class CompiledCore {
                                                    std::vector<std::string>& value_failures);
   std::vector<Tensor> trace(const CallArgs& args, const std::vector<Tensor>& slot_args,
                             const ErasedFn& fn, bool all_changed_dynamic);
-  /// Undefined, traced or mixed-device arguments, and calls from inside a trace: clear errors.
-  void check_args(const CallArgs& args) const;
   /// True when the recompile past the limit would make some dim symbolic.
   bool symbolic_recompile_helps(const CallArgs& args) const;
   /// Notes which argument dims differ from the first call's (automatic dynamic).
