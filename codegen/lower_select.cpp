@@ -1,7 +1,7 @@
 // MaskedSelect and NonZero on shaders/select.comp: one workgroup compacts the data's selected
 // elements (nonzero: their coordinates) in row-major order (a shared-memory scan per chunk, no
 // atomics), then writes the count after the largest possible result (masked_select_count_offset),
-// where the runtime reads it (capture/replay.cpp). The data's and the mask's elementwise producers
+// where the runtime reads it (exec/replay.cpp). The data's and the mask's elementwise producers
 // fold into the loads.
 #include <algorithm>
 

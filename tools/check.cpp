@@ -1,10 +1,10 @@
-// kiln check MODEL.onnx -i NAME=FILE.npy ...: `kiln run` in check mode (capture/check.h). Prints
+// kiln check MODEL.onnx -i NAME=FILE.npy ...: `kiln run` in check mode (exec/check.h). Prints
 // every checked kernel; exits 1 when a kernel differs from the interpreter, with its repro under
 // the dump directory, or when the interpreter rejects a call the device ran (an index out of
 // range, which kernels clamp).
 #include <fmt/format.h>
 
-#include "capture/check.h"
+#include "exec/check.h"
 #include "tools/commands.h"
 
 namespace kiln::tools {

@@ -156,6 +156,8 @@ class ScalarArg {
   Scalar value_;
 };
 CompileStats stats(const CompiledCore& core);
+bool cached(const CompiledCore& core, const std::vector<Tensor>& tensors,
+            const std::vector<Scalar>& scalars);
 void wait_ready(const CompiledCore& core);
 std::vector<EntryInfo> entries(const CompiledCore& core);
 ExplainReport explain(const CompiledCore& core);
@@ -218,6 +220,16 @@ class Compiled {
   }
 
   CompileStats stats() const { return detail::stats(*core_); }
+  /// Whether a call with these arguments would be served by an entry compiled so far: the
+  /// guards of one entry pass (value guards on data read inside the program are checked only
+  /// when it runs). Evaluates guards only: nothing is traced, compiled or run.
+  template <typename... Args>
+  bool cached(const Args&... args) const {
+    std::vector<Tensor> tensors;
+    std::vector<Scalar> scalars;
+    (collect(args, tensors, scalars), ...);
+    return detail::cached(*core_, tensors, scalars);
+  }
   /// Blocks until every entry's background compiles have finished (each either swapped in or
   /// failed and logged); returns at once without background compilation.
   void wait_ready() const { detail::wait_ready(*core_); }
@@ -286,6 +298,20 @@ void mark_dynamic(const Tensor& t, int dim, int64_t min = 2, int64_t max = INT64
 void maybe_mark_dynamic(const Tensor& t, int dim);
 /// Makes dim `dim` of `t` static (exact-size guard) even under Dynamic::kTrue / kAuto.
 void mark_static(const Tensor& t, int dim);
+
+/// While one lives, the nodes that ops record on this thread name `label` before their C++
+/// location, so that a front end's nodes say what they came from in explain(), dumps and check
+/// reports: "Gemm node 'fc1' (ops_math.cpp:279)". The ONNX importer labels each node it imports.
+class SourceLabel {
+ public:
+  explicit SourceLabel(std::string label);
+  ~SourceLabel();
+  SourceLabel(const SourceLabel&) = delete;
+  SourceLabel& operator=(const SourceLabel&) = delete;
+
+ private:
+  std::string previous_;
+};
 
 /// Process-wide runtime counters (for tests and benchmarks).
 struct RuntimeCounters {

@@ -67,6 +67,9 @@ class Tensor {
   TensorMeta meta() const;
   /// True while this tensor is a placeholder inside a trace (no data).
   bool is_traced() const;
+  /// True for a scalar literal (`x * 2.0` makes one): it has no storage of its own and takes
+  /// the device of the tensors it meets, so copy_from cannot write it.
+  bool is_literal() const;
 
   /// Copies the data to the host. T must match dtype (float also reads f16).
   /// Inside kiln::compile this is a graph break guarded by the value read.

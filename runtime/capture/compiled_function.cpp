@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "capture/dump.h"
 #include "capture/guards.h"
 #include "capture/host_memo.h"
 #include "capture/trace.h"
+#include "exec/dump.h"
 #include "kiln/compile.h"
 #include "kiln/logging.h"
 
@@ -43,6 +43,8 @@ class CompiledCore {
       : options(std::move(o)), dump_name(unique_dump_name(options.name)) {}
 
   std::vector<Tensor> call(const CallArgs& args, const ErasedFn& fn);
+  /// Undefined, traced or mixed-device arguments, and calls from inside a trace: clear errors.
+  void check_args(const CallArgs& args) const;
   Entries snapshot() const {
     std::lock_guard<std::mutex> lock(mu);
     return entries;
@@ -65,8 +67,6 @@ class CompiledCore {
                                                    std::vector<std::string>& value_failures);
   std::vector<Tensor> trace(const CallArgs& args, const std::vector<Tensor>& slot_args,
                             const ErasedFn& fn, bool all_changed_dynamic);
-  /// Undefined, traced or mixed-device arguments, and calls from inside a trace: clear errors.
-  void check_args(const CallArgs& args) const;
   /// True when the recompile past the limit would make some dim symbolic.
   bool symbolic_recompile_helps(const CallArgs& args) const;
   /// Notes which argument dims differ from the first call's (automatic dynamic).
@@ -86,6 +86,12 @@ class CompiledCore {
 };
 
 namespace {
+
+/// A replayed host step runs as the trace ran it: paused tracing, memoised per call.
+std::vector<Tensor> run_host_step(const ProgramStep& s, const std::vector<Tensor>& in,
+                                  Device device) {
+  return run_host_function(s.fn, s.label, in, device, s.where.loc);
+}
 
 std::vector<Tensor> lock_constants(const std::vector<CapturedConstant>& constants) {
   std::vector<Tensor> out;
@@ -287,7 +293,8 @@ std::optional<std::vector<Tensor>> CompiledCore::replay_cached(
     std::vector<int64_t> symbols;
     if (e.guards.shape_env()) e.guards.bind(args.tensors, symbols);
     memo.begin_attempt();
-    auto out = e.program.replay(slot_args, lock_constants(e.constants), &failure, symbols);
+    auto out =
+        e.program.replay(slot_args, lock_constants(e.constants), &failure, run_host_step, symbols);
     if (out) {
       // Covered: a ready entry served while one still compiling would have matched too.
       bool covered = false;
@@ -467,6 +474,15 @@ void wait_ready(const CompiledCore& core) {
 std::vector<Tensor> call(CompiledCore& core, const std::vector<Tensor>& tensors,
                          const std::vector<Scalar>& scalars, const ErasedFn& fn) {
   return core.call(CallArgs{tensors, scalars}, fn);
+}
+
+bool cached(const CompiledCore& core, const std::vector<Tensor>& tensors,
+            const std::vector<Scalar>& scalars) {
+  const CallArgs args{tensors, scalars};
+  core.check_args(args);
+  for (const auto& entry : core.snapshot())
+    if (entry->guards.first_failure(args, entry->constants) < 0) return true;
+  return false;
 }
 
 CompileStats stats(const CompiledCore& core) {

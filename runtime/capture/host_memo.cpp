@@ -1,6 +1,7 @@
 #include "capture/host_memo.h"
 
-#include "capture/program.h"
+#include "capture/trace.h"
+#include "exec/program.h"
 
 namespace kiln {
 namespace {
@@ -23,6 +24,39 @@ void HostCallMemo::record(const std::string& key, size_t n, std::vector<HostTens
   std::vector<Record>& list = records_[key];
   if (list.size() <= n) list.resize(n + 1);
   list[n] = {std::move(inputs), std::move(outputs)};
+}
+
+std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
+                                      const std::vector<Tensor>& inputs, Device device,
+                                      const std::string& loc) {
+  PauseTrace pause;  // the function runs eagerly, even in the middle of a trace
+  std::vector<Tensor> cpu;
+  for (const Tensor& t : inputs) cpu.push_back(t.to(Device::cpu()));
+  // Within one call of a compiled function, a host function reached again with equal inputs
+  // (a later cache entry or the re-trace after a failed value guard) is not called again.
+  HostCallMemo* memo = current_host_memo();
+  // The closure's type tells apart different functions given the same name at one line.
+  const std::string key = name + "@" + loc + "#" + fn.target_type().name();
+  size_t occurrence = 0;
+  std::vector<HostTensor> seen;
+  if (memo) {
+    occurrence = memo->next_occurrence(key);
+    for (const Tensor& t : cpu) seen.push_back(to_host(t));
+    if (const std::vector<Tensor>* done = memo->find(key, occurrence, seen)) {
+      std::vector<Tensor> outs;
+      for (const Tensor& o : *done) outs.push_back(o.to(device));
+      return outs;
+    }
+  }
+  std::vector<Tensor> outs = fn(cpu);
+  for (Tensor& o : outs) {
+    if (!o.defined() || o.is_traced())
+      throw Error(
+          invalid_argument("host function '" + name + "' returned an undefined or traced tensor"));
+    o = o.to(device);
+  }
+  if (memo) memo->record(key, occurrence, std::move(seen), outs);
+  return outs;
 }
 
 HostCallMemo* current_host_memo() {

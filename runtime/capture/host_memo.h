@@ -41,6 +41,13 @@ class HostCallMemo {
   std::map<std::string, size_t> next_;
 };
 
+/// Runs a host function on CPU copies of `inputs` with the active trace paused; results are
+/// moved to `device`. Inside a compiled-function call, equal inputs at the same `loc` and
+/// occurrence reuse the call's earlier results (the memo above).
+std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
+                                      const std::vector<Tensor>& inputs, Device device,
+                                      const std::string& loc);
+
 /// The memo of the innermost compiled-function call on this thread (null outside calls).
 HostCallMemo* current_host_memo();
 

@@ -4,8 +4,9 @@
 #include <atomic>
 #include <cstdio>
 
-#include "capture/executable_cache.h"
+#include "capture/host_memo.h"
 #include "eager/interpreter.h"
+#include "exec/executable_cache.h"
 #include "kiln/logging.h"
 
 namespace kiln {
@@ -505,11 +506,11 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
   CompileOptions options;
   options.name = op_name(op);
   const GraphKey key(g, Executable::target_key(dev, options));
-  ExecutableCache& cache = eager_executable_cache();
-  std::shared_ptr<Executable> exe = cache.find(key);
+  const std::shared_ptr<ExecutableCache> cache = eager_executable_cache(dev.id());
+  std::shared_ptr<Executable> exe = cache->find(key);
   if (!exe) {
     exe = value_or_throw(Executable::create(g, dev, options));
-    cache.insert(key, exe);
+    cache->insert(key, exe);
   }
   return value_or_throw(exe->run(args, {})).at(0);
 }

@@ -13,11 +13,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "capture/program.h"
-#include "capture/tensor_impl.h"
+#include "exec/program.h"
 #include "graph/graph.h"
 #include "graph/graph_key.h"
 #include "kiln/compile.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 
@@ -195,18 +195,5 @@ Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const
 /// The id of the trace active on this thread (0 if none).
 uint64_t current_trace_id();
 std::string loc_str(const Loc& loc);
-
-/// While one lives, loc_str() on this thread puts `label` before the C++ location, so that the
-/// nodes an importer records name what they came from: "Gemm node 'fc1' (ops_math.cpp:279)".
-class SourceLabel {
- public:
-  explicit SourceLabel(std::string label);
-  ~SourceLabel();
-  SourceLabel(const SourceLabel&) = delete;
-  SourceLabel& operator=(const SourceLabel&) = delete;
-
- private:
-  std::string previous_;
-};
 
 }  // namespace kiln

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <memory>
 
-#include "capture/tensor_impl.h"
 #include "io/npy_header.h"
 #include "kiln/io.h"
 
@@ -136,8 +135,10 @@ Expected<Tensor> load_npy(const std::string& path, Device device) {
 
 std::vector<std::byte> serialize_npy(const Tensor& t) {
   if (!t.defined()) throw Error(invalid_argument("serialize_npy: undefined tensor"));
-  HostTensor h = to_host(t);
-  std::string dict = io::format_npy_header_dict(h.meta.dtype, h.meta.shape);
+  const TensorMeta meta = t.meta();
+  std::vector<std::byte> data(meta.nbytes());
+  t.copy_to(data.data(), data.size());
+  std::string dict = io::format_npy_header_dict(meta.dtype, meta.shape);
   // Version 1.0 has a 16-bit header length; 2.0 only for (absurdly) long shapes.
   const bool v1 = dict.size() + 1 + 10 + kAlign <= 0xffff;
   const size_t prefix = v1 ? 10 : 12;
@@ -153,9 +154,9 @@ std::vector<std::byte> serialize_npy(const Tensor& t) {
   const auto* text = reinterpret_cast<const std::byte*>(dict.data());
   out.insert(out.end(), text, text + dict.size());
   if constexpr (std::endian::native == std::endian::big)
-    byteswap_elements(h.data.data(), h.data.size(),
-                      h.meta.dtype == DType::kC64 ? 4 : dtype_size(h.meta.dtype));
-  out.insert(out.end(), h.data.begin(), h.data.end());
+    byteswap_elements(data.data(), data.size(),
+                      meta.dtype == DType::kC64 ? 4 : dtype_size(meta.dtype));
+  out.insert(out.end(), data.begin(), data.end());
   return out;
 }
 

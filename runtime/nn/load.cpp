@@ -1,7 +1,6 @@
 // Weights from .npy files: named_parameters for each nn module and load_weights.
 #include <filesystem>
 
-#include "capture/tensor_impl.h"
 #include "kiln/io.h"
 #include "kiln/nn.h"
 
@@ -76,9 +75,10 @@ Status load_weights(const std::string& dir,
   try {
     for (size_t i = 0; i < params.size(); ++i) {
       Tensor& target = *params[i].second;
-      if (target.device() == device && !target.impl()->literal) {
-        HostTensor h = to_host(loaded[i]);
-        target.copy_from(h.data.data(), h.data.size());
+      if (target.device() == device && !target.is_literal()) {
+        std::vector<std::byte> bytes(loaded[i].meta().nbytes());
+        loaded[i].copy_to(bytes.data(), bytes.size());
+        target.copy_from(bytes.data(), bytes.size());
       } else {
         target = loaded[i].to(device);
       }

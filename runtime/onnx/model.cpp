@@ -6,7 +6,6 @@
 #include <set>
 #include <unordered_set>
 
-#include "capture/trace.h"
 #include "onnx/importer.h"
 #include "onnx/read_file.h"
 

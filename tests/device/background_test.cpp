@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "capture/background.h"
-#include "capture/executable.h"
+#include "exec/background.h"
+#include "exec/executable.h"
 #include "device/test_util.h"
 #include "kiln/kiln.h"
 

@@ -1,4 +1,4 @@
-// Check mode (capture/check.h): every kernel of a compiled device segment compared with the
+// Check mode (exec/check.h): every kernel of a compiled device segment compared with the
 // interpreter. Without a fault every kernel matches; with the test-only fault hook on one
 // kernel, check mode names that kernel, its nodes and sources, and writes a repro.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capture/check.h"
+#include "exec/check.h"
 #include "device/test_util.h"
 #include "kiln/io.h"
 #include "kiln/kiln.h"

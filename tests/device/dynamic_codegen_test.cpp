@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/executable.h"
+#include "exec/executable.h"
 #include "codegen/lower.h"
 #include "device/test_util.h"
 #include "eager/interpreter.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/check.h"
+#include "exec/check.h"
 #include "device/test_util.h"
 
 namespace kiln {

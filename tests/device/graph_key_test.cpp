@@ -3,8 +3,8 @@
 // compiled function called on one device and then on another runs on each.
 #include <random>
 
-#include "capture/executable_cache.h"
 #include "device/test_util.h"
+#include "exec/executable_cache.h"
 
 namespace kiln {
 namespace {
@@ -34,10 +34,10 @@ TEST_F(GraphKeyDevice, EagerOpsWhoseConstantsPrintAlikeCompileSeparately) {
     SCOPED_TRACE("n = " + std::to_string(n));
     const std::vector<int64_t> xs = random_ints(n, static_cast<uint32_t>(n));
     const Tensor x = Tensor::from_vector(xs, {static_cast<Dim>(n)}, Device::vulkan());
-    const ExecutableCache::Stats before = eager_executable_cache().stats();
+    const ExecutableCache::Stats before = eager_executable_cache(Device::vulkan().id())->stats();
     const Tensor y1 = x + kC1;
     const Tensor y2 = x + kC2;
-    const ExecutableCache::Stats after = eager_executable_cache().stats();
+    const ExecutableCache::Stats after = eager_executable_cache(Device::vulkan().id())->stats();
     EXPECT_EQ(y1.device(), Device::vulkan());
     EXPECT_EQ(y2.device(), Device::vulkan());
     EXPECT_EQ(y1.to_vector<int64_t>(), plus(xs, kC1));
@@ -45,9 +45,9 @@ TEST_F(GraphKeyDevice, EagerOpsWhoseConstantsPrintAlikeCompileSeparately) {
     EXPECT_EQ(after.misses - before.misses, 2u) << "each constant compiles its own kernel";
     // The same op again is a hit and still right.
     EXPECT_EQ((x + kC1).to_vector<int64_t>(), plus(xs, kC1));
-    EXPECT_EQ(eager_executable_cache().stats().hits - after.hits, 1u);
+    EXPECT_EQ(eager_executable_cache(Device::vulkan().id())->stats().hits - after.hits, 1u);
   }
-  EXPECT_LE(eager_executable_cache().stats().size, kEagerCacheCapacity);
+  EXPECT_LE(eager_executable_cache(Device::vulkan().id())->stats().size, kEagerCacheCapacity);
 }
 
 TEST_F(GraphKeyDevice, RetracedSegmentsWhoseConstantsPrintAlikeCompileSeparately) {
@@ -121,6 +121,33 @@ TEST_F(GraphKeyDevice, CompiledFunctionCalledOnVulkanThenCpuRunsOnCpu) {
   EXPECT_TRUE(f.entries()[0].on_device);
   EXPECT_FALSE(f.entries()[1].on_device);
   EXPECT_EQ(on_cpu.to_vector<float>(), affine_relu_ref(xs));
+}
+
+// Each device keeps its own cache of eager ops: ops on an opened second device neither hit nor
+// evict the default device's entries, and closing it drops its cache.
+TEST_F(GraphKeyDevice, EagerOpCachesArePerDevice) {
+  Device second = value_or_throw(Device::open(""));
+  ASSERT_NE(second.id(), Device::vulkan().id());
+  const std::vector<int64_t> xs = random_ints(19, 3);
+  const Tensor on_default = Tensor::from_vector(xs, {19}, Device::vulkan());
+  EXPECT_EQ((on_default + 77).to_vector<int64_t>(), plus(xs, 77));
+  const ExecutableCache::Stats def0 = eager_executable_cache(Device::vulkan().id())->stats();
+  {
+    const Tensor on_second = Tensor::from_vector(xs, {19}, second);
+    const ExecutableCache::Stats sec0 = eager_executable_cache(second.id())->stats();
+    const Tensor y = on_second + 77;  // structurally the op the default device ran
+    EXPECT_EQ(y.device(), second);
+    EXPECT_EQ(y.to_vector<int64_t>(), plus(xs, 77));
+    const ExecutableCache::Stats sec1 = eager_executable_cache(second.id())->stats();
+    EXPECT_EQ(sec1.misses - sec0.misses, 1u) << "the second device compiles its own kernel";
+  }
+  const ExecutableCache::Stats def1 = eager_executable_cache(Device::vulkan().id())->stats();
+  EXPECT_EQ(def1.hits, def0.hits);
+  EXPECT_EQ(def1.misses, def0.misses);
+  EXPECT_EQ(def1.size, def0.size);
+  const uint64_t id = second.id();
+  ASSERT_TRUE(second.close().ok());
+  EXPECT_EQ(eager_executable_cache(id)->stats().size, 0u) << "close drops the device's cache";
 }
 
 }  // namespace

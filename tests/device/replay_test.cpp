@@ -1,5 +1,5 @@
 // Replay: a compiled graph's command buffer is recorded once per memory layout and replayed;
-// its intermediates live in one arena planned by liveness (runtime/capture/replay.h).
+// its intermediates live in one arena planned by liveness (runtime/exec/replay.h).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "capture/executable_cache.h"
+#include "exec/executable_cache.h"
 #include "codegen/lower.h"
 #include "core/sha256.h"
 #include "graph/graph.h"
@@ -234,7 +234,7 @@ TEST(ExecutableCache, EvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(s.evictions, 1u);
   EXPECT_EQ(s.hits, 4u);
   EXPECT_EQ(s.misses, 2u);
-  EXPECT_EQ(eager_executable_cache().stats().capacity, kEagerCacheCapacity);
+  EXPECT_EQ(eager_executable_cache(0)->stats().capacity, kEagerCacheCapacity);
 }
 
 TEST(ExecutableCache, StaysBoundedUnderConcurrentUse) {

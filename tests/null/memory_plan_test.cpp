@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "capture/memory_plan.h"
+#include "exec/memory_plan.h"
 
 namespace kiln {
 namespace {

@@ -1,11 +1,11 @@
 // kiln::Tensor: creation, metadata, host <-> device transfer.
 #include <cstring>
 
-#include "capture/tensor_impl.h"
 #include "capture/trace.h"
 #include "codegen/spirv.h"
 #include "core/size_check.h"
 #include "kiln/compile.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 
@@ -103,6 +103,9 @@ TensorMeta Tensor::meta() const {
 }
 bool Tensor::is_traced() const {
   return checked(impl_).trace != nullptr;
+}
+bool Tensor::is_literal() const {
+  return checked(impl_).literal.has_value();
 }
 uint64_t Tensor::version() const {
   return checked(impl_).version;

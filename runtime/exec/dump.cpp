@@ -1,4 +1,4 @@
-#include "capture/dump.h"
+#include "exec/dump.h"
 
 #include <atomic>
 #include <cctype>

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "capture/replay.h"
 #include "codegen/kernel.h"
+#include "exec/replay.h"
 #include "graph/graph.h"
 #include "kiln/compile.h"
 #include "kiln/tensor.h"
@@ -126,7 +126,7 @@ class Executable {
     SymInt most;  // the largest length: numel of its data
   };
   std::vector<Defined> defined_;
-  std::vector<int> carried_;  // unbacked symbols that input dims bring in
+  std::vector<int> carried_;       // unbacked symbols that input dims bring in
   std::vector<int> used_symbols_;  // the symbols some shape mentions, sorted
   /// TargetCaps::loop_limit of the compiled kernels (0: none). A symbolic call at sizes where
   /// a kernel would loop longer runs on the interpreter (over_loop_limit), warning once.
@@ -155,7 +155,7 @@ class Executable {
   std::string background_error_;
   double background_ms_ = 0;
   std::vector<std::function<void(const Executable&)>> on_ready_;
-  std::optional<CompileOptions> check_;  // check mode (capture/check.h): the options to check with
+  std::optional<CompileOptions> check_;  // check mode (exec/check.h): the options to check with
 };
 
 /// Tests only: background compiles of executables whose name contains `name` fail with an

@@ -1,4 +1,4 @@
-#include "capture/executable_cache.h"
+#include "exec/executable_cache.h"
 
 namespace kiln {
 
@@ -39,31 +39,39 @@ ExecutableCache::Stats ExecutableCache::stats() const {
   return s;
 }
 
-size_t ExecutableCache::erase_device(const vk::VulkanDevice* device) {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t erased = 0;
-  for (auto it = uses_.begin(); it != uses_.end();) {
-    auto slot = slots_.find(**it);
-    if (slot->second.exe->vulkan_device() == device) {
-      it = uses_.erase(it);
-      slots_.erase(slot);
-      ++erased;
-    } else {
-      ++it;
-    }
-  }
-  return erased;
-}
-
 void ExecutableCache::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   slots_.clear();
   uses_.clear();
 }
 
-ExecutableCache& eager_executable_cache() {
-  static ExecutableCache cache(kEagerCacheCapacity);
+namespace {
+struct EagerCaches {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::shared_ptr<ExecutableCache>> by_device;
+};
+EagerCaches& eager_caches() {
+  static EagerCaches caches;
+  return caches;
+}
+}  // namespace
+
+std::shared_ptr<ExecutableCache> eager_executable_cache(uint64_t device_id) {
+  EagerCaches& c = eager_caches();
+  std::lock_guard<std::mutex> lock(c.mu);
+  std::shared_ptr<ExecutableCache>& cache = c.by_device[device_id];
+  if (!cache) cache = std::make_shared<ExecutableCache>(kEagerCacheCapacity);
   return cache;
+}
+
+void drop_eager_executable_cache(uint64_t device_id) {
+  std::shared_ptr<ExecutableCache> dropped;  // destroyed outside the lock
+  EagerCaches& c = eager_caches();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (auto it = c.by_device.find(device_id); it != c.by_device.end()) {
+    dropped = std::move(it->second);
+    c.by_device.erase(it);
+  }
 }
 
 }  // namespace kiln

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "capture/executable.h"
+#include "exec/executable.h"
 #include "graph/graph_key.h"
 
 namespace kiln {
@@ -37,8 +37,6 @@ class ExecutableCache {
   void insert(const GraphKey& key, std::shared_ptr<Executable> exe);
   Stats stats() const;
   void clear();
-  /// Drops every entry that runs on `device` (Device::close); returns how many.
-  size_t erase_device(const vk::VulkanDevice* device);
 
  private:
   struct Slot {
@@ -52,10 +50,14 @@ class ExecutableCache {
   Stats stats_;
 };
 
-/// Entries of the process-wide cache of eager device ops.
+/// Entries of each device's cache of eager device ops.
 inline constexpr size_t kEagerCacheCapacity = 256;
 
-/// The process-wide cache of eager device ops (kEagerCacheCapacity entries).
-ExecutableCache& eager_executable_cache();
+/// The cache of eager ops run on the device with id `device_id` (vk::VulkanDevice::id();
+/// kEagerCacheCapacity entries), made on first use. Each device has its own, so ops run on one
+/// device never evict another's.
+std::shared_ptr<ExecutableCache> eager_executable_cache(uint64_t device_id);
+/// Drops the cache of `device_id` and the executables it holds (Device::close).
+void drop_eager_executable_cache(uint64_t device_id);
 
 }  // namespace kiln

@@ -1,7 +1,7 @@
 /// \file background.h
 /// The worker threads that compile device code off the caller's thread
 /// (CompileOptions::background). Jobs run in the order they were queued; each one compiles one
-/// graph segment and swaps it in when ready (capture/executable.h).
+/// graph segment and swaps it in when ready (exec/executable.h).
 ///
 /// The pool is created at the first background compile and stopped at process exit: a job
 /// running then finishes, queued ones are dropped (their executables stay on the interpreter).

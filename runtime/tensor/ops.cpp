@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "capture/host_memo.h"
 #include "capture/trace.h"
 #include "eager/host_ops.h"
 #include "kiln/fft.h"

@@ -1,12 +1,10 @@
-#include "capture/program.h"
+#include "exec/program.h"
 
 #include <complex>
 #include <cstdio>
 #include <cstring>
 
-#include "capture/host_memo.h"
-#include "capture/tensor_impl.h"
-#include "capture/trace.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 
@@ -46,42 +44,10 @@ std::string format_tensor(const std::string& label, const HostTensor& t) {
   return s + "]";
 }
 
-std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
-                                      const std::vector<Tensor>& inputs, Device device,
-                                      const std::string& loc) {
-  PauseTrace pause;  // the function runs eagerly, even in the middle of a trace
-  std::vector<Tensor> cpu;
-  for (const Tensor& t : inputs) cpu.push_back(t.to(Device::cpu()));
-  // Within one call of a compiled function, a host function reached again with equal inputs
-  // (a later cache entry or the re-trace after a failed value guard) is not called again.
-  HostCallMemo* memo = current_host_memo();
-  // The closure's type tells apart different functions given the same name at one line.
-  const std::string key = name + "@" + loc + "#" + fn.target_type().name();
-  size_t occurrence = 0;
-  std::vector<HostTensor> seen;
-  if (memo) {
-    occurrence = memo->next_occurrence(key);
-    for (const Tensor& t : cpu) seen.push_back(to_host(t));
-    if (const std::vector<Tensor>* done = memo->find(key, occurrence, seen)) {
-      std::vector<Tensor> outs;
-      for (const Tensor& o : *done) outs.push_back(o.to(device));
-      return outs;
-    }
-  }
-  std::vector<Tensor> outs = fn(cpu);
-  for (Tensor& o : outs) {
-    if (!o.defined() || o.is_traced())
-      throw Error(
-          invalid_argument("host function '" + name + "' returned an undefined or traced tensor"));
-    o = o.to(device);
-  }
-  if (memo) memo->record(key, occurrence, std::move(seen), outs);
-  return outs;
-}
-
 std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& args,
                                                    const std::vector<Tensor>& constants,
                                                    ValueGuardFailure* failure,
+                                                   const HostStepRunner& run_host,
                                                    std::span<const int64_t> symbols) const {
   std::vector<Tensor> slots(static_cast<size_t>(num_slots));
   for (size_t i = 0; i < args.size(); ++i) slots[i] = args[i];
@@ -114,7 +80,7 @@ std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& ar
         break;
       }
       case ProgramStep::Kind::kHost:
-        out = run_host_function(s.fn, s.label, in, device, s.where.loc);
+        out = run_host(s, in, device);
         for (size_t i = 0; i < out.size() && i < s.out_metas.size(); ++i) {
           if (!(out[i].meta() == s.out_metas[i])) {
             failure->description = "output " + std::to_string(i) + " of " + s.label + " at " +

@@ -4,14 +4,15 @@
 /// live in numbered slots: the arguments first, then every step's outputs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "capture/executable.h"
 #include "eager/host_tensor.h"
+#include "exec/executable.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -39,6 +40,12 @@ struct ProgramStep {
   bool is_break = true;  // false: a value guard placed after an earlier break (not a new one)
 };
 
+/// Runs a kHost step's function on its inputs, with results on `device`. The execution layer
+/// knows nothing of tracing: the caller (capture) supplies how a host function runs inside a
+/// compiled-function call (capture/host_memo.h's run_host_function).
+using HostStepRunner = std::function<std::vector<Tensor>(
+    const ProgramStep& step, const std::vector<Tensor>& inputs, Device device)>;
+
 /// What a failed value guard reports.
 struct ValueGuardFailure {
   std::string description;
@@ -63,15 +70,10 @@ struct Program {
   std::optional<std::vector<Tensor>> replay(const std::vector<Tensor>& args,
                                             const std::vector<Tensor>& constants,
                                             ValueGuardFailure* failure,
+                                            const HostStepRunner& run_host,
                                             std::span<const int64_t> symbols = {}) const;
 };
 
-/// Runs a host function step on CPU copies of its inputs; results are moved to `device`.
-/// Inside a compiled-function call, equal inputs at the same `loc` and occurrence reuse the
-/// call's earlier results (capture/host_memo.h).
-std::vector<Tensor> run_host_function(const HostFunction& fn, const std::string& name,
-                                      const std::vector<Tensor>& inputs, Device device,
-                                      const std::string& loc);
 /// "label: [1, 2, 3]" for kiln::print.
 std::string format_tensor(const std::string& label, const HostTensor& t);
 bool host_equal(const HostTensor& a, const HostTensor& b);

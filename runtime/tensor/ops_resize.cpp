@@ -1,6 +1,6 @@
 // The Tensor API's resampling ops: interpolate (ONNX Resize) and grid_sample.
-#include "capture/tensor_impl.h"
 #include "capture/trace.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 

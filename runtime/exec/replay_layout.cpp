@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
-#include "capture/memory_plan.h"
-#include "capture/replay.h"
-#include "capture/tensor_impl.h"
+#include "exec/memory_plan.h"
+#include "exec/replay.h"
 #include "kiln/logging.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 

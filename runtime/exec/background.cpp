@@ -1,4 +1,4 @@
-#include "capture/background.h"
+#include "exec/background.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "cache/disk_cache.h"
-#include "capture/executable_cache.h"
+#include "exec/executable_cache.h"
 #include "kiln/vulkan_interop.h"
 #include "vk/device.h"
 
@@ -115,7 +115,7 @@ bool Device::operator==(const Device& other) const {
 Status Device::close() {
   if (kind_ == Kind::kCpu || !vk_ || vk_ == default_or_null())
     return invalid_argument("Device::close: only an opened or adopted Vulkan device can be closed");
-  eager_executable_cache().erase_device(vk_.get());
+  drop_eager_executable_cache(vk_->id());
   const long others = vk_.use_count() - 1;
   if (others > 0)
     return failed_precondition("Device::close: " + str() + " is still used by " +

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/program.h"
+#include "exec/program.h"
 #include "vk/device.h"
 
 namespace kiln {

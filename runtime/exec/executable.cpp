@@ -1,4 +1,4 @@
-#include "capture/executable.h"
+#include "exec/executable.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,13 +7,13 @@
 #include <numeric>
 #include <string>
 
-#include "capture/background.h"
-#include "capture/check.h"
-#include "capture/tensor_impl.h"
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
+#include "exec/background.h"
+#include "exec/check.h"
 #include "graph/graph_key.h"
 #include "kiln/logging.h"
+#include "tensor/tensor_impl.h"
 #include "vk/device.h"
 
 namespace kiln {

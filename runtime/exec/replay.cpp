@@ -1,13 +1,13 @@
-#include "capture/replay.h"
+#include "exec/replay.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
 
-#include "capture/dump.h"
-#include "capture/tensor_impl.h"
+#include "exec/dump.h"
 #include "kiln/logging.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 namespace {
@@ -282,16 +282,16 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
     if (op_category(n.op) == OpCategory::kCompaction) {  // its length: the kernel's count
       const uint64_t most = static_cast<uint64_t>(numel(shape_of(n.inputs[0])));
       // Bytes per unit of the length: an element (masked_select), a row of coordinates.
-      const uint64_t width = dtype_size(n.meta.dtype) *
-                             static_cast<uint64_t>(n.meta.rank() > 1 ? n.meta.shape[1] : 1);
+      const uint64_t width =
+          dtype_size(n.meta.dtype) * static_cast<uint64_t>(n.meta.rank() > 1 ? n.meta.shape[1] : 1);
       uint32_t count = 0;
       KILN_RETURN_IF_ERROR(
           device_->download(bank.buffer, &count, sizeof count,
                             static_cast<size_t>(offset + masked_select_count_offset(most, width))));
       if (count > most)
         return internal_error(std::string(op_name(n.op)) + " %" + std::to_string(out) +
-                              ": the kernel counted " +
-                              std::to_string(count) + " of " + std::to_string(most) + " elements");
+                              ": the kernel counted " + std::to_string(count) + " of " +
+                              std::to_string(most) + " elements");
       shape[0] = static_cast<Dim>(count);
       bytes = count * width;
     }

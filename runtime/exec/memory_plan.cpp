@@ -1,4 +1,4 @@
-#include "capture/memory_plan.h"
+#include "exec/memory_plan.h"
 
 #include <algorithm>
 #include <numeric>

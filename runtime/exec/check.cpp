@@ -1,4 +1,4 @@
-#include "capture/check.h"
+#include "exec/check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capture/executable.h"
-#include "capture/tensor_impl.h"
 #include "eager/interpreter.h"
+#include "exec/executable.h"
 #include "graph/graph_key.h"
 #include "kiln/io.h"
 #include "kiln/logging.h"
+#include "tensor/tensor_impl.h"
 
 namespace kiln {
 namespace {
