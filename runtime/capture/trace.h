@@ -188,10 +188,6 @@ class PauseTrace {
   uint64_t saved_id_;
 };
 
-/// Runs or records `op`: the single entry point of every Tensor op. `target`: the symbolic
-/// output shape of Reshape/Expand/Full or length of Arange (see Graph::add).
-Tensor apply_op(OpKind op, const std::vector<Tensor>& inputs, Attrs attrs, const Loc& loc,
-                SymShape target = {});
 /// The id of the trace active on this thread (0 if none).
 uint64_t current_trace_id();
 std::string loc_str(const Loc& loc);

@@ -126,7 +126,7 @@ void register_training_ops(std::map<std::string, OpHandler>& table);
 void register_resize_ops(std::map<std::string, OpHandler>& table);
 void register_scatter_ops(std::map<std::string, OpHandler>& table);  // ops_scatter.cpp
 // The handlers of every KILN_KERNEL_OP row of graph/ops.def: `register_<stem>_ops` in
-// runtime/onnx/ops_<stem>.cpp (they build the node with kiln::apply_op, capture/trace.h).
+// runtime/onnx/ops_<stem>.cpp (they build the node with kiln::apply_op, tensor/apply_op.h).
 #define KILN_OP(e, name, cat, arity, attrs)
 #define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem) \
   void register_##stem##_ops(std::map<std::string, OpHandler>& table);

@@ -1,7 +1,7 @@
 // MaxUnpool (opsets 9, 11, 22): x, the indices MaxPool returned and an optional output_shape
 // (constant elements); kernel_shape, pads (default 0) and strides (default 1).
-#include "capture/trace.h"
 #include "onnx/importer.h"
+#include "tensor/apply_op.h"
 
 namespace kiln::onnx {
 

@@ -4,6 +4,7 @@
 
 #include "capture/host_memo.h"
 #include "capture/trace.h"
+#include "tensor/apply_op.h"
 #include "eager/host_ops.h"
 #include "kiln/fft.h"
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capture/trace.h"
+#include "tensor/apply_op.h"
 #include "kiln/fft.h"
 
 namespace kiln {

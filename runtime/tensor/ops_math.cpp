@@ -1,6 +1,7 @@
 // The Tensor functions of the elementwise ops: every unary and binary op of
 // kiln/elementwise_ops.def, one node each (rules in runtime/graph/op.cpp), and cumsum.
 #include "capture/trace.h"
+#include "tensor/apply_op.h"
 
 namespace kiln {
 

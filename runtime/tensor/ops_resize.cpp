@@ -1,5 +1,6 @@
 // The Tensor API's resampling ops: interpolate (ONNX Resize) and grid_sample.
 #include "capture/trace.h"
+#include "tensor/apply_op.h"
 #include "tensor/tensor_impl.h"
 
 namespace kiln {

@@ -1,6 +1,7 @@
 // scatter_elements and scatter_nd: the axis is normalised here (negative counts from the end)
 // and the reduction becomes Attrs::index, so a graph's attributes stay canonical.
 #include "capture/trace.h"
+#include "tensor/apply_op.h"
 
 namespace kiln {
 namespace {

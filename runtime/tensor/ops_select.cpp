@@ -9,6 +9,7 @@
 #include <string>
 
 #include "capture/trace.h"
+#include "tensor/apply_op.h"
 #include "kiln/tensor.h"
 
 namespace kiln {

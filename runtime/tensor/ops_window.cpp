@@ -5,6 +5,7 @@
 #include <string>
 
 #include "capture/trace.h"
+#include "tensor/apply_op.h"
 
 namespace kiln {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "capture/trace.h"
 #include "device/test_util.h"
+#include "tensor/apply_op.h"
 
 namespace kiln {
 namespace {
