@@ -1,10 +1,22 @@
 // MaxUnpool's shape rule, written once over symbolic sizes (graph/shape_rule.h): x
-// [N, C, D1, ..., Dk] with indices of its shape; the output is Attrs::dims when given (ONNX's
-// output_shape input), else Di' = (Di - 1) * stride + kernel - pad_begin - pad_end per
-// spatial dim.
+// [N, C, D1, ..., Dk] with indices of its shape. The indices address the unpooled shape
+// [N, C, D1', ..., Dk'], Di' = (Di - 1) * stride + kernel - pad_begin - pad_end (the shape
+// MaxPool's input had); the output is that shape, or Attrs::dims (ONNX's output_shape input)
+// when given, which must be at least the unpooled size in every dim: the unpooled tensor is
+// its leading corner and the rest is zeros (as in ONNX's reference and onnxruntime).
 #include "graph/shape_rule.h"
 
 namespace kiln::detail {
+
+SymShape max_unpool_unpooled_shape(const SymShape& x, const Attrs::Window& w) {
+  SymShape out = {x[0], x[1]};
+  const size_t k = x.size() - 2;
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t s = w.strides[i];
+    out.push_back(SymInt(s) * x[i + 2] + SymInt(w.kernel[i] - s - w.pads[i] - w.pads[i + k]));
+  }
+  return out;
+}
 
 Expected<SymMeta> max_unpool_shape(ShapeRule& r) {
   const Attrs::Window& w = r.attrs().window;
@@ -22,25 +34,18 @@ Expected<SymMeta> max_unpool_shape(ShapeRule& r) {
   if (r.rank(1) != rank) return r.error("indices must have x's shape");
   for (size_t d = 0; d < static_cast<size_t>(rank); ++d)
     KILN_RETURN_IF_ERROR(r.equal(r.shape(0)[d], r.shape(1)[d], "x and indices sizes").status());
-  SymMeta out{r.dtype(0), {}};
+  SymMeta out{r.dtype(0), max_unpool_unpooled_shape(r.shape(0), w)};
+  for (size_t i = 0; i < k; ++i)
+    KILN_RETURN_IF_ERROR(r.at_least(out.shape[i + 2], SymInt(0), "pads trim more than the output"));
   const std::vector<int64_t>& dims = r.attrs().dims;
-  if (!dims.empty()) {
-    if (dims.size() != static_cast<size_t>(rank))
-      return r.error("output_shape " + shape_str(dims) + " must have x's rank");
-    for (int64_t d : dims) {
-      if (d < 0) return r.error("negative size in output_shape " + shape_str(dims));
-      out.shape.push_back(SymInt(d));
-    }
-    return out;
-  }
-  out.shape = {r.shape(0)[0], r.shape(0)[1]};
-  for (size_t i = 0; i < k; ++i) {
-    const SymInt& d = r.shape(0)[i + 2];
-    const int64_t s = w.strides[i];
-    const SymInt o = SymInt(s) * d + SymInt(w.kernel[i] - s - w.pads[i] - w.pads[i + k]);
-    KILN_RETURN_IF_ERROR(r.at_least(o, SymInt(0), "pads trim more than the output"));
-    out.shape.push_back(o);
-  }
+  if (dims.empty()) return out;
+  if (dims.size() != static_cast<size_t>(rank))
+    return r.error("output_shape " + shape_str(dims) + " must have x's rank");
+  const std::string too_small = "output_shape " + shape_str(dims) +
+                                " is smaller than the unpooled shape " + sym_shape_str(out.shape);
+  for (size_t d = 0; d < dims.size(); ++d)
+    KILN_RETURN_IF_ERROR(r.at_least(SymInt(dims[d]), out.shape[d], too_small));
+  for (size_t d = 0; d < dims.size(); ++d) out.shape[d] = SymInt(dims[d]);
   return out;
 }
 

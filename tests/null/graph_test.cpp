@@ -266,8 +266,33 @@ TEST(Ops, MaxUnpoolShapeRule) {
   EXPECT_EQ(m->dtype, DType::kF32);
   EXPECT_EQ(a.str(OpKind::MaxUnpool),
             "kernel=[2, 3], strides=[2, 2], pads=[0, 1, 0, 0], output_shape=[]");
+  // output_shape only enlarges the unpooled [2, 3, 8, 10] (the indices address it), in any dim.
   a.dims = {2, 3, 9, 11};
   EXPECT_EQ(infer_meta(OpKind::MaxUnpool, ins, a)->shape, (Shape{2, 3, 9, 11}));
+  a.dims = {3, 4, 8, 12};
+  EXPECT_EQ(infer_meta(OpKind::MaxUnpool, ins, a)->shape, (Shape{3, 4, 8, 12}));
+  auto built = build(OpKind::MaxUnpool, ins, a);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  EXPECT_EQ(built->shape, (Shape{3, 4, 8, 12}));
+  a.dims = {2, 3, 8, 9};
+  auto small = infer_meta(OpKind::MaxUnpool, ins, a);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find(
+                "output_shape [2, 3, 8, 9] is smaller than the unpooled shape [2, 3, 8, 10]"),
+            std::string::npos)
+      << small.status().message();
+  a.dims = {1, 3, 8, 10};
+  EXPECT_FALSE(infer_meta(OpKind::MaxUnpool, ins, a).ok());
+  // ONNX's test_maxunpool_export_with_output_shape: 2x2 windows of a 4x4 input, output 5x5.
+  Attrs onnx;
+  onnx.window.kernel = {2, 2};
+  onnx.window.strides = {2, 2};
+  onnx.window.pads = {0, 0, 0, 0};
+  onnx.dims = {1, 1, 5, 5};
+  const std::vector<TensorMeta> small_ins = {TensorMeta{DType::kF32, {1, 1, 2, 2}},
+                                             TensorMeta{DType::kI64, {1, 1, 2, 2}}};
+  EXPECT_EQ(infer_meta(OpKind::MaxUnpool, small_ins, onnx)->shape, (Shape{1, 1, 5, 5}));
+  a.dims = {2, 3, 9, 11};
   const std::vector<TensorMeta> bad = {x, TensorMeta{DType::kI64, {2, 3, 4, 6}}};
   auto e = infer_meta(OpKind::MaxUnpool, bad, a);
   ASSERT_FALSE(e.ok());
