@@ -6,7 +6,6 @@
 
 #include "capture/host_memo.h"
 #include "eager/interpreter.h"
-#include "exec/executable_cache.h"
 #include "kiln/logging.h"
 
 namespace kiln {

@@ -47,8 +47,13 @@ void ExecutableCache::clear() {
 
 namespace {
 struct EagerCaches {
+  struct Slot {
+    std::shared_ptr<ExecutableCache> cache;
+    uint64_t last_use = 0;
+  };
   std::mutex mu;
-  std::unordered_map<uint64_t, std::shared_ptr<ExecutableCache>> by_device;
+  std::unordered_map<uint64_t, Slot> by_device;
+  uint64_t clock = 0;
 };
 EagerCaches& eager_caches() {
   static EagerCaches caches;
@@ -57,11 +62,30 @@ EagerCaches& eager_caches() {
 }  // namespace
 
 std::shared_ptr<ExecutableCache> eager_executable_cache(uint64_t device_id) {
+  std::shared_ptr<ExecutableCache> evicted;  // destroyed outside the lock
   EagerCaches& c = eager_caches();
   std::lock_guard<std::mutex> lock(c.mu);
-  std::shared_ptr<ExecutableCache>& cache = c.by_device[device_id];
-  if (!cache) cache = std::make_shared<ExecutableCache>(kEagerCacheCapacity);
-  return cache;
+  EagerCaches::Slot& slot = c.by_device[device_id];
+  slot.last_use = ++c.clock;
+  if (!slot.cache) {
+    slot.cache = std::make_shared<ExecutableCache>(kEagerCacheCapacity);
+    // Cached executables hold their device: a device released without Device::close is
+    // freed once kEagerCacheDevices other devices have run eager ops since its last one.
+    if (c.by_device.size() > kEagerCacheDevices) {
+      auto oldest = c.by_device.begin();
+      for (auto it = c.by_device.begin(); it != c.by_device.end(); ++it)
+        if (it->second.last_use < oldest->second.last_use) oldest = it;
+      evicted = std::move(oldest->second.cache);
+      c.by_device.erase(oldest);
+    }
+  }
+  return c.by_device.at(device_id).cache;
+}
+
+size_t eager_cache_device_count() {
+  EagerCaches& c = eager_caches();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.by_device.size();
 }
 
 void drop_eager_executable_cache(uint64_t device_id) {
@@ -69,7 +93,7 @@ void drop_eager_executable_cache(uint64_t device_id) {
   EagerCaches& c = eager_caches();
   std::lock_guard<std::mutex> lock(c.mu);
   if (auto it = c.by_device.find(device_id); it != c.by_device.end()) {
-    dropped = std::move(it->second);
+    dropped = std::move(it->second.cache);
     c.by_device.erase(it);
   }
 }

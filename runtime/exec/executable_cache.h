@@ -52,11 +52,17 @@ class ExecutableCache {
 
 /// Entries of each device's cache of eager device ops.
 inline constexpr size_t kEagerCacheCapacity = 256;
+/// Devices with a cache of eager ops at once; a further device's first eager op drops the
+/// cache of the device whose last eager op is the oldest (its executables, and with them the
+/// references they hold to that device).
+inline constexpr size_t kEagerCacheDevices = 4;
 
 /// The cache of eager ops run on the device with id `device_id` (vk::VulkanDevice::id();
 /// kEagerCacheCapacity entries), made on first use. Each device has its own, so ops run on one
 /// device never evict another's.
 std::shared_ptr<ExecutableCache> eager_executable_cache(uint64_t device_id);
+/// How many devices have a cache of eager ops now (at most kEagerCacheDevices).
+size_t eager_cache_device_count();
 /// Drops the cache of `device_id` and the executables it holds (Device::close).
 void drop_eager_executable_cache(uint64_t device_id);
 

@@ -26,9 +26,14 @@ Expected<SymMeta> max_unpool_shape(ShapeRule& r) {
   if (w.kernel.size() != k || w.strides.size() != k || w.pads.size() != 2 * k)
     return r.error("needs " + std::to_string(k) + " kernel sizes and strides and " +
                    std::to_string(2 * k) + " pads");
-  for (size_t i = 0; i < k; ++i)
+  constexpr int64_t kMaxWindow = int64_t{1} << 40;  // keeps the size arithmetic exact
+  for (size_t i = 0; i < k; ++i) {
     if (w.kernel[i] < 1 || w.strides[i] < 1 || w.pads[i] < 0 || w.pads[i + k] < 0)
       return r.error("kernel sizes and strides must be positive and pads non-negative");
+    if (w.kernel[i] > kMaxWindow || w.strides[i] > kMaxWindow || w.pads[i] > kMaxWindow ||
+        w.pads[i + k] > kMaxWindow)
+      return r.error("kernel sizes, strides and pads must be at most 2^40");
+  }
   if (r.dtype(0) == DType::kBool) return r.error("not defined for bool tensors");
   if (r.dtype(1) != DType::kI64) return r.error("indices must be i64");
   if (r.rank(1) != rank) return r.error("indices must have x's shape");

@@ -145,9 +145,28 @@ TEST_F(GraphKeyDevice, EagerOpCachesArePerDevice) {
   EXPECT_EQ(def1.hits, def0.hits);
   EXPECT_EQ(def1.misses, def0.misses);
   EXPECT_EQ(def1.size, def0.size);
-  const uint64_t id = second.id();
+  const size_t devices = eager_cache_device_count();
   ASSERT_TRUE(second.close().ok());
-  EXPECT_EQ(eager_executable_cache(id)->stats().size, 0u) << "close drops the device's cache";
+  EXPECT_EQ(eager_cache_device_count(), devices - 1) << "close drops the device's cache";
+}
+
+// Cached executables hold their device, so a device released without close() lives on in its
+// cache until kEagerCacheDevices other devices have run eager ops; then it is freed.
+TEST_F(GraphKeyDevice, ADeviceReleasedWithoutCloseIsFreedByLaterDevices) {
+  const std::vector<int64_t> xs = random_ints(5, 4);
+  auto run_on = [&](const Device& d) {
+    EXPECT_EQ((Tensor::from_vector(xs, {5}, d) + 3).to_vector<int64_t>(), plus(xs, 3));
+  };
+  std::weak_ptr<vk::VulkanDevice> first;
+  {
+    const Device d = value_or_throw(Device::open(""));
+    first = d.vulkan_device();
+    run_on(d);
+  }
+  EXPECT_FALSE(first.expired()) << "its cached executable holds it";
+  for (size_t i = 0; i < kEagerCacheDevices; ++i) run_on(value_or_throw(Device::open("")));
+  EXPECT_TRUE(first.expired()) << "later devices' caches did not push it out";
+  EXPECT_LE(eager_cache_device_count(), kEagerCacheDevices);
 }
 
 }  // namespace

@@ -345,3 +345,29 @@ TEST(Half, KnownValuesAndRounding) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Every row of ops.def names attributes that exist: the printer marks an unknown field with
+// '?' (a typo in a row would otherwise print, encode nothing and pass unnoticed).
+TEST(OpTable, EveryRowPrintsOnlyKnownAttributes) {
+  std::vector<OpKind> ops;
+#define KILN_OP(e, name, cat, arity, attrs) ops.push_back(OpKind::e);
+#include "graph/ops.def"
+#undef KILN_OP
+  ASSERT_GT(ops.size(), 60u);
+  Attrs a;
+  a.window.kernel = {2};
+  a.window.strides = {1};
+  a.window.pads = {0, 0};
+  a.window.dilations = {1};
+  a.range = {0, 4, 1};
+  for (OpKind op : ops) {
+    SCOPED_TRACE(op_name(op));
+    EXPECT_EQ(a.str(op).find('?'), std::string::npos) << a.str(op);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
