@@ -180,9 +180,6 @@ Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> 
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs);
-/// Shape rules of the Scatter category (op_rules_scatter.cpp).
-Expected<TensorMeta> infer_meta_scatter(OpKind op, std::span<const TensorMeta> ins,
-                                        const Attrs& attrs);
 /// Shape rules of the Spectral category (op_rules_fft.cpp).
 Expected<TensorMeta> infer_meta_spectral(OpKind op, std::span<const TensorMeta> ins,
                                          const Attrs& attrs);

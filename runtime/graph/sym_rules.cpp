@@ -193,21 +193,6 @@ class SymRules {
     return result;
   }
 
-  /// ScatterElements / ScatterND: data's shape; updates match the indices (ScatterElements) or
-  /// indices.shape[:-1] + data.shape[m:] (ScatterND, m specialised).
-  Expected<SymShape> scatter(std::span<const SymShape> ins) {
-    const SymShape &data = ins[0], &idx = ins[1], &upd = ins[2];
-    if (op_ == OpKind::ScatterElements) {
-      for (size_t i = 0; i < idx.size(); ++i) KILN_RETURN_IF_ERROR(unify(idx[i], upd[i]).status());
-      return data;
-    }
-    KILN_ASSIGN_OR_RETURN(const int64_t m, specialise(idx.back()));
-    SymShape want(idx.begin(), idx.end() - 1);
-    want.insert(want.end(), data.begin() + m, data.end());
-    for (size_t i = 0; i < want.size(); ++i) KILN_RETURN_IF_ERROR(unify(want[i], upd[i]).status());
-    return data;
-  }
-
   /// GatherND: indices.shape[:-1] + data.shape[b + m:]; batch dims unified, m specialised.
   Expected<SymShape> gather_nd(const SymShape& data, const SymShape& idx, int64_t b) {
     for (size_t i = 0; i < static_cast<size_t>(b); ++i)
@@ -345,10 +330,8 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
         KILN_ASSIGN_OR_RETURN(result, r.window(ins, attrs));
         break;
       }
-      case OpCategory::kScatter: {
-        KILN_ASSIGN_OR_RETURN(result, r.scatter(ins));
-        break;
-      }
+      case OpCategory::kScatter:  // every op's row names its rule
+        return internal_error(provenance + ": no shape rule");
       case OpCategory::kCompaction: {
         // The mask has data's shape; the result's length is the node's unbacked symbol (a
         // constant once instantiated: index -1).
