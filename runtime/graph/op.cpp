@@ -299,7 +299,6 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       return TensorMeta{ins[0].dtype, attrs.dims};
     }
     case OpCategory::kIndexing:
-      if (op == OpKind::GatherND) return detail::infer_meta_window(op, ins, attrs);
       return detail::infer_meta_nn(op, ins, attrs);
     case OpCategory::kContraction:
     case OpCategory::kNormalization:

@@ -193,16 +193,6 @@ class SymRules {
     return result;
   }
 
-  /// GatherND: indices.shape[:-1] + data.shape[b + m:]; batch dims unified, m specialised.
-  Expected<SymShape> gather_nd(const SymShape& data, const SymShape& idx, int64_t b) {
-    for (size_t i = 0; i < static_cast<size_t>(b); ++i)
-      KILN_RETURN_IF_ERROR(unify(data[i], idx[i]).status());
-    KILN_ASSIGN_OR_RETURN(const int64_t m, specialise(idx.back()));
-    SymShape result(idx.begin(), idx.end() - 1);
-    result.insert(result.end(), data.begin() + b + m, data.end());
-    return result;
-  }
-
  private:
   OpKind op_;
   ShapeEnv* env_;
@@ -359,10 +349,6 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
         break;
       }
       case OpCategory::kIndexing: {
-        if (op == OpKind::GatherND) {
-          KILN_ASSIGN_OR_RETURN(result, r.gather_nd(ins[0], ins[1], attrs.index));
-          break;
-        }
         const size_t rank = ins[0].size();
         const size_t d = static_cast<size_t>(
             attrs.axis < 0 ? attrs.axis + static_cast<int64_t>(rank) : attrs.axis);
