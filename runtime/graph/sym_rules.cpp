@@ -321,17 +321,8 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
         break;
       }
       case OpCategory::kScatter:  // every op's row names its rule
+      case OpCategory::kCompaction:
         return internal_error(provenance + ": no shape rule");
-      case OpCategory::kCompaction: {
-        // The mask has data's shape; the result's length is the node's unbacked symbol (a
-        // constant once instantiated: index -1).
-        for (size_t d = 0; ins.size() == 2 && d < ins[0].size() && d < ins[1].size(); ++d)
-          KILN_RETURN_IF_ERROR(r.unify(ins[0][d], ins[1][d]).status());
-        result = {attrs.index >= 0 ? SymInt(SymExpr::symbol(static_cast<int>(attrs.index)))
-                                   : SymInt(out.shape[0])};
-        if (op == OpKind::NonZero) result.push_back(SymInt(out.shape[1]));  // the rank
-        break;
-      }
       case OpCategory::kSpectral: {
         // The FFTs' transformed dim is specialised (the kernel's length is a constant); the
         // batch dims stay symbolic.
