@@ -307,10 +307,9 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
     case OpCategory::kWindow:
       return detail::infer_meta_window(op, ins, attrs);
     case OpCategory::kScatter:  // every op's row names its rule
+    case OpCategory::kSpectral:
     case OpCategory::kCompaction:
       break;
-    case OpCategory::kSpectral:
-      return detail::infer_meta_spectral(op, ins, attrs);
   }
   return internal_error(std::string(op_name(op)) + ": no shape rule");
 }

@@ -180,9 +180,6 @@ Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> 
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs);
-/// Shape rules of the Spectral category (op_rules_fft.cpp).
-Expected<TensorMeta> infer_meta_spectral(OpKind op, std::span<const TensorMeta> ins,
-                                         const Attrs& attrs);
 /// The transform length of an FFT node whose input's last dim is `m` (resolves n = -1).
 int64_t fft_length(OpKind op, int64_t m, const Attrs& attrs);
 /// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).

@@ -321,24 +321,9 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
         break;
       }
       case OpCategory::kScatter:  // every op's row names its rule
+      case OpCategory::kSpectral:
       case OpCategory::kCompaction:
         return internal_error(provenance + ": no shape rule");
-      case OpCategory::kSpectral: {
-        // The FFTs' transformed dim is specialised (the kernel's length is a constant); the
-        // batch dims stay symbolic.
-        result = ins[0];
-        if (op == OpKind::ViewAsReal) {
-          result.push_back(SymInt(2));
-          break;
-        }
-        if (op == OpKind::Real || op == OpKind::Imag || op == OpKind::ComplexAbs) break;
-        KILN_ASSIGN_OR_RETURN(const int64_t m, r.specialise(ins[0].back()));
-        result.pop_back();
-        if (op == OpKind::ViewAsComplex) break;
-        const int64_t n = detail::fft_length(op, m, attrs);
-        result.push_back(SymInt(op == OpKind::Rfft ? n / 2 + 1 : n));
-        break;
-      }
       case OpCategory::kIndexing: {
         const size_t rank = ins[0].size();
         const size_t d = static_cast<size_t>(
