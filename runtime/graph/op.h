@@ -174,7 +174,7 @@ Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& w
 Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs);
 /// Attrs::str of Resize and GridSample (op_rules_resize.cpp).
 std::string resample_str(OpKind op, const std::vector<int64_t>& dims, const Attrs::Resample& r);
-/// Shape rules of Resize and GridSample (op_rules_resize.cpp).
+/// Resize's shape rule (op_rules_resize.cpp).
 Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> ins,
                                          const Attrs& attrs);
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).

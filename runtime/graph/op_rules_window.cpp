@@ -172,7 +172,6 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
     case OpKind::AvgPool:
       return pool_meta(op, ins, attrs);
     case OpKind::Resize:
-    case OpKind::GridSample:
       return infer_meta_resample(op, ins, attrs);
     case OpKind::ConvTranspose:
       return conv_transpose_meta(ins, attrs);

@@ -312,11 +312,6 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
                                                : SymInt(attrs.dims[i]));
           break;
         }
-        if (op == OpKind::GridSample) {  // [N, C, H_out, W_out] from x and grid [N, H, W, 2]
-          KILN_RETURN_IF_ERROR(r.unify(ins[0][0], ins[1][0]).status());
-          result = {ins[0][0], ins[0][1], ins[1][1], ins[1][2]};
-          break;
-        }
         KILN_ASSIGN_OR_RETURN(result, r.window(ins, attrs));
         break;
       }
