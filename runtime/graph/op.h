@@ -182,8 +182,6 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
                                        const Attrs& attrs);
 /// The transform length of an FFT node whose input's last dim is `m` (resolves n = -1).
 int64_t fft_length(OpKind op, int64_t m, const Attrs& attrs);
-/// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).
-Expected<TensorMeta> conv_transpose_meta(std::span<const TensorMeta> ins, const Attrs& attrs);
 }  // namespace detail
 
 /// Output length of one spatial dim of a Conv / MaxPool / AvgPool window:

@@ -173,8 +173,6 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
       return pool_meta(op, ins, attrs);
     case OpKind::Resize:
       return infer_meta_resample(op, ins, attrs);
-    case OpKind::ConvTranspose:
-      return conv_transpose_meta(ins, attrs);
     default:
       break;
   }

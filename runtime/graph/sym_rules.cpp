@@ -121,7 +121,6 @@ class SymRules {
   /// the symbols. The window must fit the padded input (with ceil_mode, overhang it by at most
   /// stride - 1): recorded as a guard.
   Expected<SymShape> window(std::span<const SymShape> ins, const Attrs& at) {
-    if (op_ == OpKind::ConvTranspose) return conv_transpose(ins, at.window);
     const Attrs::Window& w = at.window;
     const SymShape& x = ins[0];
     const size_t k = x.size() - 2;
@@ -161,34 +160,6 @@ class SymRules {
                                  sym_floordiv(d + SymInt(pb - 1), SymInt(s))) +
                          SymInt(1));
       }
-    }
-    return result;
-  }
-
-  /// ConvTranspose: [N, C_out / groups * groups, O1, ..., Ok], each O from
-  /// conv_transpose_output_size; a symbolic spatial dim is guarded to give O >= 0.
-  Expected<SymShape> conv_transpose(std::span<const SymShape> ins, const Attrs::Window& w) {
-    const SymShape& x = ins[0];
-    const size_t k = x.size() - 2;
-    KILN_RETURN_IF_ERROR(unify(x[1], ins[1][0]).status());
-    SymShape result = {x[0], ins[1][1] * SymInt(w.groups)};
-    if (ins.size() == 3) KILN_RETURN_IF_ERROR(unify(ins[2][0], result[1]).status());
-    for (size_t i = 0; i < k; ++i) {
-      const SymInt& d = x[i + 2];
-      KILN_ASSIGN_OR_RETURN(const int64_t kernel, specialise(ins[1][i + 2]));
-      const int64_t s = w.strides[i];
-      const int64_t rest = conv_transpose_output_size(1, kernel, s, w.pads[i], w.pads[i + k],
-                                                      w.dilations[i], w.output_padding[i]);
-      if (d.is_constant()) {
-        result.push_back(SymInt(s * (d.constant_value() - 1) + rest));
-        continue;
-      }
-      const SymInt o = SymInt(s) * d + SymInt(rest - s);
-      if (env_) {
-        KILN_ASSIGN_OR_RETURN(bool fits, env_->evaluate_guarding(sym_ge(o, SymInt(0)), prov_));
-        if (!fits) return invalid_argument("conv_transpose: pads trim more than the output");
-      }
-      result.push_back(o);
     }
     return result;
   }
