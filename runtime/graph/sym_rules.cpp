@@ -1,6 +1,7 @@
-// Symbolic shape rules: the output shape of every op over size symbols. They run after the
-// concrete rule (infer_meta) accepted the op at the hint sizes, so they only decide how the
-// result is written symbolically; whenever that needs a fact about symbols (two sizes that
+// Symbolic shape rules: the output shape of every op over size symbols (an op whose ops.def row
+// names its one rule runs that rule, graph/shape_rule.h; the others are the cases below). They
+// run after the concrete rule (infer_meta) accepted the op at the hint sizes, so they only
+// decide how the result is written symbolically; whenever that needs a fact about symbols (two sizes that
 // broadcast must be equal, a reshape keeps the element count) the fact is recorded in the
 // ShapeEnv as a guard with the op and source line as provenance.
 #include <algorithm>
