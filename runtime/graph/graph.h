@@ -108,7 +108,7 @@ class Graph {
 /// The symbolic shape rule of `op` (graph/sym_rules.cpp): the output's symbolic shape from the
 /// inputs' symbolic shapes. `out` is the op's concrete output meta (already checked by
 /// infer_meta); `target` as in Graph::add. Guards go to `env` (may be null). `metas` are the
-/// inputs' metas (needed by the rules of KILN_KERNEL_OP rows, graph/shape_rule.h).
+/// inputs' metas (needed by the rules that ops.def rows name, graph/shape_rule.h).
 Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, const Attrs& attrs,
                                    const TensorMeta& out, const SymShape& target, ShapeEnv* env,
                                    const std::string& provenance,

@@ -299,7 +299,6 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       return TensorMeta{ins[0].dtype, attrs.dims};
     }
     case OpCategory::kIndexing:
-      if (op == OpKind::GatherND) return detail::infer_meta_window(op, ins, attrs);
       return detail::infer_meta_nn(op, ins, attrs);
     case OpCategory::kContraction:
     case OpCategory::kNormalization:
@@ -307,14 +306,12 @@ Expected<TensorMeta> infer_meta(OpKind op, std::span<const TensorMeta> ins, cons
       return detail::infer_meta_nn(op, ins, attrs);
     case OpCategory::kWindow:
       return detail::infer_meta_window(op, ins, attrs);
-    case OpCategory::kScatter:
-      return detail::infer_meta_scatter(op, ins, attrs);
+    case OpCategory::kScatter:  // every op's row names its rule
     case OpCategory::kSpectral:
-      return detail::infer_meta_spectral(op, ins, attrs);
     case OpCategory::kCompaction:
-      return detail::infer_meta_compaction(op, ins, attrs);
+      break;
   }
-  unreachable("bad op category");
+  return internal_error(std::string(op_name(op)) + ": no shape rule");
 }
 
 }  // namespace kiln

@@ -174,25 +174,14 @@ Status op_error(OpKind op, std::span<const TensorMeta> ins, const std::string& w
 Expected<TensorMeta> infer_meta_nn(OpKind op, std::span<const TensorMeta> ins, const Attrs& attrs);
 /// Attrs::str of Resize and GridSample (op_rules_resize.cpp).
 std::string resample_str(OpKind op, const std::vector<int64_t>& dims, const Attrs::Resample& r);
-/// Shape rules of Resize and GridSample (op_rules_resize.cpp).
+/// Resize's shape rule (op_rules_resize.cpp).
 Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> ins,
                                          const Attrs& attrs);
 /// Shape rules of the Window category and GatherND (op_rules_window.cpp).
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs);
-/// Shape rules of the Scatter category (op_rules_scatter.cpp).
-Expected<TensorMeta> infer_meta_scatter(OpKind op, std::span<const TensorMeta> ins,
-                                        const Attrs& attrs);
-/// Shape rules of the Spectral category (op_rules_fft.cpp).
-Expected<TensorMeta> infer_meta_spectral(OpKind op, std::span<const TensorMeta> ins,
-                                         const Attrs& attrs);
 /// The transform length of an FFT node whose input's last dim is `m` (resolves n = -1).
 int64_t fft_length(OpKind op, int64_t m, const Attrs& attrs);
-/// Shape rules of the Compaction category (op_rules_compaction.cpp).
-Expected<TensorMeta> infer_meta_compaction(OpKind op, std::span<const TensorMeta> ins,
-                                           const Attrs& attrs);
-/// ConvTranspose's shape rule (op_rules_conv_transpose.cpp).
-Expected<TensorMeta> conv_transpose_meta(std::span<const TensorMeta> ins, const Attrs& attrs);
 }  // namespace detail
 
 /// Output length of one spatial dim of a Conv / MaxPool / AvgPool window:

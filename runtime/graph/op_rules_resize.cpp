@@ -1,10 +1,11 @@
 // Shape and dtype rules of Resize (ONNX Resize / Upsample over any axes) and GridSample (ONNX
-// GridSample over NCHW), and their attributes' printed form.
+// GridSample over NCHW; its rule written once over symbolic sizes, graph/shape_rule.h), and
+// their attributes' printed form.
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "graph/op.h"
+#include "graph/shape_rule.h"
 
 namespace kiln::detail {
 namespace {
@@ -80,28 +81,30 @@ Expected<TensorMeta> resize_meta(OpKind op, std::span<const TensorMeta> ins, con
   return TensorMeta{x.dtype, out};
 }
 
-Expected<TensorMeta> grid_sample_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& at) {
-  if (ins.size() != 2) return op_error(op, ins, "expects x and grid");
-  const TensorMeta &x = ins[0], &grid = ins[1];
-  const Attrs::Resample& r = at.resample;
-  if (!is_floating(x.dtype) || !is_floating(grid.dtype))
-    return op_error(op, ins, "needs floating-point x and grid");
-  if (x.rank() != 4) return op_error(op, ins, "x must be [N, C, H, W]");
-  if (grid.rank() != 4 || grid.shape[3] != 2 || grid.shape[0] != x.shape[0])
-    return op_error(op, ins, "grid must be [N, H_out, W_out, 2] with x's N");
-  if (r.mode < kResampleNearest || r.mode > kResampleCubic)
-    return op_error(op, ins,
-                    "mode " + std::to_string(r.mode) + " is not nearest, bilinear or bicubic");
-  if (r.padding < 0 || r.padding > 2)
-    return op_error(op, ins,
-                    "padding mode " + std::to_string(r.padding) +
-                        " is not zeros (0), border (1) or reflection (2)");
-  if (grid.shape[1] * grid.shape[2] > 0 && (x.shape[2] == 0 || x.shape[3] == 0))
-    return op_error(op, ins, "cannot sample an empty input");
-  return TensorMeta{x.dtype, {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]}};
-}
-
 }  // namespace
+
+// GridSample: [N, C, H_out, W_out] from x [N, C, H, W] and grid [N, H_out, W_out, 2]; the Ns
+// are guarded equal, the rest checked at the traced sizes.
+Expected<SymMeta> grid_sample_shape(ShapeRule& r) {
+  if (r.inputs() != 2) return r.error("expects x and grid");
+  const Attrs::Resample& rs = r.attrs().resample;
+  if (!is_floating(r.dtype(0)) || !is_floating(r.dtype(1)))
+    return r.error("needs floating-point x and grid");
+  if (r.rank(0) != 4) return r.error("x must be [N, C, H, W]");
+  const Shape &x_at = r.meta(0).shape, &grid_at = r.meta(1).shape;  // the traced sizes
+  const char* grid_error = "grid must be [N, H_out, W_out, 2] with x's N";
+  if (r.rank(1) != 4 || grid_at[3] != 2) return r.error(grid_error);
+  const SymShape &x = r.shape(0), &grid = r.shape(1);
+  KILN_RETURN_IF_ERROR(r.expect_equal(x[0], grid[0], grid_error));
+  if (rs.mode < kResampleNearest || rs.mode > kResampleCubic)
+    return r.error("mode " + std::to_string(rs.mode) + " is not nearest, bilinear or bicubic");
+  if (rs.padding < 0 || rs.padding > 2)
+    return r.error("padding mode " + std::to_string(rs.padding) +
+                   " is not zeros (0), border (1) or reflection (2)");
+  if (grid_at[1] * grid_at[2] > 0 && (x_at[2] == 0 || x_at[3] == 0))
+    return r.error("cannot sample an empty input");
+  return SymMeta{r.dtype(0), {x[0], x[1], grid[1], grid[2]}};
+}
 
 std::string resample_str(OpKind op, const std::vector<int64_t>& dims, const Attrs::Resample& r) {
   std::string s = std::string("mode=") + resample_mode_name(op, r.mode);
@@ -128,7 +131,6 @@ std::string resample_str(OpKind op, const std::vector<int64_t>& dims, const Attr
 
 Expected<TensorMeta> infer_meta_resample(OpKind op, std::span<const TensorMeta> ins,
                                          const Attrs& attrs) {
-  if (op == OpKind::GridSample) return grid_sample_meta(op, ins, attrs);
   return resize_meta(op, ins, attrs);
 }
 

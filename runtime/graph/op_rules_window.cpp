@@ -1,9 +1,10 @@
 // Shape and dtype rules of the Window ops (Conv, MaxPool, AvgPool: ONNX semantics over
-// NC[D]HW tensors) and of GatherND. Every error names the op and its input metas
-// (detail::op_error) and then the offending sizes or attribute.
+// NC[D]HW tensors) and GatherND's rule over symbolic sizes (graph/shape_rule.h). Every error
+// names the op and its input metas (detail::op_error) and then the offending sizes or
+// attribute.
 #include <string>
 
-#include "graph/op.h"
+#include "graph/shape_rule.h"
 
 namespace kiln {
 
@@ -132,34 +133,34 @@ Expected<TensorMeta> pool_meta(OpKind op, std::span<const TensorMeta> ins, const
   return TensorMeta{op == OpKind::MaxPoolIndices ? DType::kI64 : dt, out};
 }
 
-Expected<TensorMeta> gather_nd_meta(OpKind op, std::span<const TensorMeta> ins, const Attrs& at) {
-  const TensorMeta &data = ins[0], &idx = ins[1];
-  if (idx.dtype != DType::kI32 && idx.dtype != DType::kI64)
-    return op_error(op, ins,
-                    "indices must be i32 or i64, got " + std::string(dtype_name(idx.dtype)));
-  const int64_t r = data.rank(), q = idx.rank(), b = at.index;
-  if (r < 1 || q < 1) return op_error(op, ins, "data and indices must be at least 1-D");
-  if (b < 0 || b >= std::min(r, q))
-    return op_error(op, ins,
-                    "batch_dims " + std::to_string(b) + " must be in [0, " +
-                        std::to_string(std::min(r, q)) + ")");
-  const int64_t m = idx.shape.back();
-  if (m < 1 || m > r - b)
-    return op_error(op, ins,
-                    "the indices' last dim (" + std::to_string(m) + ") must be in [1, " +
-                        std::to_string(r - b) + "] (data rank - batch_dims)");
-  for (int64_t i = 0; i < b; ++i)
-    if (data.shape[i] != idx.shape[i])
-      return op_error(op, ins,
-                      "batch dim " + std::to_string(i) + " differs: data " +
-                          std::to_string(data.shape[i]) + ", indices " +
-                          std::to_string(idx.shape[i]));
-  Shape out(idx.shape.begin(), idx.shape.end() - 1);
-  out.insert(out.end(), data.shape.begin() + b + m, data.shape.end());
-  return TensorMeta{data.dtype, out};
-}
-
 }  // namespace
+
+/// GatherND: indices.shape[:-1] + data.shape[b + m:]; the batch dims guarded equal, m
+/// specialised.
+Expected<SymMeta> gather_nd_shape(ShapeRule& r) {
+  const DType idt = r.dtype(1);
+  if (idt != DType::kI32 && idt != DType::kI64)
+    return r.error("indices must be i32 or i64, got " + std::string(dtype_name(idt)));
+  const int64_t rank = r.rank(0), q = r.rank(1), b = r.attrs().index;
+  if (rank < 1 || q < 1) return r.error("data and indices must be at least 1-D");
+  if (b < 0 || b >= std::min(rank, q))
+    return r.error("batch_dims " + std::to_string(b) + " must be in [0, " +
+                   std::to_string(std::min(rank, q)) + ")");
+  const Shape &data_at = r.meta(0).shape, &idx_at = r.meta(1).shape;  // the traced sizes
+  if (idx_at.back() < 1 || idx_at.back() > rank - b)
+    return r.error("the indices' last dim (" + std::to_string(idx_at.back()) + ") must be in [1, " +
+                   std::to_string(rank - b) + "] (data rank - batch_dims)");
+  const SymShape &data = r.shape(0), &idx = r.shape(1);
+  for (size_t i = 0; i < static_cast<size_t>(b); ++i)
+    KILN_RETURN_IF_ERROR(r.expect_equal(data[i], idx[i],
+                                        "batch dim " + std::to_string(i) + " differs: data " +
+                                            std::to_string(data_at[i]) + ", indices " +
+                                            std::to_string(idx_at[i])));
+  KILN_ASSIGN_OR_RETURN(const int64_t m, r.constant(idx.back()));
+  SymShape out(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), data.begin() + b + m, data.end());
+  return SymMeta{r.dtype(0), out};
+}
 
 Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> ins,
                                        const Attrs& attrs) {
@@ -170,13 +171,8 @@ Expected<TensorMeta> infer_meta_window(OpKind op, std::span<const TensorMeta> in
     case OpKind::MaxPoolIndices:
     case OpKind::AvgPool:
       return pool_meta(op, ins, attrs);
-    case OpKind::GatherND:
-      return gather_nd_meta(op, ins, attrs);
     case OpKind::Resize:
-    case OpKind::GridSample:
       return infer_meta_resample(op, ins, attrs);
-    case OpKind::ConvTranspose:
-      return conv_transpose_meta(ins, attrs);
     default:
       break;
   }

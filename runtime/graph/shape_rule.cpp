@@ -5,7 +5,12 @@ namespace kiln {
 
 ShapeRule::ShapeRule(OpKind op, std::span<const TensorMeta> metas, std::span<const SymShape> syms,
                      const Attrs& attrs, ShapeEnv* env, std::string provenance)
-    : op_(op), metas_(metas), attrs_(attrs), env_(env), prov_(std::move(provenance)) {
+    : op_(op),
+      metas_(metas),
+      attrs_(attrs),
+      env_(env),
+      symbolic_(!syms.empty() || env != nullptr),
+      prov_(std::move(provenance)) {
   if (syms.empty()) {
     for (const TensorMeta& m : metas) shapes_.push_back(sym_shape_of(m.shape));
   } else {
@@ -26,6 +31,24 @@ Expected<SymInt> ShapeRule::equal(const SymInt& a, const SymInt& b, const std::s
   KILN_ASSIGN_OR_RETURN(bool eq, env_->evaluate_guarding(sym_eq(a, b), prov_));
   if (!eq) return error(what + " " + a.str() + " and " + b.str() + " must be equal");
   return env_->simplify(b.is_constant() ? b : a);
+}
+
+Status ShapeRule::expect_equal(const SymInt& a, const SymInt& b, const std::string& message) {
+  if (a == b) return {};
+  if (!env_) {
+    if (a.is_constant() && b.is_constant() && a.constant_value() == b.constant_value()) return {};
+    return error(message);
+  }
+  KILN_ASSIGN_OR_RETURN(bool eq, env_->evaluate_guarding(sym_eq(a, b), prov_));
+  if (!eq) return error(message);
+  return {};
+}
+
+Status ShapeRule::expect_same_shape(const SymShape& a, const SymShape& b,
+                                    const std::string& message) {
+  if (a.size() != b.size()) return error(message);
+  for (size_t i = 0; i < a.size(); ++i) KILN_RETURN_IF_ERROR(expect_equal(a[i], b[i], message));
+  return {};
 }
 
 Status ShapeRule::at_least(const SymInt& a, const SymInt& b, const std::string& what) {
@@ -53,9 +76,11 @@ namespace detail {
 ShapeRuleFn shape_rule(OpKind op) {
   static constexpr ShapeRuleFn kRules[] = {
 #define KILN_OP(e, name, cat, arity, attrs) nullptr,
+#define KILN_RULE_OP(e, name, cat, arity, attrs, rule) &rule##_shape,
 #define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem) &stem##_shape,
 #include "graph/ops.def"
 #undef KILN_KERNEL_OP
+#undef KILN_RULE_OP
 #undef KILN_OP
   };
   return kRules[static_cast<size_t>(op)];

@@ -8,7 +8,7 @@
 ///   * symbolic (Graph::add): sizes are the inputs' symbolic shapes, and each answer is
 ///     recorded in the graph's ShapeEnv as a guard with the op and source line as provenance.
 /// So the concrete shape is the rule evaluated at constant sizes, and an op written this way
-/// (a KILN_KERNEL_OP row of ops.def) has no second, concrete rule.
+/// (a KILN_RULE_OP or KILN_KERNEL_OP row of ops.def) has no second, concrete rule.
 #pragma once
 
 #include <span>
@@ -39,12 +39,21 @@ class ShapeRule {
   int rank(size_t i) const { return metas_[i].rank(); }
   /// Input `i`'s sizes (constants in the concrete mode).
   const SymShape& shape(size_t i) const { return shapes_[i]; }
-  bool symbolic() const { return env_ != nullptr; }
+  /// Input `i`'s meta: its sizes are the traced (hint) sizes. A check on them records no guard;
+  /// it holds at the sizes the graph was traced at, and Graph::instantiate checks it again at
+  /// others (the checks a rule makes of sizes it does not guard).
+  const TensorMeta& meta(size_t i) const { return metas_[i]; }
+  /// Whether the sizes are the inputs' symbolic shapes (Graph::add's second run).
+  bool symbolic() const { return symbolic_; }
 
   /// The op's error: "op(f32[2, 3], ...): what".
   Status error(const std::string& what) const;
   /// `a` and `b` must be equal: the (canonical) size, or an error naming both.
   Expected<SymInt> equal(const SymInt& a, const SymInt& b, const std::string& what = "sizes");
+  /// `a` and `b` must be equal, else error(message), the message whole.
+  Status expect_equal(const SymInt& a, const SymInt& b, const std::string& message);
+  /// `a` and `b` must have one rank and equal sizes, else error(message).
+  Status expect_same_shape(const SymShape& a, const SymShape& b, const std::string& message);
   /// `a` >= `b` must hold, else error(what).
   Status at_least(const SymInt& a, const SymInt& b, const std::string& what);
   /// A size the rule's structure depends on, as a constant (a symbolic one is specialised to
@@ -57,19 +66,22 @@ class ShapeRule {
   std::vector<SymShape> shapes_;
   const Attrs& attrs_;
   ShapeEnv* env_;
+  bool symbolic_;
   std::string prov_;
 };
 
 using ShapeRuleFn = Expected<SymMeta> (*)(ShapeRule&);
 
 namespace detail {
-// The shape rule of every KILN_KERNEL_OP row: `<stem>_shape`, defined in the op's
-// runtime/graph/op_rules_<stem>.cpp.
+// The shape rule of every KILN_RULE_OP row, `<rule>_shape`, and of every KILN_KERNEL_OP row,
+// `<stem>_shape`, defined in runtime/graph/op_rules_<rule or stem>.cpp.
 #define KILN_OP(e, name, cat, arity, attrs)
+#define KILN_RULE_OP(e, name, cat, arity, attrs, rule) Expected<SymMeta> rule##_shape(ShapeRule& r);
 #define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem) \
   Expected<SymMeta> stem##_shape(ShapeRule& r);
 #include "graph/ops.def"
 #undef KILN_KERNEL_OP
+#undef KILN_RULE_OP
 #undef KILN_OP
 
 /// max_unpool's unpooled shape, the one its indices address: x's N and C, then

@@ -1,6 +1,7 @@
-// Symbolic shape rules: the output shape of every op over size symbols. They run after the
-// concrete rule (infer_meta) accepted the op at the hint sizes, so they only decide how the
-// result is written symbolically; whenever that needs a fact about symbols (two sizes that
+// Symbolic shape rules: the output shape of every op over size symbols (an op whose ops.def row
+// names its one rule runs that rule, graph/shape_rule.h; the others are the cases below). They
+// run after the concrete rule (infer_meta) accepted the op at the hint sizes, so they only
+// decide how the result is written symbolically; whenever that needs a fact about symbols (two sizes that
 // broadcast must be equal, a reshape keeps the element count) the fact is recorded in the
 // ShapeEnv as a guard with the op and source line as provenance.
 #include <algorithm>
@@ -121,7 +122,6 @@ class SymRules {
   /// the symbols. The window must fit the padded input (with ceil_mode, overhang it by at most
   /// stride - 1): recorded as a guard.
   Expected<SymShape> window(std::span<const SymShape> ins, const Attrs& at) {
-    if (op_ == OpKind::ConvTranspose) return conv_transpose(ins, at.window);
     const Attrs::Window& w = at.window;
     const SymShape& x = ins[0];
     const size_t k = x.size() - 2;
@@ -162,59 +162,6 @@ class SymRules {
                          SymInt(1));
       }
     }
-    return result;
-  }
-
-  /// ConvTranspose: [N, C_out / groups * groups, O1, ..., Ok], each O from
-  /// conv_transpose_output_size; a symbolic spatial dim is guarded to give O >= 0.
-  Expected<SymShape> conv_transpose(std::span<const SymShape> ins, const Attrs::Window& w) {
-    const SymShape& x = ins[0];
-    const size_t k = x.size() - 2;
-    KILN_RETURN_IF_ERROR(unify(x[1], ins[1][0]).status());
-    SymShape result = {x[0], ins[1][1] * SymInt(w.groups)};
-    if (ins.size() == 3) KILN_RETURN_IF_ERROR(unify(ins[2][0], result[1]).status());
-    for (size_t i = 0; i < k; ++i) {
-      const SymInt& d = x[i + 2];
-      KILN_ASSIGN_OR_RETURN(const int64_t kernel, specialise(ins[1][i + 2]));
-      const int64_t s = w.strides[i];
-      const int64_t rest = conv_transpose_output_size(1, kernel, s, w.pads[i], w.pads[i + k],
-                                                      w.dilations[i], w.output_padding[i]);
-      if (d.is_constant()) {
-        result.push_back(SymInt(s * (d.constant_value() - 1) + rest));
-        continue;
-      }
-      const SymInt o = SymInt(s) * d + SymInt(rest - s);
-      if (env_) {
-        KILN_ASSIGN_OR_RETURN(bool fits, env_->evaluate_guarding(sym_ge(o, SymInt(0)), prov_));
-        if (!fits) return invalid_argument("conv_transpose: pads trim more than the output");
-      }
-      result.push_back(o);
-    }
-    return result;
-  }
-
-  /// ScatterElements / ScatterND: data's shape; updates match the indices (ScatterElements) or
-  /// indices.shape[:-1] + data.shape[m:] (ScatterND, m specialised).
-  Expected<SymShape> scatter(std::span<const SymShape> ins) {
-    const SymShape &data = ins[0], &idx = ins[1], &upd = ins[2];
-    if (op_ == OpKind::ScatterElements) {
-      for (size_t i = 0; i < idx.size(); ++i) KILN_RETURN_IF_ERROR(unify(idx[i], upd[i]).status());
-      return data;
-    }
-    KILN_ASSIGN_OR_RETURN(const int64_t m, specialise(idx.back()));
-    SymShape want(idx.begin(), idx.end() - 1);
-    want.insert(want.end(), data.begin() + m, data.end());
-    for (size_t i = 0; i < want.size(); ++i) KILN_RETURN_IF_ERROR(unify(want[i], upd[i]).status());
-    return data;
-  }
-
-  /// GatherND: indices.shape[:-1] + data.shape[b + m:]; batch dims unified, m specialised.
-  Expected<SymShape> gather_nd(const SymShape& data, const SymShape& idx, int64_t b) {
-    for (size_t i = 0; i < static_cast<size_t>(b); ++i)
-      KILN_RETURN_IF_ERROR(unify(data[i], idx[i]).status());
-    KILN_ASSIGN_OR_RETURN(const int64_t m, specialise(idx.back()));
-    SymShape result(idx.begin(), idx.end() - 1);
-    result.insert(result.end(), data.begin() + b + m, data.end());
     return result;
   }
 
@@ -337,49 +284,14 @@ Expected<SymShape> infer_sym_shape(OpKind op, std::span<const SymShape> ins, con
                                                : SymInt(attrs.dims[i]));
           break;
         }
-        if (op == OpKind::GridSample) {  // [N, C, H_out, W_out] from x and grid [N, H, W, 2]
-          KILN_RETURN_IF_ERROR(r.unify(ins[0][0], ins[1][0]).status());
-          result = {ins[0][0], ins[0][1], ins[1][1], ins[1][2]};
-          break;
-        }
         KILN_ASSIGN_OR_RETURN(result, r.window(ins, attrs));
         break;
       }
-      case OpCategory::kScatter: {
-        KILN_ASSIGN_OR_RETURN(result, r.scatter(ins));
-        break;
-      }
-      case OpCategory::kCompaction: {
-        // The mask has data's shape; the result's length is the node's unbacked symbol (a
-        // constant once instantiated: index -1).
-        for (size_t d = 0; ins.size() == 2 && d < ins[0].size() && d < ins[1].size(); ++d)
-          KILN_RETURN_IF_ERROR(r.unify(ins[0][d], ins[1][d]).status());
-        result = {attrs.index >= 0 ? SymInt(SymExpr::symbol(static_cast<int>(attrs.index)))
-                                   : SymInt(out.shape[0])};
-        if (op == OpKind::NonZero) result.push_back(SymInt(out.shape[1]));  // the rank
-        break;
-      }
-      case OpCategory::kSpectral: {
-        // The FFTs' transformed dim is specialised (the kernel's length is a constant); the
-        // batch dims stay symbolic.
-        result = ins[0];
-        if (op == OpKind::ViewAsReal) {
-          result.push_back(SymInt(2));
-          break;
-        }
-        if (op == OpKind::Real || op == OpKind::Imag || op == OpKind::ComplexAbs) break;
-        KILN_ASSIGN_OR_RETURN(const int64_t m, r.specialise(ins[0].back()));
-        result.pop_back();
-        if (op == OpKind::ViewAsComplex) break;
-        const int64_t n = detail::fft_length(op, m, attrs);
-        result.push_back(SymInt(op == OpKind::Rfft ? n / 2 + 1 : n));
-        break;
-      }
+      case OpCategory::kScatter:  // every op's row names its rule
+      case OpCategory::kSpectral:
+      case OpCategory::kCompaction:
+        return internal_error(provenance + ": no shape rule");
       case OpCategory::kIndexing: {
-        if (op == OpKind::GatherND) {
-          KILN_ASSIGN_OR_RETURN(result, r.gather_nd(ins[0], ins[1], attrs.index));
-          break;
-        }
         const size_t rank = ins[0].size();
         const size_t d = static_cast<size_t>(
             attrs.axis < 0 ? attrs.axis + static_cast<int64_t>(rank) : attrs.axis);
