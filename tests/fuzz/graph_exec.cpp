@@ -147,20 +147,14 @@ Sizes sizes_from(const std::vector<int64_t>& ints, size_t from, const std::vecto
 
 Tensor binary_op(OpKind op, const Tensor& a, const Tensor& b) {
   switch (op) {
-    case OpKind::Add:
-      return add(a, b);
-    case OpKind::Sub:
-      return sub(a, b);
-    case OpKind::Mul:
-      return mul(a, b);
-    case OpKind::Div:
-      return div(a, b);
-    case OpKind::Maximum:
-      return maximum(a, b);
-    case OpKind::Minimum:
-      return minimum(a, b);
-    case OpKind::Pow:
-      return pow(a, b);
+    // Every binary row of the elementwise table: its public function has the row's name.
+#define KILN_UNARY(e, name, ints, glsl)
+#define KILN_BINARY(e, name, dtypes, glsl) \
+  case OpKind::e:                          \
+    return kiln::name(a, b);
+#include "kiln/elementwise_ops.def"
+#undef KILN_BINARY
+#undef KILN_UNARY
     case OpKind::Eq:
       return eq(a, b);
     case OpKind::Ne:
@@ -181,62 +175,14 @@ Tensor binary_op(OpKind op, const Tensor& a, const Tensor& b) {
 
 Tensor unary_op(OpKind op, const Tensor& a) {
   switch (op) {
-    case OpKind::Neg:
-      return neg(a);
-    case OpKind::Exp:
-      return exp(a);
-    case OpKind::Log:
-      return log(a);
-    case OpKind::Sqrt:
-      return sqrt(a);
-    case OpKind::Rsqrt:
-      return rsqrt(a);
-    case OpKind::Tanh:
-      return tanh(a);
-    case OpKind::Sigmoid:
-      return sigmoid(a);
-    case OpKind::Relu:
-      return relu(a);
-    case OpKind::Gelu:
-      return gelu(a);
-    case OpKind::Erf:
-      return erf(a);
-    case OpKind::Silu:
-      return silu(a);
-    case OpKind::GeluTanh:
-      return gelu_tanh(a);
-    case OpKind::Abs:
-      return abs(a);
-    case OpKind::Sign:
-      return sign(a);
-    case OpKind::Sin:
-      return sin(a);
-    case OpKind::Cos:
-      return cos(a);
-    case OpKind::Tan:
-      return tan(a);
-    case OpKind::Asin:
-      return asin(a);
-    case OpKind::Acos:
-      return acos(a);
-    case OpKind::Atan:
-      return atan(a);
-    case OpKind::Sinh:
-      return sinh(a);
-    case OpKind::Cosh:
-      return cosh(a);
-    case OpKind::Asinh:
-      return asinh(a);
-    case OpKind::Acosh:
-      return acosh(a);
-    case OpKind::Atanh:
-      return atanh(a);
-    case OpKind::Floor:
-      return floor(a);
-    case OpKind::Ceil:
-      return ceil(a);
-    case OpKind::Round:
-      return round(a);
+    // Every unary row of the elementwise table: its public function has the row's name.
+#define KILN_UNARY(e, name, ints, glsl) \
+  case OpKind::e:                       \
+    return kiln::name(a);
+#define KILN_BINARY(e, name, dtypes, glsl)
+#include "kiln/elementwise_ops.def"
+#undef KILN_BINARY
+#undef KILN_UNARY
     default:
       break;
   }
