@@ -10,7 +10,6 @@
 
 #include "tools/commands.h"
 #include "vk/device.h"
-#include "vk/device_limits.h"
 
 namespace {
 

@@ -280,6 +280,11 @@ class VulkanDevice {
   uint64_t id_;
 };
 
+/// Lowers `info` as create() does for a device it opens: KILN_DEVICE_LIMITS merged with
+/// `limits` (DeviceOptions::limits syntax; vk/device_limits.h). invalid_argument naming the key
+/// on bad text.
+Status apply_device_limits(const std::string& limits, DeviceInfo& info);
+
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.
 const char* vk_result_name(int32_t result);
 

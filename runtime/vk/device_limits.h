@@ -52,7 +52,4 @@ Expected<DeviceLimits> device_limits_from_env();
 /// any earlier override). Values the device already has lower stay.
 void apply_device_limits(const DeviceLimits& limits, DeviceInfo& info);
 
-/// KILN_DEVICE_LIMITS merged with `option_text` (DeviceOptions::limits) and applied to `info`.
-Status apply_device_limits(const std::string& option_text, DeviceInfo& info);
-
 }  // namespace kiln::vk
