@@ -40,6 +40,7 @@ void print_row(const char* key, const std::string& value) {
 
 void print_device(const DeviceInfo& d, bool is_default) {
   fmt::print("{} [{}] {}\n", is_default ? "*" : " ", d.index, d.name);
+  if (!d.limits.empty()) print_row("limits", "overridden by KILN_DEVICE_LIMITS: " + d.limits);
   print_row("vendor", fmt::format("{} (vendor 0x{:04X}, device 0x{:04X})", d.vendor, d.vendor_id,
                                   d.device_id));
   print_row("type", d.type);
@@ -78,10 +79,17 @@ void print_device(const DeviceInfo& d, bool is_default) {
 }  // namespace
 
 int kiln_devices_main() {
-  const kiln::Expected<std::vector<DeviceInfo>> devices = kiln::vk::VulkanDevice::enumerate();
+  kiln::Expected<std::vector<DeviceInfo>> devices = kiln::vk::VulkanDevice::enumerate();
   if (!devices.ok()) {
     fmt::print(stderr, "kiln devices: {}\n", devices.status().to_string());
     return 1;
+  }
+  // The values below are those Kiln uses: KILN_DEVICE_LIMITS lowered, as when a device opens.
+  for (DeviceInfo& d : *devices) {
+    if (kiln::Status st = kiln::vk::apply_device_limits("", d); !st.ok()) {
+      fmt::print(stderr, "kiln devices: {}\n", st.to_string());
+      return 1;
+    }
   }
   // The device create() and default_device() would pick (honours KILN_DEVICE).
   const kiln::Expected<uint32_t> chosen = kiln::vk::VulkanDevice::select_device(*devices);

@@ -51,6 +51,11 @@ struct DeviceOpenOptions {
   /// first call does not create pipelines itself (KILN_PREWARM=1 does it for every device;
   /// docs/cache.md, "Shipping a warm cache"). Calls needing a pipeline meanwhile wait for it.
   bool prewarm = false;
+  /// Lowers (never raises) what Kiln believes about the device, to emulate a smaller GPU:
+  /// "invocations=128,shared=16384,subgroup=4,int64=0,float16=0,int8=0,storage16=0,unified=0"
+  /// (docs/runtime.md, "Device limits"). Applied together with KILN_DEVICE_LIMITS, the lower
+  /// value winning. Bad syntax or an unknown key makes open() fail with invalid_argument.
+  std::string limits;
 };
 
 class Device {

@@ -40,6 +40,7 @@ Expected<Device> Device::open(const std::string& selector, const DeviceOpenOptio
   o.selector = selector;
   o.disk_cache = cache_for(options.cache_dir);
   o.prewarm = options.prewarm;
+  o.limits = options.limits;
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<vk::VulkanDevice> dev, vk::VulkanDevice::create(o));
   return Device(Kind::kVulkan, std::move(dev));
 }

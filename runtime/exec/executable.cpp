@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "codegen/kernel_limits.h"
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
 #include "exec/background.h"
@@ -43,6 +44,9 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   if (info.driver_name == "llvmpipe") c.loop_limit = 65535;
   c.device_key = info.name + "|" + info.driver_name + "|" + info.driver_info + "|";
   for (uint8_t b : info.driver_uuid) c.device_key += std::to_string(b) + ".";
+  // A device under KILN_DEVICE_LIMITS keeps its kernels and graph records apart from the
+  // unrestricted device's.
+  if (!info.limits.empty()) c.device_key += "|limits=" + info.limits;
   return c;
 }
 
@@ -178,6 +182,11 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
     return false;
   }
   if (!st.ok()) return st.with_context("compiling '" + options.name + "'");
+  // The device would reject a kernel over its limits, or run it wrongly: catch it here, also
+  // for limits KILN_DEVICE_LIMITS lowered below what the driver would accept.
+  for (const Kernel& k : plan->kernels)
+    KILN_RETURN_IF_ERROR(
+        check_kernel_limits(k, copts.caps).with_context("compiling '" + options.name + "'"));
   if (log_enabled(LogTopic::kFusion))
     log(LogTopic::kFusion, "'" + options.name + "':\n" + plan->fusion_log);
   std::vector<vk::PipelineDesc> descs;

@@ -75,6 +75,9 @@ struct DeviceInfo {
   /// VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2): 32-bit float shaders may declare
   /// SignedZeroInfNanPreserve (codegen does, keeping IEEE NaN / inf / -0.0 arithmetic).
   bool signed_zero_inf_nan_preserve_f32 = false;
+  /// The KILN_DEVICE_LIMITS / DeviceOptions::limits override applied to the values above, in
+  /// canonical form ("invocations=128,int64=0"); empty when the device is as the driver says.
+  std::string limits;
 };
 
 /// A sub-allocated range of a device memory block. Freed (returned to its block) when the last
@@ -168,6 +171,8 @@ struct DeviceStats {
   uint64_t peak_bytes = 0;                // most device-buffer bytes live at once (see reset_peak)
   uint64_t command_buffers_recorded = 0;  // vkBeginCommandBuffer for dispatches or a recording
   uint64_t validation_errors = 0;
+  uint64_t staged_uploads = 0;    // upload() calls that copied through a staging buffer
+  uint64_t staged_downloads = 0;  // download() calls that copied through a staging buffer
 };
 
 struct DeviceOptions {
@@ -183,6 +188,10 @@ struct DeviceOptions {
   /// Recreate the pipelines stored in the cache's pipeline set on a thread of the device's own
   /// as it opens (also KILN_PREWARM=1; pipeline_prewarm.cpp).
   bool prewarm = false;
+  /// Lowers what Kiln believes about the device, as KILN_DEVICE_LIMITS does (both apply; the
+  /// lower value wins): "invocations=128,shared=16384,subgroup=4,int64=0,unified=0"
+  /// (vk/device_limits.h). Bad text is an invalid_argument error from create().
+  std::string limits;
 };
 
 class VulkanDevice {
@@ -270,6 +279,11 @@ class VulkanDevice {
  private:
   uint64_t id_;
 };
+
+/// Lowers `info` as create() does for a device it opens: KILN_DEVICE_LIMITS merged with
+/// `limits` (DeviceOptions::limits syntax; vk/device_limits.h). invalid_argument naming the key
+/// on bad text.
+Status apply_device_limits(const std::string& limits, DeviceInfo& info);
 
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.
 const char* vk_result_name(int32_t result);

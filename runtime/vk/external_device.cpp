@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kiln/vulkan_interop.h"
+#include "vk/device_limits.h"
 #include "vk/vulkan_device.h"
 
 namespace kiln::vk {
@@ -117,6 +118,7 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::adopt(
   pd.info.shader_int8 = pd.info.shader_int8 && e.int8;
   pd.info.storage_buffer_16bit = pd.info.storage_buffer_16bit && e.storage16;
   pd.info.storage_buffer_8bit = pd.info.storage_buffer_8bit && e.storage8;
+  KILN_RETURN_IF_ERROR(apply_device_limits("", pd.info));  // KILN_DEVICE_LIMITS
 
   auto core = std::make_shared<DeviceCore>();
   core->instance = std::move(instance);

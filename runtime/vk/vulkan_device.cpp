@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cache/disk_cache.h"
+#include "vk/device_limits.h"
 #include "vk/vk_check.h"
 
 namespace kiln::vk {
@@ -121,6 +122,8 @@ Expected<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const DeviceOptions
   core->disk = std::move(disk);
   core->prewarm = options.prewarm;
   core->physical = devices[index];
+  // Before the VkDevice exists: a feature the limits take away is not enabled either.
+  KILN_RETURN_IF_ERROR(apply_device_limits(options.limits, core->physical.info));
   if (core->physical.queue_family == kNoQueueFamily) {
     return unavailable("Vulkan device '" + core->physical.info.name + "' has no compute queue");
   }
@@ -231,6 +234,8 @@ DeviceStats VulkanDeviceImpl::stats() const {
   stats.submissions = stats_.submissions.load();
   stats.replays = stats_.replays.load();
   stats.command_buffers_recorded = stats_.command_buffers_recorded.load();
+  stats.staged_uploads = stats_.staged_uploads.load();
+  stats.staged_downloads = stats_.staged_downloads.load();
   stats.bytes_allocated = allocator_->bytes_allocated();
   stats.blocks_allocated = allocator_->blocks_allocated();
   stats.bytes_retained = allocator_->bytes_retained();
@@ -390,6 +395,7 @@ Status VulkanDeviceImpl::upload(const BufferRef& dst, const void* src, size_t by
   KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
   const StagingGuard guard{staging_.get(), staging};
   std::memcpy(staging.block->mapped + staging.offset, src, bytes);
+  ++stats_.staged_uploads;
 
   KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
   KILN_RETURN_IF_ERROR(begin_commands(*slot));
@@ -419,6 +425,7 @@ Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes,
   }
   KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
   const StagingGuard guard{staging_.get(), staging};
+  ++stats_.staged_downloads;
 
   KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
   KILN_RETURN_IF_ERROR(begin_commands(*slot));

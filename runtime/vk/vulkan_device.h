@@ -242,6 +242,8 @@ class VulkanDeviceImpl final : public VulkanDevice {
     std::atomic<uint64_t> submissions{0};
     std::atomic<uint64_t> replays{0};
     std::atomic<uint64_t> command_buffers_recorded{0};
+    std::atomic<uint64_t> staged_uploads{0};
+    std::atomic<uint64_t> staged_downloads{0};
   };
   Counters stats_;
 };
