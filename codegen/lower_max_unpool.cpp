@@ -1,15 +1,13 @@
 // MaxUnpool as a gather on shaders/scatter.comp's driver: output element o starts as 0 and
-// takes, in row-major order, every x element whose index is o's flat position in the unpooled
-// shape (graph/shape_rule.h max_unpool_unpooled_shape; o itself unless output_shape enlarged
-// the output, whose elements outside that leading corner stay 0), so the last write wins as in
+// takes, in row-major order, every x element whose index is o (indices are flat positions in
+// the output: MaxPool's input, whose shape output_shape gives), so the last write wins as in
 // the interpreter and no atomics are needed. Every index is tested for every output element
 // (O(outputs x inputs), kUnroll per loop iteration: gallivm ends an invocation's loops after
-// 65535 iterations). An index outside the unpooled shape matches nothing (the interpreter
+// 65535 iterations). An index outside the output matches nothing (the interpreter
 // reports it). The inputs' elementwise producers fold into the loads.
 #include <algorithm>
 
 #include "codegen/lower_internal.h"
-#include "graph/shape_rule.h"
 
 namespace kiln {
 namespace {
@@ -42,21 +40,10 @@ Expected<Kernel> max_unpool_kernel(const Graph& g, const FusionDecision& fusion,
   function("x", x, acc);
   function("index", ix, ix.meta.dtype);
 
-  // The unpooled position of output element o, and whether o lies inside the unpooled shape.
-  const SymShape unpooled = detail::max_unpool_unpooled_shape(x.sym, n.attrs.window);
-  std::string position = "o", inside;
-  if (unpooled != n.sym) {
-    Index at = e.decompose("o", n.sym, "p", 0);
-    for (size_t d = 0; d < at.size(); ++d) {
-      if (unpooled[d] == n.sym[d]) continue;
-      inside += (inside.empty() ? "" : " && ") + at[d].expr + " < " + e.size(unpooled[d]);
-    }
-    position = e.linear_index(unpooled, at);
-  }
+  // Indices are flat positions in the output (MaxPool's input), so element o takes index o.
   const std::string count = e.size(sym_numel(x.sym));
   std::string el = "void kiln_element(uint o) {\n" + e.take_body() + "  " + T + " acc = " + T +
-                   "(0);\n  if (" + (inside.empty() ? "true" : inside) + ") {\n    const " + IT +
-                   " t = " + IT + "(" + position + ");\n";
+                   "(0);\n  {\n    const " + IT + " t = " + IT + "(o);\n";
   el += "    for (uint j_base = 0u; j_base < " + count + "; j_base += " + std::to_string(kUnroll) +
         "u) {\n";
   for (uint32_t u = 0; u < kUnroll; ++u)

@@ -1,14 +1,16 @@
 // MaxUnpool's shape rule, written once over symbolic sizes (graph/shape_rule.h): x
-// [N, C, D1, ..., Dk] with indices of its shape. The indices address the unpooled shape
-// [N, C, D1', ..., Dk'], Di' = (Di - 1) * stride + kernel - pad_begin - pad_end (the shape
-// MaxPool's input had); the output is that shape, or Attrs::dims (ONNX's output_shape input)
-// when given, which must be at least the unpooled size in every dim: the unpooled tensor is
-// its leading corner and the rest is zeros (as in ONNX's reference and onnxruntime).
+// [N, C, D1, ..., Dk] with indices of its shape. The output is MaxPool's input again: the
+// unpooled shape [N, C, D1', ..., Dk'], Di' = (Di - 1) * stride + kernel - pad_begin - pad_end,
+// or Attrs::dims (ONNX's output_shape input) when given, which must be at least that in every
+// dim (a pooling that floored odd sizes). The indices are flat positions in the output, as
+// MaxPool computed them and as PyTorch and onnxruntime read them.
 #include "graph/shape_rule.h"
 
 namespace kiln::detail {
+namespace {
 
-SymShape max_unpool_unpooled_shape(const SymShape& x, const Attrs::Window& w) {
+/// The output shape when output_shape is not given.
+SymShape unpooled_shape(const SymShape& x, const Attrs::Window& w) {
   SymShape out = {x[0], x[1]};
   const size_t k = x.size() - 2;
   for (size_t i = 0; i < k; ++i) {
@@ -17,6 +19,8 @@ SymShape max_unpool_unpooled_shape(const SymShape& x, const Attrs::Window& w) {
   }
   return out;
 }
+
+}  // namespace
 
 Expected<SymMeta> max_unpool_shape(ShapeRule& r) {
   const Attrs::Window& w = r.attrs().window;
@@ -39,7 +43,7 @@ Expected<SymMeta> max_unpool_shape(ShapeRule& r) {
   if (r.rank(1) != rank) return r.error("indices must have x's shape");
   for (size_t d = 0; d < static_cast<size_t>(rank); ++d)
     KILN_RETURN_IF_ERROR(r.equal(r.shape(0)[d], r.shape(1)[d], "x and indices sizes").status());
-  SymMeta out{r.dtype(0), max_unpool_unpooled_shape(r.shape(0), w)};
+  SymMeta out{r.dtype(0), unpooled_shape(r.shape(0), w)};
   for (size_t i = 0; i < k; ++i)
     KILN_RETURN_IF_ERROR(r.at_least(out.shape[i + 2], SymInt(0), "pads trim more than the output"));
   const std::vector<int64_t>& dims = r.attrs().dims;

@@ -84,12 +84,6 @@ namespace detail {
 #undef KILN_RULE_OP
 #undef KILN_OP
 
-/// max_unpool's unpooled shape, the one its indices address: x's N and C, then
-/// (Di - 1) * stride + kernel - pad_begin - pad_end per spatial dim of `x` (the rule has
-/// checked the window). The output is this shape or a larger Attrs::dims, whose leading corner
-/// it is (runtime/graph/op_rules_max_unpool.cpp; the interpreter and the kernel map through it).
-SymShape max_unpool_unpooled_shape(const SymShape& x, const Attrs::Window& w);
-
 /// The rule of `op`'s row, or null for an op whose rules are written by category.
 ShapeRuleFn shape_rule(OpKind op);
 /// infer_meta of a rule: evaluated at the inputs' constant sizes.

@@ -1,7 +1,7 @@
 // max_unpool (ONNX MaxUnpool) on Vulkan against the interpreter, on fresh random data into
 // poisoned memory, eagerly and compiled: 1-D to 3-D windows, strides, pads, odd sizes, sizes
 // 0 and 1, output shapes larger than the unpooled one (spatial dims, N and C; the indices
-// address the unpooled shape), many duplicate indices (the kernel applies them in the
+// are flat positions of the output), many duplicate indices (the kernel applies them in the
 // interpreter's order), every dtype max_unpool takes (f32, f16, i32, i64) and symbolic sizes.
 #include <gtest/gtest.h>
 
@@ -66,8 +66,8 @@ TEST_F(DeviceMaxUnpool, MatchesTheInterpreter) {
       {{3, 1, 4, 1}, {2, 1}, {2, 1}, {0, 0, 0, 0}, {}},
       {{2, 2, 3, 3, 3}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0}, {}},
       {{0, 2, 3, 3}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
-      // output_shape larger than the unpooled shape: the indices address the unpooled shape,
-      // placed at the output's leading corner.
+      // output_shape larger than the unpooled shape (MaxPool floored odd sizes): the indices
+      // are flat positions of the whole output.
       {{1, 3, 4, 5}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 3, 9, 11}},
       {{1, 3, 4, 5}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 3, 8, 11}},
       {{2, 3, 5, 7}, {3, 2}, {2, 3}, {1, 0, 0, 1}, {3, 4, 11, 21}},
@@ -83,7 +83,7 @@ TEST_F(DeviceMaxUnpool, MatchesTheInterpreter) {
     for (DType dt : {DType::kF32, DType::kF16, DType::kI32, DType::kI64}) {
       const Dist dist = is_floating(dt) ? Dist::uniform(-2, 2) : Dist::uniform(-50, 50);
       Tensor x = rnd(dt, c.x, dist);
-      Tensor i = indices(c.x, numel(unpooled_shape(c)));
+      Tensor i = indices(c.x, numel(out));
       check(
           std::string("max_unpool ") + dtype_name(dt) + " x" + shape_str(c.x) + " unpooled" +
               shape_str(unpooled_shape(c)) + " out" + shape_str(out),
@@ -96,7 +96,7 @@ TEST_F(DeviceMaxUnpool, MatchesTheInterpreter) {
 TEST_F(DeviceMaxUnpool, FusedProducer) {
   const Case c{{2, 3, 6, 5}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}};
   Tensor x = rnd(DType::kF32, c.x, Dist::uniform(-2, 2));
-  Tensor i = indices(c.x, numel(unpooled_shape(c)));
+  Tensor i = indices(c.x, numel(out_shape(c)));
   check(
       "max_unpool of relu(x) * 2", Tol{1e-6, 1e-6},
       [c](const Tensor& a, const Tensor& b) { return max_unpool(relu(a) * 2.0, b, c) + 1.0; }, x,
@@ -106,15 +106,15 @@ TEST_F(DeviceMaxUnpool, FusedProducer) {
 TEST_F(DeviceMaxUnpool, FusedProducerWithOutputShape) {
   const Case c{{2, 3, 6, 5}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {2, 3, 13, 12}};
   Tensor x = rnd(DType::kF32, c.x, Dist::uniform(-2, 2));
-  Tensor i = indices(c.x, numel(unpooled_shape(c)));
+  Tensor i = indices(c.x, numel(out_shape(c)));
   check(
       "max_unpool of relu(x) * 2 into " + shape_str(c.output), Tol{1e-6, 1e-6},
       [c](const Tensor& a, const Tensor& b) { return max_unpool(relu(a) * 2.0, b, c) + 1.0; }, x,
       i);
 }
 
-// One compile serves every size of x: the unpooled sizes are symbolic, and with a constant
-// output_shape so is the corner of the output they fill. (The first shape's sizes differ, so
+// One compile serves every size of x: the unpooled sizes are symbolic (or the output_shape a
+// constant). (The first shape's sizes differ, so
 // duck sizing ties no two of them.)
 TEST_F(DeviceMaxUnpool, SymbolicSizes) {
   for (const std::vector<int64_t>& output : {std::vector<int64_t>{}, {5, 6, 15, 17}}) {
@@ -125,7 +125,7 @@ TEST_F(DeviceMaxUnpool, SymbolicSizes) {
       Case c = base;
       c.x = s;
       Tensor x = rnd(DType::kF32, s);
-      Tensor i = indices(s, numel(unpooled_shape(c)));
+      Tensor i = indices(s, numel(out_shape(c)));
       Tensor want = fn(x, i);
       test::poison_device_memory(1 << 20);
       Tensor got = compiled(x.to(Device::vulkan()), i.to(Device::vulkan()));

@@ -266,7 +266,7 @@ TEST(Ops, MaxUnpoolShapeRule) {
   EXPECT_EQ(m->dtype, DType::kF32);
   EXPECT_EQ(a.str(OpKind::MaxUnpool),
             "kernel=[2, 3], strides=[2, 2], pads=[0, 1, 0, 0], output_shape=[]");
-  // output_shape only enlarges the unpooled [2, 3, 8, 10] (the indices address it), in any dim.
+  // output_shape may only enlarge the unpooled [2, 3, 8, 10], in any dim.
   a.dims = {2, 3, 9, 11};
   EXPECT_EQ(infer_meta(OpKind::MaxUnpool, ins, a)->shape, (Shape{2, 3, 9, 11}));
   a.dims = {3, 4, 8, 12};

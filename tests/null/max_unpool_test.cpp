@@ -1,17 +1,18 @@
 // max_unpool (ONNX MaxUnpool) on CPU tensors (the interpreter) against values by hand: the
-// indices address the unpooled shape ((D - 1) * stride + kernel - pads per spatial dim), and
-// an output_shape larger than it (spatial dims, N and C) holds it at its leading corner with
-// zeros elsewhere; duplicates (the last write wins); an index outside the unpooled shape and an
-// output_shape smaller than it are errors.
+// indices are flat positions in the output, which is the unpooled shape ((D - 1) * stride +
+// kernel - pads per spatial dim) or a larger output_shape (MaxPool's input when the pooling
+// floored odd sizes), as PyTorch's max_unpool and onnxruntime read them; duplicates (the last
+// write wins); an index outside the output and an output_shape smaller than the unpooled shape
+// are errors.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "tensor/apply_op.h"
 #include "expect_error.h"
 #include "kiln/kiln.h"
+#include "tensor/apply_op.h"
 
 namespace kiln {
 namespace {
@@ -49,12 +50,13 @@ TEST(MaxUnpool, OnnxCasesByHand) {
                  0, 1, 0, 2,  //
                  0, 0, 0, 0,  //
                  0, 3, 0, 4});
-  // output_shape 5x5: the same rows and columns, a zero row and column appended.
+  // output_shape 5x5: flat 5, 7, 13 and 15 of the 5x5 output, [1, 0], [1, 2], [2, 3] and
+  // [3, 0] (ONNX's reference puts them in the 4x4 first: a wrong reference, see onnx_test.cpp).
   expect_values(max_unpool(F({5, 6, 7, 8}, {1, 1, 2, 2}), idx, {2, 2}, {2, 2}, {1, 1, 5, 5}),
                 {1, 1, 5, 5}, {0, 0, 0, 0, 0,  //
-                               0, 5, 0, 6, 0,  //
-                               0, 0, 0, 0, 0,  //
-                               0, 7, 0, 8, 0,  //
+                               5, 0, 6, 0, 0,  //
+                               0, 0, 0, 7, 0,  //
+                               8, 0, 0, 0, 0,  //
                                0, 0, 0, 0, 0});
 }
 
@@ -64,23 +66,23 @@ TEST(MaxUnpool, LargerOutputInEveryDimByHand) {
   // Unpooled flat 1 = [0, 0, 1], 2 = [0, 0, 2], 4 = [0, 1, 0], 7 = [0, 1, 3].
   expect_values(max_unpool(x, I64({1, 2, 4, 7}, {1, 2, 2}), {2}, {2}), {1, 2, 4},
                 {0, 1, 2, 0, 3, 0, 0, 4});
-  // In [2, 3, 5] those are flat 1, 2, 5 and 8; batch 1 and channel 2 are all zeros. A
-  // duplicate index (1 twice): the later element wins.
+  // In [2, 3, 5] the indices are flat positions of the output itself. A duplicate index (1
+  // twice): the later element wins.
   std::vector<double> want(30, 0.0);
   want[1] = 2;
-  want[5] = 3;
-  want[8] = 4;
+  want[4] = 3;
+  want[7] = 4;
   expect_values(max_unpool(x, I64({1, 1, 4, 7}, {1, 2, 2}), {2}, {2}, {2, 3, 5}), {2, 3, 5}, want);
 }
 
 TEST(MaxUnpool, Errors) {
   const Tensor x = F({1, 2, 3, 4}, {1, 1, 2, 2});
-  // Flat 16 fits the 5x5 output but not the unpooled 4x4 the indices address.
+  // Flat 25 is past the 5x5 output.
   expect_error(
       [&] {
-        max_unpool(x, I64({5, 7, 13, 16}, {1, 1, 2, 2}), {2, 2}, {2, 2}, {1, 1, 5, 5}).to_doubles();
+        max_unpool(x, I64({5, 7, 13, 25}, {1, 1, 2, 2}), {2, 2}, {2, 2}, {1, 1, 5, 5}).to_doubles();
       },
-      {"max_unpool", "index 16 is outside the unpooled shape's 16 elements"});
+      {"max_unpool", "index 25 is outside the output's 25 elements"});
   expect_error(
       [&] {
         max_unpool(x, I64({5, 7, 13, 15}, {1, 1, 2, 2}), {2, 2}, {2, 2}, {1, 1, 5, 3}).to_doubles();
