@@ -62,6 +62,7 @@ struct Helpers {
   std::string pow64 = helper_source("kiln_pow_int64.glsl");  // kiln_ipow (int64)
   std::string div = helper_source("kiln_div.glsl");          // kiln_div
   std::string mod64 = helper_source("kiln_mod_int64.glsl");  // kiln_mod, kiln_fmod (int64)
+  std::string pairs = helper_source("kiln_int64_pairs.glsl");  // int64 without shaderInt64
 };
 
 const Helpers& helpers() {
@@ -88,7 +89,7 @@ std::string Emitter::fresh(const std::string& prefix) {
 }
 
 void Emitter::note_dtype(DType d) {
-  if (d == DType::kI64) int64_ = true;
+  if (d == DType::kI64) (int64_pairs() ? pairs_ : int64_) = true;
   if (d == DType::kF16) f16_ = true;
   if (d == DType::kBool) i8_ = true;
   if (vec4_ && d != DType::kF32) failed_ = true;
@@ -142,6 +143,7 @@ std::string Emitter::declarations() const {
   }
   const Helpers& h = helpers();
   if (int64_) s += h.int64;
+  if (pairs_) s += h.pairs;
   if (pow_) s += h.pow + (int64_ ? h.pow64 : "");
   if (div_) s += h.div;
   if (mod64_) s += h.mod64;

@@ -31,8 +31,24 @@ inline bool is_const(const SymInt& v, int64_t c) {
 /// specialised to constants).
 const SymFacts* size_facts();
 
-const char* glsl_compute_type(DType dtype);  // float, int, int64_t, bool (f16 computes in float)
-const char* glsl_storage_type(DType dtype);  // float, float16_t, int, int64_t, uint8_t
+/// int64 as pairs of 32-bit words: a uvec2 (low, high word), computed by the functions of
+/// shaders/common/kiln_int64_pairs.glsl, for devices without shaderInt64. On for the kernels
+/// that plan_kernels builds for such a device (per thread); every function below that names
+/// an int64 type or operation follows it.
+bool int64_pairs();
+class Int64PairsScope {
+ public:
+  explicit Int64PairsScope(bool on);
+  ~Int64PairsScope();
+  Int64PairsScope(const Int64PairsScope&) = delete;
+  Int64PairsScope& operator=(const Int64PairsScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+const char* glsl_compute_type(DType dtype);  // float, int, int64_t (or uvec2), bool (f16: float)
+const char* glsl_storage_type(DType dtype);  // float, float16_t, int, int64_t (or uvec2), uint8_t
 /// Converts a compute-typed expression between dtypes, encoding it into `to` as the interpreter
 /// stores a value of that dtype: into f16 it is rounded to the nearest half (overflowing to inf).
 std::string glsl_convert(const std::string& expr, DType from, DType to);
@@ -42,6 +58,14 @@ std::string glsl_compute_convert(const std::string& expr, DType from, DType to);
 std::string glsl_literal(double value, DType dtype);
 /// The value of a Full node: exact for integer values (Attrs::scalar_is_int).
 std::string glsl_literal(const Attrs& full, DType dtype);
+/// An exact integer literal of an integer dtype (int64 as a pair under int64_pairs()).
+std::string glsl_int_literal(int64_t value, DType dtype);
+/// A uint expression as a value of integer dtype `dtype` (int64: zero-extended).
+std::string glsl_from_uint(const std::string& expr, DType dtype);
+/// `a op b` on two values of dtype `dtype`, op one of + - * < <= > >= == !=: GLSL's operator,
+/// or the kiln_i64_* function under int64_pairs().
+std::string glsl_binary(const std::string& op, const std::string& a, const std::string& b,
+                        DType dtype);
 
 class Emitter {
  public:
@@ -118,7 +142,7 @@ class Emitter {
   bool failed() const { return failed_; }  // vec4 mode hit something it cannot vectorise
   const std::vector<NodeId>& bindings() const { return bindings_; }
   const std::vector<NodeId>& fused_nodes() const { return fused_; }
-  bool needs_int64() const { return int64_; }
+  bool needs_int64() const { return int64_; }  // the int64 extension (not int64 pairs)
   bool needs_16bit() const { return f16_; }
   bool needs_8bit() const { return i8_; }
   std::string vtype(DType dtype) const;  // compute type, or vec4 in vec4 mode
@@ -131,6 +155,9 @@ class Emitter {
   std::string slot(const SymExpr& e);
   std::string op_expr(const Node& n, const std::vector<std::string>& args,
                       const std::vector<DType>& arg_types);
+  /// op_expr of an op whose operands are int64 pairs (int64_pairs()).
+  std::string int64_pair_expr(const Node& n, const std::vector<std::string>& args,
+                              const std::vector<DType>& arg_types, DType operand);
   /// A float add, sub, mul or div with a literal +0.0 operand as a kiln_*_zero helper
   /// (shaders/common/kiln_common.glsl: drivers may fold such arithmetic by the constant);
   /// empty for every other op.
@@ -154,6 +181,7 @@ class Emitter {
   uint64_t max_texels_ = 0;  // > 0: texel loads (set_texel_loads)
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;
+  bool pairs_ = false;  // kiln_int64_pairs.glsl defined in declarations()
   bool pow_ = false;  // kiln_pow / kiln_ipow defined in declarations()
   bool div_ = false;                 // kiln_div defined in declarations()
   bool mod64_ = false;               // int64 kiln_mod / kiln_fmod defined in declarations()

@@ -236,15 +236,32 @@ std::string Emitter::linear_index(const SymShape& shape, const Index& index) {
 /// address outside the buffer (the interpreter reports it as an error instead).
 std::string Emitter::clamped_index(NodeId index_node, const Index& at, const SymInt& extent) {
   const Node& in = graph_.node(index_node);
-  std::string raw = glsl_convert(value(index_node, at), in.meta.dtype, DType::kI64);
-  if (!int64_) raw = "int64_t(" + raw + ")";  // (value() noted i64 only for i64 inputs)
-  int64_ = true;
+  std::string var = fresh("j");
+  if (in.meta.dtype != DType::kI64) {
+    // 32-bit indices clamp in 32 bits, on every device.
+    const std::string raw = glsl_convert(value(index_node, at), in.meta.dtype, DType::kI32);
+    const std::string last = extent.is_constant()
+                                 ? std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + "u"
+                                 : "(max(" + size(extent) + ", 1u) - 1u)";
+    const std::string r = fresh("r");
+    add_statement("const int " + r + " = " + raw + ";");
+    add_statement("const uint " + var + " = " + r + " < 0 ? 0u : min(uint(" + r + "), " + last +
+                  ");");
+    return var;
+  }
+  const std::string raw = value(index_node, at);
+  if (int64_pairs()) {
+    const std::string last = extent.is_constant()
+                                 ? std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + "u"
+                                 : "(max(" + size(extent) + ", 1u) - 1u)";
+    add_statement("const uint " + var + " = kiln_i64_clamp_index(" + raw + ", " + last + ");");
+    return var;
+  }
   // The last valid index, never negative (an empty axis reads element 0, as static kernels do).
   const std::string last =
       extent.is_constant()
           ? "int64_t(" + std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + ")"
           : "kiln_max_i64(int64_t(" + size(extent) + ") - int64_t(1), int64_t(0))";
-  std::string var = fresh("j");
   add_statement("const uint " + var + " = uint(kiln_min_i64(kiln_max_i64(" + raw +
                 ", int64_t(0)), " + last + "));");
   return var;
@@ -332,18 +349,25 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
       for (size_t j = 0; j < m; ++j) {
         Index at(index.begin(), index.begin() + static_cast<int64_t>(q - 1));
         at.push_back({std::to_string(j) + "u", 0});
-        // In the indices' own type (int or int64_t): sizes fit either (kernels index in uint32).
-        const std::string IT = glsl_compute_type(ix.meta.dtype);
-        const std::string extent = IT + "(" + size(x.sym[b + j]) + ")";
+        // In the indices' own type (int or int64): sizes fit either (kernels index in uint32).
+        const DType it = ix.meta.dtype;
+        const std::string IT = glsl_compute_type(it);
+        const std::string extent = glsl_from_uint(size(x.sym[b + j]), it);
         const std::string w = fresh("w"), var = fresh("j");
         const std::string r = value(ix.id, at);
-        add_statement("const " + IT + " " + w + " = " + r + " < " + IT + "(0) ? " + r + " + " +
-                      extent + " : " + r + ";");
-        const bool wide = ix.meta.dtype == DType::kI64;  // (kiln_int64.glsl: not GLSL's max)
-        const std::string mx = wide ? "kiln_max_i64(" : "kiln_max_i32(",
-                          mn = wide ? "kiln_min_i64(" : "kiln_min_i32(";
-        add_statement("const uint " + var + " = uint(" + mn + mx + w + ", " + IT + "(0)), " + mx +
-                      extent + " - " + IT + "(1), " + IT + "(0))));");
+        const std::string zero = glsl_int_literal(0, it);
+        add_statement("const " + IT + " " + w + " = " + glsl_binary("<", r, zero, it) + " ? " +
+                      glsl_binary("+", r, extent, it) + " : " + r + ";");
+        if (it == DType::kI64 && int64_pairs()) {
+          add_statement("const uint " + var + " = kiln_i64_clamp_index(" + w + ", max(" +
+                        size(x.sym[b + j]) + ", 1u) - 1u);");
+        } else {
+          const bool wide = it == DType::kI64;  // (kiln_int64.glsl: not GLSL's max)
+          const std::string mx = wide ? "kiln_max_i64(" : "kiln_max_i32(",
+                            mn = wide ? "kiln_min_i64(" : "kiln_min_i32(";
+          add_statement("const uint " + var + " = uint(" + mn + mx + w + ", " + IT + "(0)), " +
+                        mx + extent + " - " + IT + "(1), " + IT + "(0))));");
+        }
         in[b + j] = {var, -1};
       }
       for (size_t t = b + m; t < x.sym.size(); ++t) in[t] = index[q - 1 + (t - b - m)];
@@ -367,9 +391,11 @@ std::string Emitter::index_op_value(const Node& n, const Index& index) {
           !is_floating(n.meta.dtype) && std::floor(start) == start && std::floor(step) == step;
       std::string e;
       if (integral) {
-        int64_ = true;
-        e = "(" + glsl_literal(start, DType::kI64) + " + int64_t(" + index[0].expr + ") * " +
-            glsl_literal(step, DType::kI64) + ")";
+        note_dtype(DType::kI64);
+        e = glsl_binary("+", glsl_literal(start, DType::kI64),
+                        glsl_binary("*", glsl_from_uint(index[0].expr, DType::kI64),
+                                    glsl_literal(step, DType::kI64), DType::kI64),
+                        DType::kI64);
       } else {
         e = "(" + glsl_literal(start, DType::kF32) + " + float(" + index[0].expr + ") * " +
             glsl_literal(step, DType::kF32) + ")";

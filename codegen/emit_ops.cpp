@@ -119,6 +119,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     return glsl_compute_convert(args[i], types[i], operand);
   };
   std::string T = vtype(operand);
+  if (operand == DType::kI64 && int64_pairs()) return int64_pair_expr(n, args, types, operand);
   if (op_category(n.op) == OpCategory::kUnary) {
     // Floats: the op's GLSL function from kiln/elementwise_ops.def. Integers reach here only
     // for the ops that keep them (KeepsInts), spelled out below.
@@ -207,6 +208,68 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       return glsl_convert(args[0], types[0], out);
     default:
       unreachable("not an elementwise op");
+  }
+}
+
+std::string Emitter::int64_pair_expr(const Node& n, const std::vector<std::string>& args,
+                                     const std::vector<DType>& types, DType operand) {
+  auto arg = [&](size_t i) {
+    if (n.op == OpKind::Where && i == 0) return args[0];
+    return glsl_compute_convert(args[i], types[i], operand);
+  };
+  const DType t = DType::kI64;
+  switch (n.op) {
+    case OpKind::Neg:
+      return "kiln_i64_neg(" + arg(0) + ")";
+    case OpKind::Relu:
+      return "kiln_max_i64(" + arg(0) + ", uvec2(0u))";
+    case OpKind::Abs:
+      return "kiln_i64_abs(" + arg(0) + ")";
+    case OpKind::Sign:
+      return "kiln_i64_sign(" + arg(0) + ")";
+    case OpKind::Floor:  // integers pass through
+    case OpKind::Ceil:
+    case OpKind::Round:
+      return arg(0);
+    case OpKind::Pow:
+      pow_ = true;
+      return "kiln_ipow(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Mod:
+      return "kiln_mod(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::FMod:
+      return "kiln_fmod(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::ShiftLeft:
+      return "kiln_i64_shift_left(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::ShiftRight:
+      return "kiln_i64_shift_right(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Maximum:
+      return "kiln_max_i64(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Minimum:
+      return "kiln_min_i64(" + arg(0) + ", " + arg(1) + ")";
+    case OpKind::Add:
+      return glsl_binary("+", arg(0), arg(1), t);
+    case OpKind::Sub:
+      return glsl_binary("-", arg(0), arg(1), t);
+    case OpKind::Mul:
+      return glsl_binary("*", arg(0), arg(1), t);
+    case OpKind::Eq:
+      return glsl_binary("==", arg(0), arg(1), t);
+    case OpKind::Ne:
+      return glsl_binary("!=", arg(0), arg(1), t);
+    case OpKind::Lt:
+      return glsl_binary("<", arg(0), arg(1), t);
+    case OpKind::Le:
+      return glsl_binary("<=", arg(0), arg(1), t);
+    case OpKind::Gt:
+      return glsl_binary(">", arg(0), arg(1), t);
+    case OpKind::Ge:
+      return glsl_binary(">=", arg(0), arg(1), t);
+    case OpKind::Where:
+      return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+    case OpKind::Cast:
+      return glsl_convert(args[0], types[0], n.meta.dtype);
+    default:
+      throw Error(internal_error(std::string(op_name(n.op)) + " has no int64 form in codegen"));
   }
 }
 

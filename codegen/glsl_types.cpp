@@ -9,6 +9,23 @@
 
 namespace kiln {
 
+namespace {
+thread_local bool t_int64_pairs = false;
+
+/// The pair literal of an int64: uvec2(low word, high word).
+std::string pair_literal(int64_t v) {
+  const auto u = static_cast<uint64_t>(v);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "uvec2(0x%xu, 0x%xu)", static_cast<unsigned>(u & 0xffffffffu),
+                static_cast<unsigned>(u >> 32));
+  return buf;
+}
+}  // namespace
+
+bool int64_pairs() { return t_int64_pairs; }
+Int64PairsScope::Int64PairsScope(bool on) : previous_(t_int64_pairs) { t_int64_pairs = on; }
+Int64PairsScope::~Int64PairsScope() { t_int64_pairs = previous_; }
+
 const char* glsl_compute_type(DType dtype) {
   switch (dtype) {
     case DType::kF32:
@@ -17,7 +34,7 @@ const char* glsl_compute_type(DType dtype) {
     case DType::kI32:
       return "int";
     case DType::kI64:
-      return "int64_t";
+      return t_int64_pairs ? "uvec2" : "int64_t";
     case DType::kBool:
       return "bool";
     case DType::kC64:  // (real, imaginary)
@@ -34,8 +51,8 @@ const char* glsl_storage_type(DType dtype) {
       return "float16_t";
     case DType::kI32:
       return "int";
-    case DType::kI64:
-      return "int64_t";
+    case DType::kI64:  // pairs: std430 uvec2, the same 8 bytes
+      return t_int64_pairs ? "uvec2" : "int64_t";
     case DType::kBool:
       return "uint8_t";
     case DType::kC64:  // std430 vec2: 8 bytes, real then imaginary part
@@ -58,6 +75,19 @@ std::string glsl_compute_convert(const std::string& expr, DType from, DType to) 
   // complex64: a real value gets imaginary part 0 (the only conversion the ops make).
   if (to == DType::kC64) return "vec2(" + glsl_compute_convert(expr, from, DType::kF32) + ", 0.0)";
   if (from == DType::kC64) return glsl_compute_convert("(" + expr + ").x", DType::kF32, to);
+  if (t_int64_pairs && (from == DType::kI64 || to == DType::kI64)) {
+    const std::string e = "(" + expr + ")";
+    if (to == DType::kBool) return "(" + e + " != uvec2(0u))";
+    if (from == DType::kBool) return "(" + e + " ? uvec2(1u, 0u) : uvec2(0u))";
+    if (from == DType::kI32) return "kiln_i64(" + expr + ")";
+    if (to == DType::kI32) return "int(" + e + ".x)";  // wraps, as a cast from int64
+    if (from == DType::kI64) return glsl_compute_convert("kiln_i64_to_float" + e, DType::kF32, to);
+    // float -> int64: as below, saturating, NaN -> 0
+    return "(isnan(" + e + ") ? uvec2(0u) : (" + e + " >= 9223372036854775807.0 ? " +
+           pair_literal(std::numeric_limits<int64_t>::max()) + " : (" + e +
+           " <= -9223372036854775808.0 ? " + pair_literal(std::numeric_limits<int64_t>::min()) +
+           " : kiln_trunc_i64" + e + ")))";
+  }
   if (from == DType::kI32 && to == DType::kI64) {
     // Sign extension spelled out: Mesa 22.3's lavapipe miscompiles int64_t(int) (OpSConvert)
     // as a zero extension where a compare with a constant, abs or a conversion to float reads
@@ -117,6 +147,7 @@ std::string glsl_literal(double value, DType dtype) {
     }
     case DType::kI64: {
       const int64_t v = saturate<int64_t>(value);
+      if (t_int64_pairs) return pair_literal(v);
       if (v == std::numeric_limits<int64_t>::min())
         return "(-int64_t(9223372036854775807l) - int64_t(1))";
       std::snprintf(buf, sizeof buf, "int64_t(%lldl)", static_cast<long long>(v));
@@ -136,6 +167,7 @@ std::string glsl_literal(const Attrs& full, DType dtype) {
   char buf[64];
   switch (dtype) {
     case DType::kI64:  // the bits, so that every int64 (INT64_MIN too) is exact
+      if (t_int64_pairs) return pair_literal(v);
       std::snprintf(buf, sizeof buf, "int64_t(0x%llxul)",
                     static_cast<unsigned long long>(static_cast<uint64_t>(v)));
       return buf;
@@ -150,6 +182,34 @@ std::string glsl_literal(const Attrs& full, DType dtype) {
       return glsl_literal(static_cast<double>(static_cast<float>(v)), dtype);
   }
   unreachable("bad dtype");
+}
+
+std::string glsl_int_literal(int64_t value, DType dtype) {
+  Attrs a;
+  a.scalar_is_int = true;
+  a.scalar_int = value;
+  return glsl_literal(a, dtype);
+}
+
+std::string glsl_from_uint(const std::string& expr, DType dtype) {
+  if (dtype == DType::kI64 && t_int64_pairs) return "uvec2(" + expr + ", 0u)";
+  return std::string(glsl_compute_type(dtype)) + "(" + expr + ")";
+}
+
+std::string glsl_binary(const std::string& op, const std::string& a, const std::string& b,
+                        DType dtype) {
+  if (dtype != DType::kI64 || !t_int64_pairs || op == "==" || op == "!=")
+    return "(" + a + " " + op + " " + b + ")";  // (== and != compare whole vectors)
+  const char* f = op == "+"    ? "kiln_i64_add("
+                  : op == "-"  ? "kiln_i64_sub("
+                  : op == "*"  ? "kiln_i64_mul("
+                  : op == "<"  ? "kiln_i64_lt("
+                  : op == "<=" ? "kiln_i64_le("
+                  : op == ">"  ? "kiln_i64_gt("
+                  : op == ">=" ? "kiln_i64_ge("
+                               : nullptr;
+  if (f == nullptr) unreachable("glsl_binary: not an operator of int64 pairs");
+  return f + a + ", " + b + ")";
 }
 
 /// `x` encoded into `dtype` as the interpreter stores it (casts and Full's encoding).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -283,7 +284,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     // rule: the first NaN, else the first extreme).
     std::string nan_a = "false", nan_b = "false";
     if (is_floating(acc)) nan_a = "isnan(a.v)", nan_b = "isnan(b.v)";
-    const std::string better = want_max ? "a.v > b.v" : "a.v < b.v";
+    const std::string better = glsl_binary(want_max ? ">" : "<", "a.v", "b.v", acc);
     arg_decl = "struct KilnArg {\n  " + value_t +
                " v;\n  uint i;\n};\n\nKilnArg kiln_arg_combine(KilnArg a, KilnArg b) {\n"
                "  if (a.i == 0xffffffffu) return b;\n  if (b.i == 0xffffffffu) return a;\n"
@@ -302,6 +303,9 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       init = "(-KILN_INF)", combine = "kiln_maximum(a, b)";
     else if (acc == DType::kI32)
       init = "int(0x80000000)", combine = "kiln_max_i32(a, b)";
+    else if (int64_pairs())
+      init = glsl_int_literal(std::numeric_limits<int64_t>::min(), acc),
+      combine = "kiln_max_i64(a, b)";
     else
       init = "(int64_t(1) << 63)",
       combine = "kiln_max_i64(a, b)";  // no 64-bit literal: macros precede #extension
@@ -312,12 +316,16 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       init = "KILN_INF", combine = "kiln_minimum(a, b)";
     else if (acc == DType::kI32)
       init = "int(0x7fffffff)", combine = "kiln_min_i32(a, b)";
+    else if (int64_pairs())
+      init = glsl_int_literal(std::numeric_limits<int64_t>::max(), acc),
+      combine = "kiln_min_i64(a, b)";
     else
       init = "(~(int64_t(1) << 63))", combine = "kiln_min_i64(a, b)";
   } else if (n.op == OpKind::Prod) {
-    init = acc_t + "(1)", combine = "((a) * (b))";
+    init = is_floating(acc) ? acc_t + "(1)" : glsl_int_literal(1, acc);
+    combine = glsl_binary("*", "(a)", "(b)", acc);
   } else {
-    init = acc_t + "(0)", combine = "((a) + (b))";
+    init = acc_t + "(0)", combine = glsl_binary("+", "(a)", "(b)", acc);
   }
 
   Emitter e(g, fusion, false);
@@ -332,7 +340,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   if (arg) loaded = "KilnArg(" + loaded + ", r)";
   std::string load_body = e.take_body();
   e.reset_scope();
-  std::string result = arg ? "int64_t(acc.i)" : "acc";
+  std::string result = arg ? glsl_from_uint("acc.i", DType::kI64) : "acc";
   if (n.op == OpKind::Mean)
     result = "(acc / float(" +
              (r_count.is_constant() ? std::to_string(r_count.constant_value()) : e.size(r_count)) +
@@ -424,6 +432,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     if (!symbolic && n.meta.numel() > kMaxKernelElements)
       return unimplemented("node %" + std::to_string(n.id) + " (" + n.meta.str() +
                            "): tensors over 2^32 elements need 64-bit indexing");
+  // Without shaderInt64, int64 values are pairs of 32-bit words (codegen/emit.h).
+  const Int64PairsScope pairs(!options.caps.shader_int64);
   FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps),
                                         rowblock_supported(options.caps));
   KernelPlan plan;

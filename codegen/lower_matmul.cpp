@@ -184,8 +184,7 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
                               (t.tk * t.tn + kern.local_size - 1) / kern.local_size;
   kern.loop_trips = groups_for(k, t.tk) * SymInt(tile_trips) + SymInt(1);
   const bool a_k_fast = !ta, b_j_fast = sb.size() > 1 && !tb;
-  KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("matmul.comp", e, e.declarations() + "\n" + src,
-                                                 {{"KILN_LOCAL_SIZE", u32(kern.local_size)},
+  std::map<std::string, std::string> macros{{"KILN_LOCAL_SIZE", u32(kern.local_size)},
                                                   {"KILN_M", m_glsl},
                                                   {"KILN_N", n_glsl},
                                                   {"KILN_K", k_glsl},
@@ -197,8 +196,11 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                                   {"THREAD_M", u32(t.rm)},
                                                   {"THREAD_N", u32(t.rn)},
                                                   {"KILN_A_K_FAST", a_k_fast ? "1" : "0"},
-                                                  {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}},
-                                                 kern, opt.caps));
+                                                  {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}};
+  if (acc == DType::kI64 && int64_pairs())
+    macros["KILN_MAD(acc, a, b)"] = "kiln_i64_add(acc, kiln_i64_mul(a, b))";
+  KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("matmul.comp", e, e.declarations() + "\n" + src,
+                                                 std::move(macros), kern, opt.caps));
   return kern;
 }
 

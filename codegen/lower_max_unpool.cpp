@@ -43,7 +43,7 @@ Expected<Kernel> max_unpool_kernel(const Graph& g, const FusionDecision& fusion,
   // Indices are flat positions in the output (MaxPool's input), so element o takes index o.
   const std::string count = e.size(sym_numel(x.sym));
   std::string el = "void kiln_element(uint o) {\n" + e.take_body() + "  " + T + " acc = " + T +
-                   "(0);\n  {\n    const " + IT + " t = " + IT + "(o);\n";
+                   "(0);\n  {\n    const " + IT + " t = " + glsl_from_uint("o", ix.meta.dtype) + ";\n";
   el += "    for (uint j_base = 0u; j_base < " + count + "; j_base += " + std::to_string(kUnroll) +
         "u) {\n";
   for (uint32_t u = 0; u < kUnroll; ++u)

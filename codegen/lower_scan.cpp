@@ -40,16 +40,19 @@ struct ScanSteps {
   std::string load, local_scan, team_scan, store;
 };
 
-ScanSteps scan_steps(uint32_t team, bool exclusive) {
+ScanSteps scan_steps(uint32_t team, bool exclusive, DType acc) {
   ScanSteps s;
+  auto add = [acc](const std::string& a, const std::string& b) {
+    return glsl_binary("+", a, b, acc);  // (int64 pairs: a function)
+  };
   for (uint32_t j = 0; j < kPer; ++j) {
     const std::string J = std::to_string(j), p = "q" + J, x = "x" + J, e = "e" + J;
     s.load += "const uint " + p + " = c0 + " + J + "u; ACC_T " + x + " = ACC_T(0); if (live && " +
               p + " < len) " + x + " = kiln_load(line, kiln_axis_index(" + p + ")); ";
-    s.local_scan += exclusive ? "const ACC_T " + e + " = s; s += " + x + "; "
-                              : "s += " + x + "; const ACC_T " + e + " = s; ";
-    s.store += "if (live && " + p + " < len) kiln_store(line, kiln_axis_index(" + p + "), base + " +
-               e + "); ";
+    s.local_scan += exclusive ? "const ACC_T " + e + " = s; s = " + add("s", x) + "; "
+                              : "s = " + add("s", x) + "; const ACC_T " + e + " = s; ";
+    s.store += "if (live && " + p + " < len) kiln_store(line, kiln_axis_index(" + p + "), " +
+               add("base", e) + "); ";
   }
   // Hillis-Steele over the team, inclusive: v holds this invocation's running value; each
   // step adds the value `off` places before it from the buffer the previous step wrote.
@@ -58,8 +61,8 @@ ScanSteps scan_steps(uint32_t team, bool exclusive) {
   for (uint32_t off = 1; off < team; off *= 2) {
     const std::string o = std::to_string(off) + "u", b = std::to_string(in),
                       b2 = std::to_string(1 - in);
-    s.team_scan += "if (t >= " + o + ") v += s_scan[" + b + "][lid - " + o + "]; s_scan[" + b2 +
-                   "][lid] = v; barrier(); ";
+    s.team_scan += "if (t >= " + o + ") v = " + add("v", "s_scan[" + b + "][lid - " + o + "]") +
+                   "; s_scan[" + b2 + "][lid] = v; barrier(); ";
     in = 1 - in;
   }
   const std::string f = std::to_string(in);
@@ -121,7 +124,7 @@ Expected<Kernel> cumsum_kernel(const Graph& g, const FusionDecision& fusion, Nod
 
   const uint32_t team = team_size(len_hint, !len.is_constant(), acc_bytes, opt.caps);
   const uint32_t local = std::max(team, std::min(kMinLocal, opt.caps.max_workgroup_invocations));
-  const ScanSteps steps = scan_steps(team, exclusive);
+  const ScanSteps steps = scan_steps(team, exclusive, acc);
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kScan, opt.caps));
   k.local_size = local;
   k.groups = {groups_for(lines, local / team), 1, 1};
@@ -135,6 +138,7 @@ Expected<Kernel> cumsum_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                                {"KILN_LEN", len_glsl},
                                                {"KILN_REVERSE", reverse ? "1" : "0"},
                                                {"ACC_T", acc_t},
+                                               {"KILN_ADD(a, b)", glsl_binary("+", "(a)", "(b)", acc)},
                                                {"KILN_LOAD_STEP", steps.load},
                                                {"KILN_LOCAL_SCAN", steps.local_scan},
                                                {"KILN_TEAM_SCAN", steps.team_scan},

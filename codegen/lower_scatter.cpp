@@ -76,12 +76,14 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
   function("index", ix, ix.meta.dtype);
 
   std::string combine = "u";
-  if (n.attrs.index == kScatterAdd) combine = "acc + u";
-  if (n.attrs.index == kScatterMul) combine = "acc * u";
+  if (n.attrs.index == kScatterAdd) combine = glsl_binary("+", "acc", "u", acc);
+  if (n.attrs.index == kScatterMul) combine = glsl_binary("*", "acc", "u", acc);
   // An index of data dim `d` wrapped if negative; `hit` tests it against coordinate `c`.
   auto wrapped = [&](const std::string& w, const std::string& raw, const SymInt& size) {
-    return "    " + IT + " " + w + " = " + raw + ";\n    if (" + w + " < " + IT + "(0)) " + w +
-           " += " + IT + "(" + e.size(size) + ");\n";
+    const DType it = ix.meta.dtype;
+    return "    " + IT + " " + w + " = " + raw + ";\n    if (" +
+           glsl_binary("<", w, glsl_int_literal(0, it), it) + ") " + w + " = " +
+           glsl_binary("+", w, glsl_from_uint(e.size(size), it), it) + ";\n";
   };
 
   Index c = e.decompose("o", n.sym, "c", 0);
@@ -96,7 +98,7 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
     Index at = c;
     at[axis] = {"j", -1};
     std::string step = wrapped("w", "kiln_index(" + args(at) + ")", n.sym[axis]);
-    step += "    if (w == " + IT + "(" + c[axis].expr + ")) {\n      const " + T +
+    step += "    if (w == " + glsl_from_uint(c[axis].expr, ix.meta.dtype) + ") {\n      const " + T +
             " u = kiln_update(" + args(at) + ");\n      acc = " + combine + ";\n    }\n";
     el += "  if (" + inside + ") {\n" + unrolled_loop("j", e.size(ix.sym[axis]), step) + "  }\n";
   } else {
@@ -111,7 +113,7 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
       at.push_back({std::to_string(k) + "u", -1});
       const std::string w = "w" + std::to_string(k);
       step += wrapped(w, "kiln_index(" + args(at) + ")", n.sym[k]);
-      step += "    hit = hit && " + w + " == " + IT + "(" + c[k].expr + ");\n";
+      step += "    hit = hit && " + w + " == " + glsl_from_uint(c[k].expr, ix.meta.dtype) + ";\n";
     }
     Index at = t;
     for (size_t d = m; d < r; ++d) at.push_back(c[d]);

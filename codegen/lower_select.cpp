@@ -52,7 +52,7 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
   if (coordinates) {  // row p: element i's coordinates
     for (size_t d = 0; d < rank; ++d)
       store += "  b0.data[p * " + std::to_string(rank) + "u + " + std::to_string(d) +
-               "u] = int64_t(" + di[d].expr + ");\n";
+               "u] = " + glsl_from_uint(di[d].expr, DType::kI64) + ";\n";
   } else {
     std::string v = e.value(data.id, di);  // data's compute type: stored back as it was
     if (dt == DType::kF16) v = "float16_t(" + v + ")";

@@ -61,7 +61,8 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   }
   std::string stored = "v";
   if (n.meta.dtype == DType::kF16) stored = "float16_t(v)";
-  body += "void kiln_store(uint o, " + std::string(mode == 3 ? "int64_t" : acc_t) +
+  body += "void kiln_store(uint o, " +
+          std::string(mode == 3 ? glsl_compute_type(DType::kI64) : acc_t) +
           " v) {\n  b0.data[o] = " + stored + ";\n}\n";
 
   // Sizes (spatial dims padded to three with 1s), then the macros.
@@ -119,10 +120,14 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     macros["KILN_TAKE(a, v)"] = "(!isnan(a) && (isnan(v) || (v) > (a)))";
   } else {
     // No 64-bit literal: the macros precede #extension.
-    macros["KILN_LOWEST"] = acc == DType::kI32 ? "int(0x80000000)" : "(int64_t(1) << 63)";
+    macros["KILN_LOWEST"] = acc == DType::kI32 ? "int(0x80000000)"
+                            : int64_pairs()    ? glsl_int_literal(std::numeric_limits<int64_t>::min(), acc)
+                                               : "(int64_t(1) << 63)";
     macros["KILN_MAX(a, b)"] = acc == DType::kI64 ? "kiln_max_i64(a, b)" : "kiln_max_i32(a, b)";
-    macros["KILN_TAKE(a, v)"] = "((v) > (a))";
+    macros["KILN_TAKE(a, v)"] = glsl_binary(">", "(v)", "(a)", acc);
   }
+  // Mode 3's flat index, an int64.
+  macros["KILN_INDEX(i)"] = glsl_from_uint("(i)", DType::kI64);
   macros["KILN_COUNT_INCLUDE_PAD"] = w.count_include_pad ? "1" : "0";
   macros["KILN_COLUMN_MAJOR"] = w.storage_order == 1 ? "1" : "0";
 

@@ -4,7 +4,8 @@
 //   ACC_T kiln_load_a(uint batch, uint i, uint k)  A's fused prologue (transpose, batch broadcast)
 //   ACC_T kiln_load_b(uint batch, uint k, uint j)  B's fused prologue
 //   void kiln_store(uint batch, uint i, uint j, ACC_T v)
-// and the macros KILN_LOCAL_SIZE, KILN_M, KILN_N, KILN_K, KILN_BATCH, ACC_T, TILE_M, TILE_N,
+// (KILN_MAD(acc, a, b), when defined, is acc + a * b for an ACC_T without operators: int64
+// pairs) and the macros KILN_LOCAL_SIZE, KILN_M, KILN_N, KILN_K, KILN_BATCH, ACC_T, TILE_M, TILE_N,
 // TILE_K, THREAD_M, THREAD_N, KILN_A_K_FAST, KILN_B_J_FAST.
 //
 // Each workgroup computes a TILE_M x TILE_N tile of C for one batch index (grid-stride over tiles
@@ -77,7 +78,11 @@ void main() {
             for (uint c = 0u; c < THREAD_N; ++c)
               b[c] = kiln_b_tile[kk * TILE_N + tx + c * KILN_THREADS_N];
             for (uint r = 0u; r < THREAD_M; ++r)
+#ifdef KILN_MAD
+              for (uint c = 0u; c < THREAD_N; ++c) acc[r][c] = KILN_MAD(acc[r][c], a[r], b[c]);
+#else
               for (uint c = 0u; c < THREAD_N; ++c) acc[r][c] += a[r] * b[c];
+#endif
           }
           barrier();
         }

@@ -16,7 +16,7 @@
 //   void kiln_store(uint line, uint r, ACC_T v)   stores the output element
 //   KILN_LOAD_STEP, KILN_LOCAL_SCAN, KILN_STORE_STEP, KILN_TEAM_SCAN  the written-out steps
 // and the macros KILN_LOCAL_SIZE, KILN_TEAM, KILN_PER, KILN_LINES, KILN_LEN, KILN_REVERSE,
-// ACC_T, KILN_SHARED_SCAN (1 when KILN_TEAM > 1).
+// ACC_T, KILN_ADD(a, b) (ACC_T's sum), KILN_SHARED_SCAN (1 when KILN_TEAM > 1).
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -65,9 +65,9 @@ void main() {
       const ACC_T before = ACC_T(0);
       const ACC_T total = s;
 #endif
-      const ACC_T base = carry + before;
+      const ACC_T base = KILN_ADD(carry, before);
       KILN_STORE_STEP
-      carry += total;
+      carry = KILN_ADD(carry, total);
     }
   }
 }

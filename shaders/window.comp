@@ -13,7 +13,7 @@
 // max's flat input index), ACC_T, KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b),
 // KILN_TAKE(a, v) (index: v replaces the maximum a), KILN_COLUMN_MAJOR (index: storage_order),
 // KILN_CG / KILN_OG (conv: input and output channels per group) and KILN_COUNT_INCLUDE_PAD
-// (avg). Mode 3's kiln_store takes the int64_t index.
+// (avg). Mode 3's kiln_store takes the int64 index, KILN_INDEX(uint).
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -157,7 +157,7 @@ void main() {
 #endif
 #if KILN_MODE == 3
     const uint plane = uint(i0) * uint(i1) * uint(i2);
-    kiln_store(o, int64_t((n * KILN_C_OUT + c) * plane + (arg == 0xffffffffu ? 0u : arg)));
+    kiln_store(o, KILN_INDEX((n * KILN_C_OUT + c) * plane + (arg == 0xffffffffu ? 0u : arg)));
 #else
     kiln_store(o, acc);
 #endif
