@@ -243,7 +243,7 @@ std::string Emitter::clamped_index(NodeId index_node, const Index& at, const Sym
     const std::string last = extent.is_constant()
                                  ? std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + "u"
                                  : "(max(" + size(extent) + ", 1u) - 1u)";
-    const std::string r = fresh("r");
+    const std::string r = fresh("jraw");  // (no prefix of decompose())
     add_statement("const int " + r + " = " + raw + ";");
     add_statement("const uint " + var + " = " + r + " < 0 ? 0u : min(uint(" + r + "), " + last +
                   ");");
