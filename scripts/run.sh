@@ -2,9 +2,13 @@
 # One command per job on a fresh Debian 12 machine:
 #   scripts/run.sh demo    install packages, build, run `kiln demo --small` (the seed benchmark, small)
 #   scripts/run.sh test    install packages, build, run the whole test suite (validation layer on)
+#   scripts/run.sh swiftshader  the same build, the device-label tests on SwiftShader (the
+#                          chromium package's Vulkan ICD), then the devices test with lavapipe
+#                          and SwiftShader both visible
 #   scripts/run.sh build   install packages and build only
-#   scripts/run.sh asan    the whole test suite again, every target built with AddressSanitizer +
-#                          UBSan (KILN_ASAN; own build dir, default build-asan; docs/testing.md)
+#   scripts/run.sh asan    the null-label tests and the runtime's device tests again, built with
+#                          AddressSanitizer + UBSan (KILN_ASAN; own build dir, default build-asan;
+#                          ASAN_ALL=1: every test; docs/testing.md)
 #   scripts/run.sh fuzz    install clang, build the libFuzzer targets (KILN_LIBFUZZER; own build
 #                          dir, default build-fuzz) and run each from its seed corpus for
 #                          FUZZ_RUNS inputs (default 20000)
@@ -23,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 job="${1:-}"
-case "$job" in demo|test|build|asan|fuzz|tsan|package) ;; *) echo "usage: scripts/run.sh demo|test|build|asan|fuzz|tsan|package" >&2; exit 2 ;; esac
+case "$job" in demo|test|swiftshader|build|asan|fuzz|tsan|package) ;; *) echo "usage: scripts/run.sh demo|test|swiftshader|build|asan|fuzz|tsan|package" >&2; exit 2 ;; esac
 
 BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
 # Sanitizer builds: -O1 and line tables only (-g1) build and link much faster than -O2 -g, and
@@ -40,9 +44,31 @@ case "$job" in
     scripts/install-deps.sh
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
       -DKILN_ASAN=ON "${SAN_FLAGS[@]}" "$(test_cache_flag "$BUILD_DIR")"
-    cmake --build "$BUILD_DIR" -j "$(nproc)"
+    # The tests that need the sanitizers: every null-label test (the readers of untrusted input:
+    # ONNX, .npy, cache files; the importer, tracing, the interpreter) and the device tests of
+    # the runtime's memory: buffers, arenas and replay, caches, graph breaks, dynamic shapes,
+    # threads of the C API, the ops that index with data (select, scatter, int64 pairs) and the
+    # models. The rest of the device suite runs kernels the release stage already checks, each
+    # compiled by the driver, which ASan's allocator slows most. ASAN_ALL=1 runs everything.
+    if [ "${ASAN_ALL:-0}" = 1 ]; then
+      cmake --build "$BUILD_DIR" -j "$(nproc)"
+      ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+      exit 0
+    fi
+    tests=(device_vk_runtime_test device_capture_test device_replay_test device_cache_test
+           device_breaks_test device_dynamic_test device_call_semantics_test device_select_test
+           device_scatter_test device_int64_pairs_test device_limits_test device_graph_key_test
+           device_check_test device_c_api_test device_onnx_models_test device_fuzz_regression_test)
+    mapfile -t null_tests < <(ctest --test-dir "$BUILD_DIR" -N -L null 2>/dev/null |
+                              sed -n 's/^ *Test *#[0-9]*: //p')
+    tests+=("${null_tests[@]}")
+    targets=$(cmake --build "$BUILD_DIR" --target help | sed -n 's/^\([A-Za-z0-9_]*\): .*/\1/p')
+    build=(kiln_cli kiln_asan_preload)  # null_onnx_models_test runs the CLI
+    for t in "${tests[@]}"; do grep -qx "$t" <<<"$targets" && build+=("$t"); done
+    cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${build[@]}"
     # The sanitizer options and suppressions come with each test (tests/CMakeLists.txt).
-    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" \
+      -R "^($(IFS='|'; echo "${tests[*]}"))\$"
     exit 0 ;;
   tsan)
     BUILD_DIR="${BUILD_DIR:-build-tsan}"
@@ -139,5 +165,15 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 case "$job" in
   demo) "$BUILD_DIR/kiln" devices && "$BUILD_DIR/kiln" demo --small ;;
   test) ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" ;;
+  swiftshader)
+    # The device suite again on a second Vulkan implementation: Google's SwiftShader (from
+    # Debian's chromium package; subgroup 4, no int64, no 8- or 16-bit storage), then the
+    # devices test with both drivers visible in one process (docs/testing.md).
+    icd="${SWIFTSHADER_ICD:-/usr/lib/chromium/vk_swiftshader_icd.json}"
+    [ -f "$icd" ] || { echo "no SwiftShader ICD at $icd (the chromium package)" >&2; exit 1; }
+    VK_ICD_FILENAMES="$icd" ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -L device
+    lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json | head -1)
+    VK_ICD_FILENAMES="$lvp:$icd" KILN_TEST_TWO_DRIVERS=1 \
+      ctest --test-dir "$BUILD_DIR" --output-on-failure -R '^device_devices_test$' ;;
   build) ;;
 esac

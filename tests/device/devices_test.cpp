@@ -3,6 +3,7 @@
 // adopted with kiln::vulkan::adopt, then destroyed by the application after Kiln releases it.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -110,6 +111,39 @@ TEST_F(Devices, TwoDevicesAtOnceWithCompiledFunctions) {
   EXPECT_TRUE(f(x1, w1).device() == def);
   EXPECT_EQ(f(x2, w2).to_vector<float>(), want);
   EXPECT_EQ(f.stats().compiles, 2);
+}
+
+// Every Vulkan device the process sees (two drivers when VK_ICD_FILENAMES lists lavapipe and
+// SwiftShader: scripts/run.sh swiftshader sets KILN_TEST_TWO_DRIVERS=1, and then fewer than two
+// devices is a failure), each running one compiled function with float, int64 and bool work at
+// once, every result equal to the interpreter's.
+TEST_F(Devices, EveryDriverInOneProcess) {
+  const std::vector<DeviceDescription> list = value_or_throw(Device::list());
+  const char* two = std::getenv("KILN_TEST_TWO_DRIVERS");
+  if (two != nullptr && std::string(two) == "1") {
+    ASSERT_GE(list.size(), 2u) << "KILN_TEST_TWO_DRIVERS=1 but one Vulkan device is visible";
+    EXPECT_NE(list[0].name, list[1].name);
+  }
+  auto fn = [](const Tensor& x, const Tensor& ids) {
+    const Tensor rows = index_select(x, 0, ids);
+    return relu(rows) * 0.5 + cast(sum(ids * ids, {0}), DType::kF32) +
+           cast(gt(rows, scalar(0.0)), DType::kF32);
+  };
+  const Tensor x = Tensor::from_vector(iota_f32(9 * 4, 0.25f), {9, 4});
+  const Tensor ids = Tensor::from_vector(std::vector<int64_t>{8, 0, 3, 3, 7}, {5});
+  const std::vector<float> want = fn(x, ids).to_vector<float>();
+  std::vector<Device> devices;
+  for (const DeviceDescription& d : list)
+    devices.push_back(value_or_throw(Device::open(std::to_string(d.index))));
+  auto f = compile(fn, {.name = "every_driver"});
+  for (const Device& dev : devices) {
+    SCOPED_TRACE(dev.name());
+    allow_cpu_fallback_ = true;  // a driver without 8-bit storage runs the bool part on the CPU
+    const Tensor got = f(x.to(dev), ids.to(dev));
+    EXPECT_TRUE(got.device() == dev);
+    EXPECT_EQ(got.to_vector<float>(), want);
+  }
+  EXPECT_EQ(f.stats().compiles, static_cast<uint64_t>(devices.size()));
 }
 
 TEST_F(Devices, CloseWaitsForEveryUser) {
@@ -372,13 +406,13 @@ TEST_F(Devices, AdoptRejectsBadHandles) {
   EXPECT_TRUE(app.errors().empty()) << app.errors().front();
 }
 
-TEST_F(Devices, AdoptedWithoutOptionalFeaturesFallsBackForI64Kernels) {
+TEST_F(Devices, AdoptedWithoutOptionalFeaturesRunsI64AsWordPairs) {
   AppVulkan app;
   ASSERT_NE(app.device, VK_NULL_HANDLE);
   vulkan::Handles h = app.handles();
   h.enabled_features = nullptr;  // nothing optional enabled as far as Kiln is told
   Device dev = value_or_throw(vulkan::adopt(h));
-  allow_cpu_fallback_ = true;  // i64 arithmetic without shaderInt64 runs on the interpreter
+  // i64 arithmetic without shaderInt64: pairs of 32-bit words, on the device (no fallback).
   std::vector<int64_t> v = {1, -2, 3, (int64_t{1} << 40) + 7};
   Tensor a = Tensor::from_vector(v, {4}, dev);
   std::vector<int64_t> got = (a * 3 + 1).to_vector<int64_t>();
