@@ -91,7 +91,7 @@ std::string Emitter::fresh(const std::string& prefix) {
 void Emitter::note_dtype(DType d) {
   if (d == DType::kI64) (int64_pairs() ? pairs_ : int64_) = true;
   if (d == DType::kF16) f16_ = true;
-  if (d == DType::kBool) i8_ = true;
+  if (d == DType::kBool) (bool_words() ? bool_words_ : i8_) = true;
   if (vec4_ && d != DType::kF32) failed_ = true;
 }
 
@@ -141,6 +141,11 @@ std::string Emitter::declarations() const {
     if (max_texels_ > 0 && i != 0 && vec_use_[i] && !texel_binding(i))
       s += "#define kiln_load" + b + "(i) b" + b + "v.data[i]\n";
   }
+  if (bool_words_ && !bindings_.empty() && graph_.node(bindings_[0]).meta.dtype == DType::kBool)
+    // Each element is one invocation's: the two atomics leave the word's other bytes alone.
+    s += "void kiln_store_bool(uint i, bool v) {\n  const uint shift = (i & 3u) << 3u;\n"
+         "  atomicAnd(b0.data[i >> 2u], ~(0xffu << shift));\n"
+         "  if (v) atomicOr(b0.data[i >> 2u], 1u << shift);\n}\n";
   const Helpers& h = helpers();
   if (int64_) s += h.int64;
   if (pairs_) s += h.pairs;
@@ -213,6 +218,9 @@ std::string Emitter::load(NodeId node, const Index& index) {
     case DType::kF16:
       return "float(" + raw + ")";
     case DType::kBool:
+      if (bool_words())  // byte (lin % 4) of word (lin / 4)
+        return "(((" + bs + ".data[(" + lin + ") >> 2u] >> (((" + lin +
+               ") & 3u) << 3u)) & 0xffu) != 0u)";
       return "(uint(" + raw + ") != 0u)";
     default:
       return raw;

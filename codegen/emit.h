@@ -31,20 +31,24 @@ inline bool is_const(const SymInt& v, int64_t c) {
 /// specialised to constants).
 const SymFacts* size_facts();
 
-/// int64 as pairs of 32-bit words: a uvec2 (low, high word), computed by the functions of
-/// shaders/common/kiln_int64_pairs.glsl, for devices without shaderInt64. On for the kernels
-/// that plan_kernels builds for such a device (per thread); every function below that names
-/// an int64 type or operation follows it.
+/// How codegen stores and computes what the device lacks, set for the kernels of one
+/// plan_kernels call (per thread) from the device's features; every function below that names a
+/// type, a load or a store follows it.
+///   int64_pairs: without shaderInt64, int64 is a uvec2 of its 32-bit words (low, high),
+///     computed by the functions of shaders/common/kiln_int64_pairs.glsl.
+///   bool_words: without 8-bit storage, bool buffers are uint arrays, four elements (bytes) a
+///     word; loads extract the byte, stores set it with atomicAnd/atomicOr (kiln_store_bool).
 bool int64_pairs();
-class Int64PairsScope {
+bool bool_words();
+class StorageModeScope {
  public:
-  explicit Int64PairsScope(bool on);
-  ~Int64PairsScope();
-  Int64PairsScope(const Int64PairsScope&) = delete;
-  Int64PairsScope& operator=(const Int64PairsScope&) = delete;
+  StorageModeScope(bool int64_pairs, bool bool_words);
+  ~StorageModeScope();
+  StorageModeScope(const StorageModeScope&) = delete;
+  StorageModeScope& operator=(const StorageModeScope&) = delete;
 
  private:
-  bool previous_;
+  bool previous_pairs_, previous_words_;
 };
 
 const char* glsl_compute_type(DType dtype);  // float, int, int64_t (or uvec2), bool (f16: float)
@@ -58,6 +62,8 @@ std::string glsl_compute_convert(const std::string& expr, DType from, DType to);
 std::string glsl_literal(double value, DType dtype);
 /// The value of a Full node: exact for integer values (Attrs::scalar_is_int).
 std::string glsl_literal(const Attrs& full, DType dtype);
+/// The statement (without ';') storing bool `value` at element `index` of binding 0.
+std::string glsl_store_bool(const std::string& index, const std::string& value);
 /// An exact integer literal of an integer dtype (int64 as a pair under int64_pairs()).
 std::string glsl_int_literal(int64_t value, DType dtype);
 /// A uint expression as a value of integer dtype `dtype` (int64: zero-extended).
@@ -182,6 +188,7 @@ class Emitter {
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;
   bool pairs_ = false;  // kiln_int64_pairs.glsl defined in declarations()
+  bool bool_words_ = false;  // a bool binding stored as words: kiln_store_bool defined
   bool pow_ = false;  // kiln_pow / kiln_ipow defined in declarations()
   bool div_ = false;                 // kiln_div defined in declarations()
   bool mod64_ = false;               // int64 kiln_mod / kiln_fmod defined in declarations()

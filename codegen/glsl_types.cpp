@@ -11,6 +11,7 @@ namespace kiln {
 
 namespace {
 thread_local bool t_int64_pairs = false;
+thread_local bool t_bool_words = false;
 
 /// The pair literal of an int64: uvec2(low word, high word).
 std::string pair_literal(int64_t v) {
@@ -23,8 +24,21 @@ std::string pair_literal(int64_t v) {
 }  // namespace
 
 bool int64_pairs() { return t_int64_pairs; }
-Int64PairsScope::Int64PairsScope(bool on) : previous_(t_int64_pairs) { t_int64_pairs = on; }
-Int64PairsScope::~Int64PairsScope() { t_int64_pairs = previous_; }
+bool bool_words() { return t_bool_words; }
+StorageModeScope::StorageModeScope(bool int64_pairs, bool bool_words)
+    : previous_pairs_(t_int64_pairs), previous_words_(t_bool_words) {
+  t_int64_pairs = int64_pairs;
+  t_bool_words = bool_words;
+}
+StorageModeScope::~StorageModeScope() {
+  t_int64_pairs = previous_pairs_;
+  t_bool_words = previous_words_;
+}
+
+std::string glsl_store_bool(const std::string& index, const std::string& value) {
+  if (t_bool_words) return "kiln_store_bool(" + index + ", " + value + ")";
+  return "b0.data[" + index + "] = uint8_t((" + value + ") ? 1u : 0u)";
+}
 
 const char* glsl_compute_type(DType dtype) {
   switch (dtype) {
@@ -53,8 +67,8 @@ const char* glsl_storage_type(DType dtype) {
       return "int";
     case DType::kI64:  // pairs: std430 uvec2, the same 8 bytes
       return t_int64_pairs ? "uvec2" : "int64_t";
-    case DType::kBool:
-      return "uint8_t";
+    case DType::kBool:  // bool words: four elements a uint
+      return t_bool_words ? "uint" : "uint8_t";
     case DType::kC64:  // std430 vec2: 8 bytes, real then imaginary part
       return "vec2";
   }

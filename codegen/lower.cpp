@@ -203,8 +203,8 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
     } else {
       std::string store = glsl_convert(v, n.meta.dtype, n.meta.dtype);
       if (n.meta.dtype == DType::kF16) store = "float16_t(" + v + ")";
-      if (n.meta.dtype == DType::kBool) store = "uint8_t((" + v + ") ? 1u : 0u)";
-      e.add_statement("b0.data[g] = " + store + ";");
+      e.add_statement(n.meta.dtype == DType::kBool ? glsl_store_bool("g", v) + ";"
+                                                   : "b0.data[g] = " + store + ";");
     }
   }
   if (e.failed()) return unimplemented("not vectorisable");
@@ -345,14 +345,14 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     result = "(acc / float(" +
              (r_count.is_constant() ? std::to_string(r_count.constant_value()) : e.size(r_count)) +
              "))";
-  std::string store = result;
-  if (n.meta.dtype == DType::kF16) store = "float16_t(" + result + ")";
-  if (n.meta.dtype == DType::kBool) store = "uint8_t((" + result + ") ? 1u : 0u)";
+  std::string store = "b0.data[o] = " + result;
+  if (n.meta.dtype == DType::kF16) store = "b0.data[o] = float16_t(" + result + ")";
+  if (n.meta.dtype == DType::kBool) store = glsl_store_bool("o", result);
   const std::string outputs_glsl = e.size(outputs), r_glsl = e.size(r_count);
   std::string kernel_src = e.declarations() + "\n" + arg_decl + acc_t +
                            " kiln_load(uint o, uint r) {\n" + load_body + "  return " + loaded +
                            ";\n}\n\nvoid kiln_store(uint o, " + acc_t +
-                           " acc) {\n  b0.data[o] = " + store + ";\n}\n";
+                           " acc) {\n  " + store + ";\n}\n";
 
   bool workgroup = r_hint >= kWorkgroupReduceMinR;
   KILN_ASSIGN_OR_RETURN(
@@ -432,8 +432,9 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     if (!symbolic && n.meta.numel() > kMaxKernelElements)
       return unimplemented("node %" + std::to_string(n.id) + " (" + n.meta.str() +
                            "): tensors over 2^32 elements need 64-bit indexing");
-  // Without shaderInt64, int64 values are pairs of 32-bit words (codegen/emit.h).
-  const Int64PairsScope pairs(!options.caps.shader_int64);
+  // Without shaderInt64, int64 values are pairs of 32-bit words; without 8-bit storage, bools
+  // are bytes of words (codegen/emit.h).
+  const StorageModeScope modes(!options.caps.shader_int64, !options.caps.storage_buffer_8bit);
   FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps),
                                         rowblock_supported(options.caps));
   KernelPlan plan;

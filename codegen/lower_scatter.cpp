@@ -122,10 +122,10 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
     el += unrolled_loop("t", tuples, step);
     (void)q;
   }
-  std::string store = "acc";
-  if (dt == DType::kF16) store = "float16_t(kiln_f16(acc))";
-  if (dt == DType::kBool) store = "uint8_t(acc ? 1u : 0u)";
-  el += "  b0.data[o] = " + store + ";\n}\n";
+  std::string store = "b0.data[o] = acc";
+  if (dt == DType::kF16) store = "b0.data[o] = float16_t(kiln_f16(acc))";
+  if (dt == DType::kBool) store = glsl_store_bool("o", "acc");
+  el += "  " + store + ";\n}\n";
 
   const std::string outputs = e.size(sym_numel(n.sym));
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, KernelVariant::kScatter, opt.caps));

@@ -56,8 +56,7 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
   } else {
     std::string v = e.value(data.id, di);  // data's compute type: stored back as it was
     if (dt == DType::kF16) v = "float16_t(" + v + ")";
-    if (dt == DType::kBool) v = "uint8_t((" + v + ") ? 1u : 0u)";
-    store = "  b0.data[p] = " + v + ";\n";
+    store = "  " + (dt == DType::kBool ? glsl_store_bool("p", v) : "b0.data[p] = " + v) + ";\n";
   }
   body += "void kiln_copy(uint i, uint p) {\n" + e.take_body() + store + "}\n\n";
   e.reset_scope();

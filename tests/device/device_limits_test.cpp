@@ -160,7 +160,7 @@ TEST_F(DeviceLimits, BadOptionIsAnErrorWhenOpening) {
 }
 
 TEST_F(DeviceLimits, Int64OffRunsInt64GraphsOnTheDevice) {
-  // int64 is computed as pairs of 32-bit words (tests/device/int64_pairs_test.cpp has the ops).
+  // int64 is computed as pairs of 32-bit words (tests/device/emulated_types_test.cpp has the ops).
   Device dev = open("int64=0");
   if (dev.is_cpu()) return;
   EXPECT_FALSE(info(dev).shader_int64);

@@ -1,9 +1,12 @@
-// int64 without shaderInt64: a device opened with `int64=0` (DeviceOpenOptions::limits, as
-// KILN_DEVICE_LIMITS) computes int64 as pairs of 32-bit words (shaders/common/
-// kiln_int64_pairs.glsl). Every int64 operation codegen writes runs on the device, compiled and
-// eagerly, and equals the interpreter exactly, on values at the edges of the range: wraparound,
-// INT64_MIN, carries between the words, shifts past 32 and 64, conversions to and from float
-// around 2^24, 2^53 and 2^63.
+// Types a device lacks, emulated on the device (docs/runtime.md, "Capabilities"):
+// - int64 without shaderInt64: a device opened with `int64=0` (DeviceOpenOptions::limits, as
+//   KILN_DEVICE_LIMITS) computes int64 as pairs of 32-bit words (shaders/common/
+//   kiln_int64_pairs.glsl). Every int64 operation codegen writes runs on the device, compiled
+//   and eagerly, and equals the interpreter exactly, on values at the edges of the range:
+//   wraparound, INT64_MIN, carries between the words, shifts past 32 and 64, conversions to and
+//   from float around 2^24, 2^53 and 2^63.
+// - bool without 8-bit storage (`int8=0`): bool buffers are words of four bytes; every kernel
+//   that reads or writes bools, at sizes that are not multiples of 4.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -59,17 +62,14 @@ std::vector<int64_t> edge_values(size_t n, std::mt19937_64& rng) {
   return v;
 }
 
-class Int64Pairs : public test::DeviceTest {
+class Emulated : public test::DeviceTest {
  protected:
-  void SetUp() override {
-    test::DeviceTest::SetUp();
-    if (IsSkipped()) return;
+  void open(const std::string& limits) {
     DeviceOpenOptions o;
-    o.limits = "int64=0";
+    o.limits = limits;
     Expected<Device> d = Device::open("", o);
     ASSERT_TRUE(d.ok()) << d.status().to_string();
     dev_ = *d;
-    ASSERT_FALSE(dev_.vulkan_device()->info().shader_int64);
   }
 
   Tensor i64(const Shape& shape, uint64_t seed) {
@@ -103,6 +103,26 @@ class Int64Pairs : public test::DeviceTest {
 
   Device dev_ = Device::cpu();
   std::mt19937 rng_{7};
+};
+
+class Int64Pairs : public Emulated {
+ protected:
+  void SetUp() override {
+    Emulated::SetUp();
+    if (IsSkipped()) return;
+    open("int64=0");
+    ASSERT_FALSE(dev_.vulkan_device()->info().shader_int64);
+  }
+};
+
+class BoolWords : public Emulated {
+ protected:
+  void SetUp() override {
+    Emulated::SetUp();
+    if (IsSkipped()) return;
+    open("int8=0");
+    ASSERT_FALSE(dev_.vulkan_device()->info().storage_buffer_8bit);
+  }
 };
 
 TEST_F(Int64Pairs, ArithmeticWrapsExactly) {
@@ -203,6 +223,35 @@ TEST_F(Int64Pairs, IndexMath) {
         Tensor::from_vector(std::vector<int64_t>(8, 3), {8}));
   const Tensor m = Tensor::from_vector(std::vector<int64_t>{0, 5, 0, kMin, 0, 0x100000000LL}, {2, 3});
   check("nonzero", [](const Tensor& t) { return nonzero(t); }, m);
+}
+
+TEST_F(BoolWords, EveryKernelThatStoresOrLoadsBools) {
+  for (int64_t cols : {1, 3, 5, 8, 13}) {
+    SCOPED_TRACE(cols);
+    const Tensor a = test::random_tensor(DType::kF32, {7, cols}, rng_);
+    const Tensor b = test::random_tensor(DType::kF32, {7, cols}, rng_);
+    // Elementwise: a stored bool, then bools loaded at neighbouring bytes of one word.
+    check("compare", [](const Tensor& x, const Tensor& y) { return lt(x, y); }, a, b);
+    const Tensor m = lt(a, b);
+    check("load_bools",
+          [](const Tensor& mk, const Tensor& x) {
+            return where(mk, x, neg(x)) + cast(mk, DType::kF32);
+          },
+          m, a);
+    check("bool_ops", [](const Tensor& mk, const Tensor& x) { return ne(mk, gt(x, scalar(0.0))); },
+          m, a);
+    // Reductions into bools and over bools.
+    check("any_all", [](const Tensor& mk) { return max(mk, {1}); }, m);
+    check("all", [](const Tensor& mk) { return min(mk, {0}); }, m);
+    check("count", [](const Tensor& mk) { return sum(mk, {1}); }, m);
+    // Compaction by a bool mask, and a bool tensor compacted.
+    check("masked_select", [](const Tensor& x, const Tensor& mk) { return masked_select(x, mk); },
+          a, m);
+    check("nonzero", [](const Tensor& mk) { return nonzero(mk); }, m);
+    // Movement of bools: permute, concat, slice.
+    check("permute_concat",
+          [](const Tensor& mk) { return concat({permute(mk, {1, 0}), permute(mk, {1, 0})}, 1); }, m);
+  }
 }
 
 }  // namespace
