@@ -90,7 +90,7 @@ std::string Emitter::fresh(const std::string& prefix) {
 
 void Emitter::note_dtype(DType d) {
   if (d == DType::kI64) (int64_pairs() ? pairs_ : int64_) = true;
-  if (d == DType::kF16) f16_ = true;
+  if (d == DType::kF16) (half_words() ? half_words_ : f16_) = true;
   if (d == DType::kBool) (bool_words() ? bool_words_ : i8_) = true;
   if (vec4_ && d != DType::kF32) failed_ = true;
 }
@@ -146,6 +146,13 @@ std::string Emitter::declarations() const {
     s += "void kiln_store_bool(uint i, bool v) {\n  const uint shift = (i & 3u) << 3u;\n"
          "  atomicAnd(b0.data[i >> 2u], ~(0xffu << shift));\n"
          "  if (v) atomicOr(b0.data[i >> 2u], 1u << shift);\n}\n";
+  if (half_words_ && !bindings_.empty() && graph_.node(bindings_[0]).meta.dtype == DType::kF16)
+    // Rounded to half first (kiln_f16), so packHalf2x16's rounding, which GLSL leaves to the
+    // implementation, is exact.
+    s += "void kiln_store_f16(uint i, float v) {\n  const uint shift = (i & 1u) << 4u;\n"
+         "  atomicAnd(b0.data[i >> 1u], ~(0xffffu << shift));\n"
+         "  atomicOr(b0.data[i >> 1u], (packHalf2x16(vec2(kiln_f16(v), 0.0)) & 0xffffu) << shift);"
+         "\n}\n";
   const Helpers& h = helpers();
   if (int64_) s += h.int64;
   if (pairs_) s += h.pairs;
@@ -216,6 +223,9 @@ std::string Emitter::load(NodeId node, const Index& index) {
   std::string raw = bs + ".data[" + lin + "]";
   switch (n.meta.dtype) {
     case DType::kF16:
+      if (half_words())  // half (lin % 2) of word (lin / 2)
+        return "unpackHalf2x16(" + bs + ".data[(" + lin + ") >> 1u] >> (((" + lin +
+               ") & 1u) << 4u)).x";
       return "float(" + raw + ")";
     case DType::kBool:
       if (bool_words())  // byte (lin % 4) of word (lin / 4)

@@ -38,17 +38,20 @@ const SymFacts* size_facts();
 ///     computed by the functions of shaders/common/kiln_int64_pairs.glsl.
 ///   bool_words: without 8-bit storage, bool buffers are uint arrays, four elements (bytes) a
 ///     word; loads extract the byte, stores set it with atomicAnd/atomicOr (kiln_store_bool).
+///   half_words: without 16-bit storage, f16 buffers are uint arrays, two halves a word;
+///     loads unpack the half, stores round to half (kiln_f16) and set it (kiln_store_f16).
 bool int64_pairs();
 bool bool_words();
+bool half_words();
 class StorageModeScope {
  public:
-  StorageModeScope(bool int64_pairs, bool bool_words);
+  StorageModeScope(bool int64_pairs, bool bool_words, bool half_words);
   ~StorageModeScope();
   StorageModeScope(const StorageModeScope&) = delete;
   StorageModeScope& operator=(const StorageModeScope&) = delete;
 
  private:
-  bool previous_pairs_, previous_words_;
+  bool previous_pairs_, previous_words_, previous_halves_;
 };
 
 const char* glsl_compute_type(DType dtype);  // float, int, int64_t (or uvec2), bool (f16: float)
@@ -64,6 +67,9 @@ std::string glsl_literal(double value, DType dtype);
 std::string glsl_literal(const Attrs& full, DType dtype);
 /// The statement (without ';') storing bool `value` at element `index` of binding 0.
 std::string glsl_store_bool(const std::string& index, const std::string& value);
+/// The statement (without ';') storing `value` (in `dtype`'s compute type; f16: a float) at
+/// element `index` of binding 0, the kernel's output, of dtype `dtype`.
+std::string glsl_store(const std::string& index, const std::string& value, DType dtype);
 /// An exact integer literal of an integer dtype (int64 as a pair under int64_pairs()).
 std::string glsl_int_literal(int64_t value, DType dtype);
 /// A uint expression as a value of integer dtype `dtype` (int64: zero-extended).
@@ -189,6 +195,7 @@ class Emitter {
   bool int64_ = false, f16_ = false, i8_ = false;
   bool pairs_ = false;  // kiln_int64_pairs.glsl defined in declarations()
   bool bool_words_ = false;  // a bool binding stored as words: kiln_store_bool defined
+  bool half_words_ = false;  // an f16 binding stored as words: kiln_store_f16 defined
   bool pow_ = false;  // kiln_pow / kiln_ipow defined in declarations()
   bool div_ = false;                 // kiln_div defined in declarations()
   bool mod64_ = false;               // int64 kiln_mod / kiln_fmod defined in declarations()

@@ -12,6 +12,7 @@ namespace kiln {
 namespace {
 thread_local bool t_int64_pairs = false;
 thread_local bool t_bool_words = false;
+thread_local bool t_half_words = false;
 
 /// The pair literal of an int64: uvec2(low word, high word).
 std::string pair_literal(int64_t v) {
@@ -25,14 +26,26 @@ std::string pair_literal(int64_t v) {
 
 bool int64_pairs() { return t_int64_pairs; }
 bool bool_words() { return t_bool_words; }
-StorageModeScope::StorageModeScope(bool int64_pairs, bool bool_words)
-    : previous_pairs_(t_int64_pairs), previous_words_(t_bool_words) {
+bool half_words() { return t_half_words; }
+StorageModeScope::StorageModeScope(bool int64_pairs, bool bool_words, bool half_words)
+    : previous_pairs_(t_int64_pairs), previous_words_(t_bool_words), previous_halves_(t_half_words) {
   t_int64_pairs = int64_pairs;
   t_bool_words = bool_words;
+  t_half_words = half_words;
 }
 StorageModeScope::~StorageModeScope() {
   t_int64_pairs = previous_pairs_;
   t_bool_words = previous_words_;
+  t_half_words = previous_halves_;
+}
+
+std::string glsl_store(const std::string& index, const std::string& value, DType dtype) {
+  if (dtype == DType::kBool) return glsl_store_bool(index, value);
+  if (dtype == DType::kF16) {
+    if (t_half_words) return "kiln_store_f16(" + index + ", " + value + ")";
+    return "b0.data[" + index + "] = float16_t(" + value + ")";
+  }
+  return "b0.data[" + index + "] = " + value;
 }
 
 std::string glsl_store_bool(const std::string& index, const std::string& value) {
@@ -61,8 +74,8 @@ const char* glsl_storage_type(DType dtype) {
   switch (dtype) {
     case DType::kF32:
       return "float";
-    case DType::kF16:
-      return "float16_t";
+    case DType::kF16:  // half words: two elements a uint
+      return t_half_words ? "uint" : "float16_t";
     case DType::kI32:
       return "int";
     case DType::kI64:  // pairs: std430 uvec2, the same 8 bytes

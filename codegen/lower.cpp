@@ -201,10 +201,7 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
       e.add_statement("b0v.data[g] = " + v + ";");
       e.store_output_vec4();
     } else {
-      std::string store = glsl_convert(v, n.meta.dtype, n.meta.dtype);
-      if (n.meta.dtype == DType::kF16) store = "float16_t(" + v + ")";
-      e.add_statement(n.meta.dtype == DType::kBool ? glsl_store_bool("g", v) + ";"
-                                                   : "b0.data[g] = " + store + ";");
+      e.add_statement(glsl_store("g", v, n.meta.dtype) + ";");
     }
   }
   if (e.failed()) return unimplemented("not vectorisable");
@@ -345,9 +342,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     result = "(acc / float(" +
              (r_count.is_constant() ? std::to_string(r_count.constant_value()) : e.size(r_count)) +
              "))";
-  std::string store = "b0.data[o] = " + result;
-  if (n.meta.dtype == DType::kF16) store = "b0.data[o] = float16_t(" + result + ")";
-  if (n.meta.dtype == DType::kBool) store = glsl_store_bool("o", result);
+  const std::string store = glsl_store("o", result, n.meta.dtype);
   const std::string outputs_glsl = e.size(outputs), r_glsl = e.size(r_count);
   std::string kernel_src = e.declarations() + "\n" + arg_decl + acc_t +
                            " kiln_load(uint o, uint r) {\n" + load_body + "  return " + loaded +
@@ -434,7 +429,8 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
                            "): tensors over 2^32 elements need 64-bit indexing");
   // Without shaderInt64, int64 values are pairs of 32-bit words; without 8-bit storage, bools
   // are bytes of words (codegen/emit.h).
-  const StorageModeScope modes(!options.caps.shader_int64, !options.caps.storage_buffer_8bit);
+  const StorageModeScope modes(!options.caps.shader_int64, !options.caps.storage_buffer_8bit,
+                               !options.caps.storage_buffer_16bit);
   FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps),
                                         rowblock_supported(options.caps));
   KernelPlan plan;

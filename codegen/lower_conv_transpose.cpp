@@ -49,8 +49,7 @@ Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fus
     function("float kiln_bias(uint co)", n.inputs[2], Index{{"co", -1}});
   else
     body += "float kiln_bias(uint co) { return 0.0; }\n\n";
-  const std::string stored = n.meta.dtype == DType::kF16 ? "float16_t(v)" : "v";
-  body += "void kiln_store(uint o, float v) {\n  b0.data[o] = " + stored + ";\n}\n";
+  body += "void kiln_store(uint o, float v) {\n  " + glsl_store("o", "v", n.meta.dtype) + ";\n}\n";
 
   std::map<std::string, std::string> macros;
   std::array<std::string, 3> in{"1u", "1u", "1u"}, out{"1u", "1u", "1u"};

@@ -106,16 +106,14 @@ TileConfig choose_tile(Dim m, Dim n, uint32_t elem, const TargetCaps& caps) {
 std::string matmul_output_value(Emitter& e, const Graph& g, NodeId matmul, NodeId epilogue_root,
                                 const std::string& linear, const std::string& acc, DType acc_type,
                                 std::string* value) {
-  const NodeId out_id = epilogue_root >= 0 ? epilogue_root : matmul;
-  const DType mm = g.node(matmul).meta.dtype, out = g.node(out_id).meta.dtype;
+  const DType mm = g.node(matmul).meta.dtype;
   std::string v = glsl_convert(acc, acc_type, mm);
   if (epilogue_root >= 0) {
     e.set_override(matmul, v);
     Index index = e.decompose(linear, g.node(epilogue_root).sym, "ep", 0);
     v = e.value(epilogue_root, index);
   }
-  if (out == DType::kF16) v = "float16_t(" + v + ")";
-  *value = v;
+  *value = v;  // (an f16 output is rounded by the store: glsl_store)
   std::string body = e.take_body();
   e.reset_scope();
   return body;
@@ -166,7 +164,7 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const std::string store_body = matmul_output_value(e, g, root, epilogue_root, "g", "v", acc, &v);
   src += "void kiln_store(uint batch, uint i, uint j, " + acc_t +
          " v) {\n  const uint g = batch * " + e.size(m * nn) + " + i * " + e.size(nn) + " + j;\n" +
-         store_body + "  b0.data[g] = " + v + ";\n}\n";
+         store_body + "  " + glsl_store("g", v, g.node(out_id).meta.dtype) + ";\n}\n";
   const std::string m_glsl = e.size(m), n_glsl = e.size(nn), k_glsl = e.size(k),
                     batch_glsl = e.size(batches);
 

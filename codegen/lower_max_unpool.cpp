@@ -50,9 +50,7 @@ Expected<Kernel> max_unpool_kernel(const Graph& g, const FusionDecision& fusion,
     el += "      {\n        const uint j = j_base + " + std::to_string(u) + "u;\n        if (j < " +
           count + " && kiln_index(j) == t) acc = kiln_x(j);\n      }\n";
   el += "    }\n  }\n";
-  std::string store = "acc";
-  if (dt == DType::kF16) store = "float16_t(kiln_f16(acc))";
-  el += "  b0.data[o] = " + store + ";\n}\n";
+  el += "  " + glsl_store("o", dt == DType::kF16 ? "kiln_f16(acc)" : "acc", dt) + ";\n}\n";
 
   KILN_ASSIGN_OR_RETURN(Kernel k, start_kernel(e, n, variant, opt.caps));
   k.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);

@@ -62,8 +62,7 @@ Expected<Kernel> row_norm_kernel(const Graph& g, const FusionDecision& fusion,
   auto [store_idx, store_r] = element_index(e);
   std::string v = spec.store_value(e, store_idx, store_r);
   std::string out = e.linear_index(n.sym, store_idx);
-  std::string stored = n.meta.dtype == DType::kF16 ? "float16_t(" + v + ")" : v;
-  e.add_statement("b0.data[" + out + "] = " + stored + ";");
+  e.add_statement(glsl_store(out, v, n.meta.dtype) + ";");
   std::string store_body = e.take_body();
   const std::string rows_glsl = e.size(rows), r_glsl = e.size(r_count);
   std::string body = e.declarations() + "\n" + helpers + "float kiln_load(uint row, uint r) {\n" +

@@ -109,9 +109,8 @@ Expected<Kernel> resample_kernel(const Graph& g, const FusionDecision& fusion, N
   if (grid)
     function("float kiln_grid(uint i0, uint i1, uint i2, uint i3)", n.inputs[1],
              Index{{"i0", -1}, {"i1", -1}, {"i2", -1}, {"i3", -1}});
-  std::string stored = "v";
-  if (n.meta.dtype == DType::kF16) stored = "float16_t(v)";
-  body += "void kiln_store(uint o, " + acc_t + " v) {\n  b0.data[o] = " + stored + ";\n}\n\n";
+  body += "void kiln_store(uint o, " + acc_t + " v) {\n  " + glsl_store("o", "v", n.meta.dtype) +
+          ";\n}\n\n";
   if (!grid) body += resize_function(e, n, x, acc);
 
   std::map<std::string, std::string> macros;

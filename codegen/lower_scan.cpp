@@ -115,12 +115,11 @@ Expected<Kernel> cumsum_kernel(const Graph& g, const FusionDecision& fusion, Nod
   e.reset_scope();
   const std::string out = e.linear_index(n.sym, element_index(e));
   const std::string store_body = e.take_body();
-  const std::string stored = n.meta.dtype == DType::kF16 ? "float16_t(v)" : "v";
   const std::string lines_glsl = e.size(lines), len_glsl = e.size(len);
   const std::string body = e.declarations() + "\n" + acc_t + " kiln_load(uint line, uint r) {\n" +
                            load_body + "  return " + loaded +
                            ";\n}\n\nvoid kiln_store(uint line, uint r, " + acc_t + " v) {\n" +
-                           store_body + "  b0.data[" + out + "] = " + stored + ";\n}\n";
+                           store_body + "  " + glsl_store(out, "v", n.meta.dtype) + ";\n}\n";
 
   const uint32_t team = team_size(len_hint, !len.is_constant(), acc_bytes, opt.caps);
   const uint32_t local = std::max(team, std::min(kMinLocal, opt.caps.max_workgroup_invocations));

@@ -122,9 +122,7 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
     el += unrolled_loop("t", tuples, step);
     (void)q;
   }
-  std::string store = "b0.data[o] = acc";
-  if (dt == DType::kF16) store = "b0.data[o] = float16_t(kiln_f16(acc))";
-  if (dt == DType::kBool) store = glsl_store_bool("o", "acc");
+  const std::string store = glsl_store("o", dt == DType::kF16 ? "kiln_f16(acc)" : "acc", dt);
   el += "  " + store + ";\n}\n";
 
   const std::string outputs = e.size(sym_numel(n.sym));

@@ -55,8 +55,7 @@ Expected<Kernel> select_kernel(const Graph& g, const FusionDecision& fusion, Nod
                "u] = " + glsl_from_uint(di[d].expr, DType::kI64) + ";\n";
   } else {
     std::string v = e.value(data.id, di);  // data's compute type: stored back as it was
-    if (dt == DType::kF16) v = "float16_t(" + v + ")";
-    store = "  " + (dt == DType::kBool ? glsl_store_bool("p", v) : "b0.data[p] = " + v) + ";\n";
+    store = "  " + glsl_store("p", v, dt) + ";\n";
   }
   body += "void kiln_copy(uint i, uint p) {\n" + e.take_body() + store + "}\n\n";
   e.reset_scope();

@@ -59,11 +59,9 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     else
       body += "float kiln_bias(uint co) { return 0.0; }\n\n";
   }
-  std::string stored = "v";
-  if (n.meta.dtype == DType::kF16) stored = "float16_t(v)";
   body += "void kiln_store(uint o, " +
           std::string(mode == 3 ? glsl_compute_type(DType::kI64) : acc_t) +
-          " v) {\n  b0.data[o] = " + stored + ";\n}\n";
+          " v) {\n  " + glsl_store("o", "v", n.meta.dtype) + ";\n}\n";
 
   // Sizes (spatial dims padded to three with 1s), then the macros.
   std::map<std::string, std::string> macros;

@@ -7,6 +7,8 @@
 //   from float around 2^24, 2^53 and 2^63.
 // - bool without 8-bit storage (`int8=0`): bool buffers are words of four bytes; every kernel
 //   that reads or writes bools, at sizes that are not multiples of 4.
+// - f16 without 16-bit storage (`storage16=0`): f16 buffers are words of two halves; every
+//   kernel family that stores f16, at odd sizes, rounded as the interpreter rounds.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -223,6 +225,41 @@ TEST_F(Int64Pairs, IndexMath) {
         Tensor::from_vector(std::vector<int64_t>(8, 3), {8}));
   const Tensor m = Tensor::from_vector(std::vector<int64_t>{0, 5, 0, kMin, 0, 0x100000000LL}, {2, 3});
   check("nonzero", [](const Tensor& t) { return nonzero(t); }, m);
+}
+
+class HalfWords : public Emulated {
+ protected:
+  void SetUp() override {
+    Emulated::SetUp();
+    if (IsSkipped()) return;
+    open("storage16=0");
+    ASSERT_FALSE(dev_.vulkan_device()->info().storage_buffer_16bit);
+  }
+};
+
+TEST_F(HalfWords, EveryKernelFamilyThatStoresHalves) {
+  for (int64_t cols : {1, 3, 8, 13}) {
+    SCOPED_TRACE(cols);
+    const Tensor a = cast(test::random_tensor(DType::kF32, {5, cols}, rng_), DType::kF16);
+    const Tensor b = cast(test::random_tensor(DType::kF32, {5, cols}, rng_), DType::kF16);
+    const Tensor w = cast(test::random_tensor(DType::kF32, {cols, 7}, rng_), DType::kF16);
+    // Elementwise (rounded per op), the neighbouring half of a word loaded and stored.
+    check("elementwise",
+          [](const Tensor& x, const Tensor& y) { return exp(x) * y + x; }, a, b);
+    check("cast_in_out",
+          [](const Tensor& x) { return cast(cast(x, DType::kF32) * scalar(3.0), DType::kF16); }, a);
+    check("reduce", [](const Tensor& x) { return sum(x, {1}); }, a);
+    check("softmax", [](const Tensor& x) { return softmax(x, -1); }, a);
+    check("matmul", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, w);
+    check("cumsum", [](const Tensor& x) { return cumsum(x, 1); }, a);
+    check("masked_select",
+          [](const Tensor& x) { return masked_select(x, gt(x, scalar(0.0, DType::kF16))); }, a);
+    check("concat_permute",
+          [](const Tensor& x, const Tensor& y) { return permute(concat({x, y}, 1), {1, 0}); }, a,
+          b);
+    // A huge value overflows to inf when rounded to half, as in the interpreter.
+    check("overflow", [](const Tensor& x) { return x * scalar(70000.0, DType::kF16); }, a);
+  }
 }
 
 TEST_F(BoolWords, EveryKernelThatStoresOrLoadsBools) {
