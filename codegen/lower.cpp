@@ -231,18 +231,28 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
 
 }  // namespace
 
-void set_reduce_geometry(Kernel& k, bool workgroup, const SymInt& outputs, const SymInt& r_count,
-                         int64_t r_hint, uint32_t acc_bytes, const TargetCaps& caps) {
+uint32_t set_reduce_geometry(Kernel& k, bool workgroup, const SymInt& outputs,
+                             const SymInt& r_count, int64_t r_hint, uint32_t acc_bytes,
+                             const TargetCaps& caps) {
+  uint32_t steps = 1;
   if (workgroup) {
-    // One workgroup per output; long rows get more invocations (loop limit).
+    // One workgroup per output; long rows get more invocations (loop limit), and where the
+    // device's workgroups cannot grow enough (128 invocations on many mobile GPUs), more
+    // loads per iteration.
     k.local_size = line_workgroup_size(r_hint, 128, 1, acc_bytes, caps);
+    constexpr int64_t kTripsPerInvocation = 8192;
+    while (steps < 16 && (r_hint + int64_t{k.local_size} * steps - 1) /
+                                 (int64_t{k.local_size} * steps) >
+                             kTripsPerInvocation)
+      steps *= 2;
     k.groups = {outputs, 1, 1};
-    k.loop_trips = groups_for(r_count, k.local_size) + SymInt(log2_u32(k.local_size) + 1);
+    k.loop_trips = groups_for(r_count, k.local_size * steps) + SymInt(log2_u32(k.local_size) + 1);
   } else {
     k.local_size = std::min<uint32_t>(64, caps.max_workgroup_invocations);
     k.groups = {groups_for(outputs, k.local_size), 1, 1};
     k.loop_trips = r_count;
   }
+  return steps;
 }
 
 namespace {
@@ -354,7 +364,13 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
       Kernel k,
       start_kernel(e, n, workgroup ? KernelVariant::kReduceWorkgroup : KernelVariant::kReduceThread,
                    opt.caps));
-  set_reduce_geometry(k, workgroup, outputs, r_count, r_hint, arg ? 16 : 8, opt.caps);
+  const uint32_t steps =
+      set_reduce_geometry(k, workgroup, outputs, r_count, r_hint, arg ? 16 : 8, opt.caps);
+  std::string more_steps;
+  for (uint32_t u = 1; u < steps; ++u) {
+    const std::string ru = "(r + " + std::to_string(u) + "u * KILN_LOCAL_SIZE)";
+    more_steps += "if (" + ru + " < KILN_R) acc = KILN_COMBINE(acc, kiln_load(o, " + ru + ")); ";
+  }
   KILN_ASSIGN_OR_RETURN(k.glsl,
                         kernel_source("reduce.comp", e, kernel_src,
                                       {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
@@ -363,7 +379,9 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                        {"ACC_T", acc_t},
                                        {"KILN_INIT", init},
                                        {"KILN_COMBINE(a, b)", combine},
-                                       {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"}},
+                                       {"KILN_WORKGROUP_REDUCE", workgroup ? "1" : "0"},
+                                       {"KILN_STEPS", std::to_string(steps) + "u"},
+                                       {"KILN_MORE_STEPS", more_steps}},
                                       k, opt.caps));
   return k;
 }

@@ -27,9 +27,12 @@ uint32_t line_workgroup_size(int64_t len_hint, uint32_t base, uint32_t passes,
                              uint32_t bytes_per_invocation, const TargetCaps& caps);
 /// Local size, workgroups and loop trips of a reduce.comp kernel: one workgroup per output
 /// (`workgroup`) or one invocation per output, over `r_count` reduced elements (`r_hint` at
-/// the hints) with an accumulator of `acc_bytes` in shared memory.
-void set_reduce_geometry(Kernel& k, bool workgroup, const SymInt& outputs, const SymInt& r_count,
-                         int64_t r_hint, uint32_t acc_bytes, const TargetCaps& caps);
+/// the hints) with an accumulator of `acc_bytes` in shared memory. Returns the loads per loop
+/// iteration of a workgroup's invocation (KILN_STEPS): more than 1 only where the device's
+/// workgroups are too small to keep a long row under the loop limit.
+uint32_t set_reduce_geometry(Kernel& k, bool workgroup, const SymInt& outputs,
+                             const SymInt& r_count, int64_t r_hint, uint32_t acc_bytes,
+                             const TargetCaps& caps);
 /// log2 of a power of two.
 uint32_t log2_u32(uint32_t v);
 /// The #extension lines the emitted body needs, and the float-controls execution mode where

@@ -31,14 +31,14 @@ void main() {
 #else
 
 // e^(i 2 pi t / n) for t < n < 2^30: quadrant and octant reduction in integers, then sin and
-// cos on [0, pi / 4] only.
+// cos on [0, pi / 4] only, by Kiln's polynomials.
 vec2 kiln_cis(uint t, uint n) {
   const uint q = (4u * t) / n;
   uint rem = 4u * t - q * n;  // angle = pi / 2 * (q + rem / n)
   const bool swap = 2u * rem > n;
   if (swap) rem = n - rem;
   const float a = 1.5707963267948966 * (float(rem) / float(n));
-  float c = cos(a), s = sin(a);
+  float c = kiln_cos_poly(a), s = kiln_sin_poly(a);  // (kiln_math.glsl: not the driver's)
   if (swap) {
     const float tmp = c;
     c = s;

@@ -3,7 +3,9 @@
 // Codegen supplies kiln_extensions.glsl, and kiln_kernel.glsl with the bindings,
 //   ACC_T kiln_load(uint o, uint r)     the fused prologue, read at output o, reduced index r
 //   void kiln_store(uint o, ACC_T acc)  finishing (e.g. mean's division) and the store
-// and the macros KILN_LOCAL_SIZE, KILN_OUTPUTS, KILN_R, ACC_T, KILN_INIT, KILN_COMBINE(a, b).
+// and the macros KILN_LOCAL_SIZE, KILN_OUTPUTS, KILN_R, ACC_T, KILN_INIT, KILN_COMBINE(a, b),
+// KILN_STEPS (loads per loop iteration of a workgroup reduce) and KILN_MORE_STEPS (the loads
+// after the first).
 // KILN_WORKGROUP_REDUCE: one workgroup per output with a shared-memory tree; otherwise one
 // invocation per output.
 #extension GL_GOOGLE_include_directive : require
@@ -21,8 +23,11 @@ void main() {
   const uint lid = gl_LocalInvocationID.x;
   for (uint o = gl_WorkGroupID.x; o < KILN_OUTPUTS; o += gl_NumWorkGroups.x) {
     ACC_T acc = KILN_INIT;
-    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE) {
+    for (uint r = lid; r < KILN_R; r += KILN_LOCAL_SIZE * KILN_STEPS) {
       acc = KILN_COMBINE(acc, kiln_load(o, r));
+      // KILN_STEPS > 1: the further loads of the iteration, written out (the loop limit
+      // counts every loop's iterations).
+      KILN_MORE_STEPS
     }
     kiln_partial[lid] = acc;
     barrier();

@@ -59,28 +59,43 @@ uint kiln_trig_reduce(float a, out float r) {
   return q & 3u;
 }
 
+// sin and cos on [-pi/4, pi/4] from Cephes' single-precision polynomials: the Vulkan spec
+// bounds the driver's sin and cos only to an absolute 2^-11 (SwiftShader's are that loose), so
+// Kiln's results do not depend on the driver. sin keeps the sign of zero (x is returned below
+// 2^-13, where sin(x) rounds to x).
+float kiln_sin_poly(float x) {
+  if (abs(x) < 1.220703125e-4) return x;
+  const float z = x * x;
+  return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * x + x;
+}
+float kiln_cos_poly(float x) {
+  const float z = x * x;
+  return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z -
+         0.5 * z + 1.0;
+}
 float kiln_sin(float x) {
   if (isinf(x)) return kiln_nan_value();
-  if (!(abs(x) > KILN_PIO4)) return sin(x);  // NaN too
+  if (!(abs(x) > KILN_PIO4)) return isnan(x) ? x : kiln_sin_poly(x);
   float r;
   const uint q = kiln_trig_reduce(x, r);
-  const float v = (q & 1u) != 0u ? cos(r) : sin(r);
+  const float v = (q & 1u) != 0u ? kiln_cos_poly(r) : kiln_sin_poly(r);
   return kiln_copysign(1.0, x) * ((q & 2u) != 0u ? -v : v);
 }
 float kiln_cos(float x) {
   if (isinf(x)) return kiln_nan_value();
-  if (!(abs(x) > KILN_PIO4)) return cos(x);
+  if (!(abs(x) > KILN_PIO4)) return isnan(x) ? x : kiln_cos_poly(x);
   float r;
   const uint q = (kiln_trig_reduce(x, r) + 1u) & 3u;
-  const float v = (q & 1u) != 0u ? cos(r) : sin(r);
+  const float v = (q & 1u) != 0u ? kiln_cos_poly(r) : kiln_sin_poly(r);
   return (q & 2u) != 0u ? -v : v;
 }
 float kiln_tan(float x) {
   if (isinf(x)) return kiln_nan_value();
-  if (!(abs(x) > KILN_PIO4)) return sin(x) / cos(x);
+  if (!(abs(x) > KILN_PIO4)) return isnan(x) ? x : kiln_sin_poly(x) / kiln_cos_poly(x);
   float r;
   const uint q = kiln_trig_reduce(x, r);
-  const float t = (q & 1u) != 0u ? -cos(r) / sin(r) : sin(r) / cos(r);
+  const float t = (q & 1u) != 0u ? -kiln_cos_poly(r) / kiln_sin_poly(r)
+                                 : kiln_sin_poly(r) / kiln_cos_poly(r);
   return kiln_copysign(1.0, x) * t;
 }
 

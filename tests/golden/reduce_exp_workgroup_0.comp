@@ -20,7 +20,7 @@ void main(){
   const uint lid = gl_LocalInvocationID . x;
   for(uint o = gl_WorkGroupID . x;o < 4u;o += gl_NumWorkGroups . x){
         float acc = float(0);
-    for(uint r = lid;r < 300u;r += 128u){
+    for(uint r = lid;r < 300u;r += 128u * 1u){
       acc =((acc)+(kiln_load(o, r)));
     }
     kiln_partial[lid]= acc;
