@@ -146,13 +146,26 @@ std::string Emitter::declarations() const {
     s += "void kiln_store_bool(uint i, bool v) {\n  const uint shift = (i & 3u) << 3u;\n"
          "  atomicAnd(b0.data[i >> 2u], ~(0xffu << shift));\n"
          "  if (v) atomicOr(b0.data[i >> 2u], 1u << shift);\n}\n";
-  if (half_words_ && !bindings_.empty() && graph_.node(bindings_[0]).meta.dtype == DType::kF16)
-    // Rounded to half first (kiln_f16), so packHalf2x16's rounding, which GLSL leaves to the
-    // implementation, is exact.
-    s += "void kiln_store_f16(uint i, float v) {\n  const uint shift = (i & 1u) << 4u;\n"
-         "  atomicAnd(b0.data[i >> 1u], ~(0xffffu << shift));\n"
-         "  atomicOr(b0.data[i >> 1u], (packHalf2x16(vec2(kiln_f16(v), 0.0)) & 0xffffu) << shift);"
-         "\n}\n";
+  if (half_words_) {
+    // A half's bits and value converted with integer operations, exactly: packHalf2x16 and
+    // unpackHalf2x16 leave rounding and subnormals to the implementation.
+    s += "float kiln_half_value(uint h) {\n"
+         "  const uint s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+         "  if (e == 0x1fu) return uintBitsToFloat(s | 0x7f800000u | (m << 13));\n"
+         "  if (e != 0u) return uintBitsToFloat(s | ((e + 112u) << 23) | (m << 13));\n"
+         "  const float v = float(m) * 5.9604644775390625e-8;\n"
+         "  return s != 0u ? -v : v;\n}\n";
+    if (!bindings_.empty() && graph_.node(bindings_[0]).meta.dtype == DType::kF16)
+      // v is rounded to half first (kiln_f16), so its bits are exact.
+      s += "uint kiln_half_bits(float v) {\n"
+           "  const uint u = floatBitsToUint(v), s = (u >> 16) & 0x8000u, e = (u >> 23) & 0xffu;\n"
+           "  if (e == 0xffu) return s | 0x7c00u | ((u & 0x7fffffu) != 0u ? 0x200u : 0u);\n"
+           "  if (e >= 113u) return s | ((e - 112u) << 10) | ((u & 0x7fffffu) >> 13);\n"
+           "  return s | uint(abs(v) * 16777216.0);\n}\n"
+           "void kiln_store_f16(uint i, float v) {\n  const uint shift = (i & 1u) << 4u;\n"
+           "  atomicAnd(b0.data[i >> 1u], ~(0xffffu << shift));\n"
+           "  atomicOr(b0.data[i >> 1u], kiln_half_bits(kiln_f16(v)) << shift);\n}\n";
+  }
   const Helpers& h = helpers();
   if (int64_) s += h.int64;
   if (pairs_) s += h.pairs;
@@ -224,8 +237,8 @@ std::string Emitter::load(NodeId node, const Index& index) {
   switch (n.meta.dtype) {
     case DType::kF16:
       if (half_words())  // half (lin % 2) of word (lin / 2)
-        return "unpackHalf2x16(" + bs + ".data[(" + lin + ") >> 1u] >> (((" + lin +
-               ") & 1u) << 4u)).x";
+        return "kiln_half_value(" + bs + ".data[(" + lin + ") >> 1u] >> (((" + lin +
+               ") & 1u) << 4u))";
       return "float(" + raw + ")";
     case DType::kBool:
       if (bool_words())  // byte (lin % 4) of word (lin / 4)

@@ -68,7 +68,9 @@ std::string glsl_literal(const Attrs& full, DType dtype);
 /// The statement (without ';') storing bool `value` at element `index` of binding 0.
 std::string glsl_store_bool(const std::string& index, const std::string& value);
 /// The statement (without ';') storing `value` (in `dtype`'s compute type; f16: a float) at
-/// element `index` of binding 0, the kernel's output, of dtype `dtype`.
+/// element `index` of binding 0, the kernel's output, of dtype `dtype`. In word modes the store
+/// is two atomics on the element's word (clear its bits, set the new ones): correct while each
+/// element has one writer, as in every kernel (scatters are written as gathers).
 std::string glsl_store(const std::string& index, const std::string& value, DType dtype);
 /// An exact integer literal of an integer dtype (int64 as a pair under int64_pairs()).
 std::string glsl_int_literal(int64_t value, DType dtype);

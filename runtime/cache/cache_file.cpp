@@ -11,6 +11,8 @@
 #include <cstring>
 #include <random>
 
+#include "core/platform.h"
+
 namespace kiln::cache {
 namespace {
 
@@ -59,7 +61,7 @@ std::string temp_suffix() {
   }();
   static std::atomic<uint64_t> counter{0};
   char buf[64];
-  std::snprintf(buf, sizeof buf, ".tmp.%ld.%016llx.%llu", static_cast<long>(::getpid()),
+  std::snprintf(buf, sizeof buf, ".tmp.%ld.%016llx.%llu", platform::process_id(),
                 static_cast<unsigned long long>(process_random),
                 static_cast<unsigned long long>(counter.fetch_add(1)));
   return buf;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/platform.h"
 #include "kiln/logging.h"
 
 namespace kiln::cache {
@@ -171,13 +172,13 @@ DriverCacheScope::DriverCacheScope(const DiskCache& cache) {
     });
     return;
   }
-  set_ = ::setenv("MESA_SHADER_CACHE_DIR", mesa.c_str(), 0) == 0;
+  set_ = platform::set_env_if_unset("MESA_SHADER_CACHE_DIR", mesa);
   std::call_once(
       logged, [&] { log(LogTopic::kCache, "driver shader cache: MESA_SHADER_CACHE_DIR=" + mesa); });
 }
 
 DriverCacheScope::~DriverCacheScope() {
-  if (set_) ::unsetenv("MESA_SHADER_CACHE_DIR");
+  if (set_) platform::unset_env("MESA_SHADER_CACHE_DIR");
 }
 
 }  // namespace kiln::cache

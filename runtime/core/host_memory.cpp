@@ -4,11 +4,11 @@
 // free, so the advice never reaches memory another allocation reuses.
 #include "core/host_memory.h"
 
-#include <sys/mman.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/platform.h"
 
 namespace kiln::host_memory {
 namespace {
@@ -37,7 +37,7 @@ void advise_huge(void* p, size_t bytes) noexcept {
   const uintptr_t first = (begin + kHugeThreshold - 1) / kHugeThreshold * kHugeThreshold;
   const uintptr_t last = (begin + bytes) / kHugeThreshold * kHugeThreshold;
   if (last > first)
-    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // NOLINT
+    platform::advise_huge_pages(reinterpret_cast<void*>(first), last - first);  // NOLINT
 }
 
 void free_large(void* p) noexcept {

@@ -1,20 +1,14 @@
 #include "exec/background.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "core/platform.h"
 #include "kiln/logging.h"
 
 namespace kiln {
-namespace {
-constexpr int kNice = 19;
-}  // namespace
 
 BackgroundCompiler& BackgroundCompiler::instance() {
   static BackgroundCompiler pool([] {
@@ -69,10 +63,8 @@ void BackgroundCompiler::hold(bool on) {
 void BackgroundCompiler::work() {
   // Compiles yield to the threads that serve calls: this worker (and the threads it starts)
   // runs at a lower priority (nice +19, the lowest; Linux sets it per thread).
-  errno = 0;
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice) != 0 && errno != 0)
-    log(LogTopic::kCompile,
-        std::string("background compiler: setpriority failed: ") + std::strerror(errno));
+  if (const std::string why = platform::lower_thread_priority(); !why.empty())
+    log(LogTopic::kCompile, "background compiler: setpriority failed: " + why);
   for (;;) {
     std::function<void()> job;
     {

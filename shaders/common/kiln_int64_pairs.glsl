@@ -3,7 +3,10 @@
 // and bytes. Defined in every kernel that uses int64 on such a device (codegen/emit.cpp), in
 // place of kiln_int64.glsl; codegen writes every int64 operation as one of these functions
 // (GLSL's operators on uvec2 act per word). The results are the interpreter's exactly:
-// add, sub, mul, neg and abs wrap; shifts, mod, fmod and ipow follow kiln_int64.glsl.
+// add, sub, mul, neg and abs wrap; shifts follow codegen/emit_ops.cpp's native ones, mod, fmod
+// and ipow kiln_mod_int64.glsl and kiln_pow_int64.glsl. No function loops over the 64 bits of
+// a division (Mesa's llvmpipe ends an invocation's loops after 65535 iterations in all, and a
+// mod inside a long reduction would reach that): the remainder's steps are written out.
 uvec2 kiln_i64(int x) { return uvec2(uint(x), uint(x >> 31)); }
 bool kiln_i64_negative(uvec2 a) { return int(a.y) < 0; }
 uvec2 kiln_i64_add(uvec2 a, uvec2 b) {
@@ -55,16 +58,36 @@ uvec2 kiln_i64_shift_left(uvec2 a, uvec2 b) {
 uvec2 kiln_i64_shift_right(uvec2 a, uvec2 b) {
   return b.y == 0u && b.x < 64u ? kiln_i64_shr(a, b.x) : uvec2(uint(int(a.y) >> 31));
 }
-// Unsigned remainder of 64-bit words by shift and subtract (d != 0).
+// One step of the shift-subtract remainder: r = 2 r + bit, less d when that reaches d.
+uvec2 kiln_u64_rem_step(uvec2 r, uint bit, uvec2 d) {
+  r = uvec2((r.x << 1) | bit, (r.y << 1) | (r.x >> 31));
+  return r.y > d.y || (r.y == d.y && r.x >= d.x) ? kiln_i64_sub(r, d) : r;
+}
+// The 32 steps of one word w of the dividend, most significant bit first.
+uvec2 kiln_u64_rem_word(uvec2 r, uint w, uvec2 d) {
+  r = kiln_u64_rem_step(r, (w >> 31) & 1u, d); r = kiln_u64_rem_step(r, (w >> 30) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 29) & 1u, d); r = kiln_u64_rem_step(r, (w >> 28) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 27) & 1u, d); r = kiln_u64_rem_step(r, (w >> 26) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 25) & 1u, d); r = kiln_u64_rem_step(r, (w >> 24) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 23) & 1u, d); r = kiln_u64_rem_step(r, (w >> 22) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 21) & 1u, d); r = kiln_u64_rem_step(r, (w >> 20) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 19) & 1u, d); r = kiln_u64_rem_step(r, (w >> 18) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 17) & 1u, d); r = kiln_u64_rem_step(r, (w >> 16) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 15) & 1u, d); r = kiln_u64_rem_step(r, (w >> 14) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 13) & 1u, d); r = kiln_u64_rem_step(r, (w >> 12) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 11) & 1u, d); r = kiln_u64_rem_step(r, (w >> 10) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 9) & 1u, d); r = kiln_u64_rem_step(r, (w >> 8) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 7) & 1u, d); r = kiln_u64_rem_step(r, (w >> 6) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 5) & 1u, d); r = kiln_u64_rem_step(r, (w >> 4) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 3) & 1u, d); r = kiln_u64_rem_step(r, (w >> 2) & 1u, d);
+  r = kiln_u64_rem_step(r, (w >> 1) & 1u, d); r = kiln_u64_rem_step(r, w & 1u, d);
+  return r;
+}
+// Unsigned remainder of 64-bit words (d != 0): one 32-bit % when both fit a word, else shift
+// and subtract over the dividend's 64 bits (r < d <= 2^63 keeps 2 r + 1 within 64 bits).
 uvec2 kiln_u64_rem(uvec2 n, uvec2 d) {
   if (n.y == 0u && d.y == 0u) return uvec2(n.x % d.x, 0u);
-  uvec2 r = uvec2(0u);
-  for (int i = 63; i >= 0; --i) {
-    r = uvec2(r.x << 1, (r.y << 1) | (r.x >> 31));
-    r.x |= (i >= 32 ? n.y >> uint(i - 32) : n.x >> uint(i)) & 1u;
-    if (r.y > d.y || (r.y == d.y && r.x >= d.x)) r = kiln_i64_sub(r, d);
-  }
-  return r;
+  return kiln_u64_rem_word(kiln_u64_rem_word(uvec2(0u), n.y, d), n.x, d);
 }
 uvec2 kiln_fmod(uvec2 a, uvec2 b) {
   if (b == uvec2(0u)) return uvec2(0u);
@@ -103,7 +126,7 @@ float kiln_i64_to_float(uvec2 a) {
     const bool sticky = sh > 1u && kiln_i64_shl(m, 65u - sh) != uvec2(0u);
     uint mant = m25 >> 1;
     if ((m25 & 1u) != 0u && (sticky || (mant & 1u) != 0u)) mant += 1u;
-    f = ldexp(float(mant), int(sh));  // exact: mant <= 2^24
+    f = float(mant) * uintBitsToFloat((127u + sh) << 23);  // exact: mant <= 2^24, times 2^sh
   }
   return neg ? -f : f;
 }

@@ -259,6 +259,10 @@ TEST_F(HalfWords, EveryKernelFamilyThatStoresHalves) {
           b);
     // A huge value overflows to inf when rounded to half, as in the interpreter.
     check("overflow", [](const Tensor& x) { return x * scalar(70000.0, DType::kF16); }, a);
+    // Subnormal halves (below 2^-14), stored and loaded back exactly.
+    check("subnormal",
+          [](const Tensor& x) { return x * scalar(1e-5, DType::kF16) + x * scalar(3e-7, DType::kF16); },
+          a);
   }
 }
 
