@@ -157,6 +157,8 @@ class Emitter {
   const std::vector<NodeId>& bindings() const { return bindings_; }
   const std::vector<NodeId>& fused_nodes() const { return fused_; }
   bool needs_int64() const { return int64_; }  // the int64 extension (not int64 pairs)
+  /// Calls of int64 pair helpers that loop over 64 bits (remainder, power) in the code so far.
+  uint32_t helper_loops() const { return helper_loops_; }
   bool needs_16bit() const { return f16_; }
   bool needs_8bit() const { return i8_; }
   std::string vtype(DType dtype) const;  // compute type, or vec4 in vec4 mode
@@ -196,6 +198,7 @@ class Emitter {
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;
   bool pairs_ = false;  // kiln_int64_pairs.glsl defined in declarations()
+  uint32_t helper_loops_ = 0;
   bool bool_words_ = false;  // a bool binding stored as words: kiln_store_bool defined
   bool half_words_ = false;  // an f16 binding stored as words: kiln_store_f16 defined
   bool pow_ = false;  // kiln_pow / kiln_ipow defined in declarations()

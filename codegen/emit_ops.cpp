@@ -231,12 +231,15 @@ std::string Emitter::int64_pair_expr(const Node& n, const std::vector<std::strin
     case OpKind::Ceil:
     case OpKind::Round:
       return arg(0);
-    case OpKind::Pow:
+    case OpKind::Pow:  // (a loop over the exponent's bits, as the remainder's below)
       pow_ = true;
+      ++helper_loops_;
       return "kiln_ipow(" + arg(0) + ", " + arg(1) + ")";
     case OpKind::Mod:
+      ++helper_loops_;
       return "kiln_mod(" + arg(0) + ", " + arg(1) + ")";
     case OpKind::FMod:
+      ++helper_loops_;
       return "kiln_fmod(" + arg(0) + ", " + arg(1) + ")";
     case OpKind::ShiftLeft:
       return "kiln_i64_shift_left(" + arg(0) + ", " + arg(1) + ")";

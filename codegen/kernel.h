@@ -109,6 +109,10 @@ struct Kernel {
   /// nested loops counting every inner iteration; 0 when the kernel's loops do not grow with
   /// its sizes. kernel_loop_iterations() adds the grid-stride repeats.
   SymInt loop_trips{0};
+  /// Loop iterations of the helper functions one trip (or one item, without trips) calls: 1 +
+  /// 64 per int64 pair remainder or power (shaders/common/kiln_int64_pairs.glsl), whose loops
+  /// run once per bit. kernel_loop_iterations() multiplies it in.
+  uint32_t helper_loop_factor = 1;
   std::string cache_key;  // hash of source, options and target; keys the pipeline cache
 
   /// Row-block matmuls can run as several dispatches over row ranges, each binding a window of

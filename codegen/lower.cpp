@@ -33,7 +33,8 @@ int64_t kernel_loop_iterations(const Kernel& k, std::span<const int64_t> values,
                                const std::array<uint32_t, 3>& max_count) {
   const int64_t trips =
       k.loop_trips.is_constant() ? k.loop_trips.constant_value() : k.loop_trips.evaluate(values);
-  if (trips <= 0) return 0;
+  const int64_t factor = k.helper_loop_factor;
+  if (trips <= 0 && factor <= 1) return 0;
   int64_t repeats = 1;  // items of the grid-stride loops per workgroup, every axis together
   for (size_t a = 0; a < 3; ++a) {
     const int64_t g =
@@ -42,7 +43,7 @@ int64_t kernel_loop_iterations(const Kernel& k, std::span<const int64_t> values,
     repeats *= std::max<int64_t>((g + cap - 1) / cap, 1);
   }
   // Each item also runs the grid-stride loops' own iterations (up to three nested ones).
-  return repeats * (trips + 3);
+  return repeats * (std::max<int64_t>(trips, 1) * factor + 3);
 }
 
 uint32_t line_workgroup_size(int64_t len_hint, uint32_t base, uint32_t passes,
@@ -124,6 +125,7 @@ Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant 
   // A node computed at several indices (the rows of a row block) is listed once.
   k.fused_nodes.erase(std::unique(k.fused_nodes.begin(), k.fused_nodes.end()), k.fused_nodes.end());
   k.name = op_name(root.op);
+  k.helper_loop_factor = 1 + 64 * e.helper_loops();
   KILN_RETURN_IF_ERROR(check_caps(e, k.name, caps));
   return k;
 }

@@ -4,9 +4,10 @@
 // place of kiln_int64.glsl; codegen writes every int64 operation as one of these functions
 // (GLSL's operators on uvec2 act per word). The results are the interpreter's exactly:
 // add, sub, mul, neg and abs wrap; shifts follow codegen/emit_ops.cpp's native ones, mod, fmod
-// and ipow kiln_mod_int64.glsl and kiln_pow_int64.glsl. No function loops over the 64 bits of
-// a division (Mesa's llvmpipe ends an invocation's loops after 65535 iterations in all, and a
-// mod inside a long reduction would reach that): the remainder's steps are written out.
+// and ipow kiln_mod_int64.glsl and kiln_pow_int64.glsl. The remainder and the power loop over
+// 64 bits (written out, SwiftShader's compiler took minutes over a kernel with two remainders);
+// Mesa's llvmpipe ends an invocation's loops after 65535 iterations in all, so codegen counts
+// those iterations into the kernel's (Kernel::helper_loop_factor).
 uvec2 kiln_i64(int x) { return uvec2(uint(x), uint(x >> 31)); }
 bool kiln_i64_negative(uvec2 a) { return int(a.y) < 0; }
 uvec2 kiln_i64_add(uvec2 a, uvec2 b) {
@@ -63,31 +64,16 @@ uvec2 kiln_u64_rem_step(uvec2 r, uint bit, uvec2 d) {
   r = uvec2((r.x << 1) | bit, (r.y << 1) | (r.x >> 31));
   return r.y > d.y || (r.y == d.y && r.x >= d.x) ? kiln_i64_sub(r, d) : r;
 }
-// The 32 steps of one word w of the dividend, most significant bit first.
-uvec2 kiln_u64_rem_word(uvec2 r, uint w, uvec2 d) {
-  r = kiln_u64_rem_step(r, (w >> 31) & 1u, d); r = kiln_u64_rem_step(r, (w >> 30) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 29) & 1u, d); r = kiln_u64_rem_step(r, (w >> 28) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 27) & 1u, d); r = kiln_u64_rem_step(r, (w >> 26) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 25) & 1u, d); r = kiln_u64_rem_step(r, (w >> 24) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 23) & 1u, d); r = kiln_u64_rem_step(r, (w >> 22) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 21) & 1u, d); r = kiln_u64_rem_step(r, (w >> 20) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 19) & 1u, d); r = kiln_u64_rem_step(r, (w >> 18) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 17) & 1u, d); r = kiln_u64_rem_step(r, (w >> 16) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 15) & 1u, d); r = kiln_u64_rem_step(r, (w >> 14) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 13) & 1u, d); r = kiln_u64_rem_step(r, (w >> 12) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 11) & 1u, d); r = kiln_u64_rem_step(r, (w >> 10) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 9) & 1u, d); r = kiln_u64_rem_step(r, (w >> 8) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 7) & 1u, d); r = kiln_u64_rem_step(r, (w >> 6) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 5) & 1u, d); r = kiln_u64_rem_step(r, (w >> 4) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 3) & 1u, d); r = kiln_u64_rem_step(r, (w >> 2) & 1u, d);
-  r = kiln_u64_rem_step(r, (w >> 1) & 1u, d); r = kiln_u64_rem_step(r, w & 1u, d);
-  return r;
-}
 // Unsigned remainder of 64-bit words (d != 0): one 32-bit % when both fit a word, else shift
 // and subtract over the dividend's 64 bits (r < d <= 2^63 keeps 2 r + 1 within 64 bits).
 uvec2 kiln_u64_rem(uvec2 n, uvec2 d) {
   if (n.y == 0u && d.y == 0u) return uvec2(n.x % d.x, 0u);
-  return kiln_u64_rem_word(kiln_u64_rem_word(uvec2(0u), n.y, d), n.x, d);
+  uvec2 r = uvec2(0u);
+  for (uint i = 0u; i < 64u; ++i) {
+    const uint bit = i < 32u ? (n.y >> (31u - i)) & 1u : (n.x >> (63u - i)) & 1u;
+    r = kiln_u64_rem_step(r, bit, d);
+  }
+  return r;
 }
 uvec2 kiln_fmod(uvec2 a, uvec2 b) {
   if (b == uvec2(0u)) return uvec2(0u);
