@@ -30,6 +30,7 @@ vec4 kiln_erf(vec4 x) { return vec4(kiln_erf(x.x), kiln_erf(x.y), kiln_erf(x.z),
 // tanh without the overflow of (e^2x - 1) / (e^2x + 1) for large |x|; odd by the sign bit, so
 // tanh(-0.0) = -0.0 as std::tanh gives.
 float kiln_tanh(float x) {
+  if (isnan(x)) return x;  // (SwiftShader's exp(NaN) is inf)
   float e = exp(-2.0 * abs(x));
   float y = (1.0 - e) / (1.0 + e);
   return (floatBitsToUint(x) >> 31) == 0u ? y : -y;
@@ -41,7 +42,9 @@ vec4 kiln_tanh(vec4 x) { return vec4(kiln_tanh(x.x), kiln_tanh(x.y), kiln_tanh(x
 // interpreter's 4e-42. exp(x / 2) is normal down to x = -174, and its square rounds once into
 // the subnormal range. kiln_exp_mul(x, k) = exp(x) * k for a normal k <= 1 (softmax's
 // exp(x - m) / s), also rounded once; softmax's sum (at least 1) keeps the plain exp.
+// A NaN argument is returned as it is: the spec leaves exp(NaN) open (SwiftShader gives inf).
 float kiln_exp(float x) {
+  if (isnan(x)) return x;
   if (x < -87.0) {
     const float h = exp(0.5 * x);
     return h * h;
@@ -50,6 +53,7 @@ float kiln_exp(float x) {
 }
 vec4 kiln_exp(vec4 x) { return vec4(kiln_exp(x.x), kiln_exp(x.y), kiln_exp(x.z), kiln_exp(x.w)); }
 float kiln_exp_mul(float x, float k) {
+  if (isnan(x)) return x;
   if (x < -87.0) {
     const float h = exp(0.5 * x);
     return (h * k) * h;
@@ -57,8 +61,8 @@ float kiln_exp_mul(float x, float k) {
   return exp(x) * k;
 }
 
-float kiln_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
-vec4 kiln_sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
+float kiln_sigmoid(float x) { return isnan(x) ? x : 1.0 / (1.0 + exp(-x)); }
+vec4 kiln_sigmoid(vec4 x) { return mix(1.0 / (1.0 + exp(-x)), x, isnan(x)); }
 
 // GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
 float kiln_gelu(float x) { return 0.5 * x * (1.0 + kiln_erf(x * 0.70710678118654752)); }

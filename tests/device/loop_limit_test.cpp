@@ -110,9 +110,12 @@ TEST_F(DeviceLoopLimit, ReduceOneLongRow) {
 TEST_F(DeviceLoopLimit, ReduceSymbolicRowGrows) {
   Tensor small = rnd(kF32, {3, 20}, Dist{0, 1});
   Tensor large = rnd(kF32, {3, kLimit + 2000}, Dist{0, 1});
+  // The small call picks the one-invocation-per-row kernel, so the large call sums 67,535
+  // floats in sequence: its rounding error grows like sqrt(n) 2^-24 (about 1.5e-5 of the sum;
+  // 3.3e-6 measured on SwiftShader), while the interpreter sums in double.
   check_grown(
       "sum over a growing dim", Tol{0, 1e-6}, [](const Tensor& t) { return sum(t, {1}); }, small,
-      large, sum(large, {1}).to_doubles(), 1e-6);
+      large, sum(large, {1}).to_doubles(), 3e-5);
   Tensor peak = planted({2, kLimit + 2000}, -1, 1, kLimit + 2000 + kLimit + 1500, 5.0);
   check_grown(
       "max over a growing dim", Tol::exact(), [](const Tensor& t) { return max(t, {1}); },
