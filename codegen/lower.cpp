@@ -331,7 +331,8 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
     else
       init = "(~(int64_t(1) << 63))", combine = "kiln_min_i64(a, b)";
   } else if (n.op == OpKind::Prod) {
-    init = is_floating(acc) ? acc_t + "(1)" : glsl_int_literal(1, acc);
+    // (Native int64 takes no 64-bit literal here: the macros precede #extension.)
+    init = acc == DType::kI64 && int64_pairs() ? glsl_int_literal(1, acc) : acc_t + "(1)";
     combine = glsl_binary("*", "(a)", "(b)", acc);
   } else {
     init = acc_t + "(0)", combine = glsl_binary("+", "(a)", "(b)", acc);
