@@ -15,6 +15,7 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t kKeyBlock = 4;  // keys per online-softmax step (one rescale per block)
+constexpr uint32_t kLanes = 8;     // lanes sharing one K / V row
 
 std::string u(uint64_t v) {
   return std::to_string(v) + "u";
@@ -51,13 +52,11 @@ std::string load_function(Emitter& e, const std::string& name, const std::string
   return f;
 }
 
-/// The unrolled kiln_attention body. `dh` / `dv`: head dims of Q·Kᵀ and of V (multiples of 8);
-/// `lanes`: lanes sharing one K / V row, 8, or 4 on a device whose subgroups are 4 wide.
-std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, const std::string& sk,
-                           uint32_t lanes) {
+/// The unrolled kiln_attention body. `dh` / `dv`: head dims of Q·Kᵀ and of V.
+std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, const std::string& sk) {
   std::string b;
   b += "void kiln_attention(uint bt, uint row) {\n";
-  b += "  const uint lane = gl_SubgroupInvocationID & " + u(lanes - 1) + ";\n";
+  b += "  const uint lane = gl_SubgroupInvocationID & " + u(kLanes - 1) + ";\n";
   b += "  const uint i = min(row, " + sq + " - 1u);\n";
   for (uint32_t d = 0; d < dh; ++d)
     b += "  const float q" + num(d) + " = kiln_q(bt, i, " + u(d) + ");\n";
@@ -68,13 +67,13 @@ std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, cons
     const std::string ts = num(t);
     b += "    const uint jk" + ts + " = min(j0 + " + u(t) + ", " + sk + " - 1u);\n";
     b += "    float s" + ts + ";\n    {\n";
-    for (uint32_t c = 0; c < dh / lanes; ++c)
-      b += "      const float k" + num(c) + " = kiln_k(bt, jk" + ts + ", lane + " + u(c * lanes) +
+    for (uint32_t c = 0; c < dh / kLanes; ++c)
+      b += "      const float k" + num(c) + " = kiln_k(bt, jk" + ts + ", lane + " + u(c * kLanes) +
            ");\n";
     b += "      float dot = 0.0;\n";
     for (uint32_t d = 0; d < dh; ++d)
-      b += "      dot = fma(q" + num(d) + ", subgroupShuffle(k" + num(d / lanes) + ", " +
-           u(d % lanes) + "), dot);\n";
+      b += "      dot = fma(q" + num(d) + ", subgroupShuffle(k" + num(d / kLanes) + ", " +
+           u(d % kLanes) + "), dot);\n";
     b += "      s" + ts + " = j0 + " + u(t) + " < " + sk + " ? kiln_score(bt, i, jk" + ts +
          ", dot) : -KILN_INF;\n    }\n";
   }
@@ -92,12 +91,12 @@ std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, cons
   for (uint32_t t = 0; t < kKeyBlock; ++t) {
     const std::string ts = num(t);
     b += "    {\n";
-    for (uint32_t c = 0; c < dv / lanes; ++c)
-      b += "      const float v" + num(c) + " = kiln_v(bt, jk" + ts + ", lane + " + u(c * lanes) +
+    for (uint32_t c = 0; c < dv / kLanes; ++c)
+      b += "      const float v" + num(c) + " = kiln_v(bt, jk" + ts + ", lane + " + u(c * kLanes) +
            ");\n";
     for (uint32_t d = 0; d < dv; ++d)
-      b += "      a" + num(d) + " = fma(p" + ts + ", subgroupShuffle(v" + num(d / lanes) + ", " +
-           u(d % lanes) + "), a" + num(d) + ");\n";
+      b += "      a" + num(d) + " = fma(p" + ts + ", subgroupShuffle(v" + num(d / kLanes) + ", " +
+           u(d % kLanes) + "), a" + num(d) + ");\n";
     b += "    }\n";
   }
   b += "  }\n";
@@ -194,7 +193,7 @@ Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, 
   const SymInt row_blocks = groups_for(sq_sym, local);
   const std::string sq = e.size(sq_sym), sk = e.size(sk_sym), batches_glsl = e.size(batches),
                     row_blocks_glsl = e.size(row_blocks);
-  src += attention_body(dh, dv, sq, sk, attention_lanes(opt.caps));
+  src += attention_body(dh, dv, sq, sk);
 
   KILN_ASSIGN_OR_RETURN(Kernel kern,
                         start_kernel(e, g.node(root), KernelVariant::kAttention, opt.caps));

@@ -179,7 +179,7 @@ case "$job" in
            device_reduce_test device_scan_test device_fft_test device_select_test
            device_breaks_test device_dynamic_test device_call_semantics_test
            device_scalar_inputs_test device_matmul_test device_norm_test device_index_ops_test
-           device_encoder_test device_dynamic_codegen_test device_scatter_test
+           device_dynamic_codegen_test device_scatter_test
            device_max_unpool_test device_loop_limit_test device_einsum_test device_conv_pool_test
            device_conv_transpose_test device_resize_test device_cache_test device_graph_key_test
            device_devices_test device_limits_test device_emulated_types_test device_threads_test
