@@ -37,6 +37,33 @@ const char* binary_glsl(OpKind op) {
   }
 }
 
+/// The GLSL operator of an arithmetic or compare op written as one (glsl_binary picks the
+/// operator or, for int64 pairs, its function), or null.
+const char* operator_of(OpKind op) {
+  switch (op) {
+    case OpKind::Add:
+      return "+";
+    case OpKind::Sub:
+      return "-";
+    case OpKind::Mul:
+      return "*";
+    case OpKind::Eq:
+      return "==";
+    case OpKind::Ne:
+      return "!=";
+    case OpKind::Lt:
+      return "<";
+    case OpKind::Le:
+      return "<=";
+    case OpKind::Gt:
+      return ">";
+    case OpKind::Ge:
+      return ">=";
+    default:
+      return nullptr;
+  }
+}
+
 /// triu / tril whose mask is false at every element of a static-sized matrix (e.g. triu(x, 2)
 /// of 1x1 matrices): every element is 0, and the kernel's mask condition is a constant.
 bool all_zero_triangle(const Node& n) {
@@ -151,6 +178,7 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
     if (f)
       throw Error(internal_error(std::string(op_name(n.op)) + " has no integer form in codegen"));
   }
+  if (const char* op = operator_of(n.op)) return glsl_binary(op, arg(0), arg(1), operand);
   switch (n.op) {
     case OpKind::Pow:
       pow_ = true;
@@ -171,12 +199,6 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
       return "(" + in_range + " ? " + a + " >> int(" + b + ") : (" + a + " < " + T + "(0) ? " + T +
              "(-1) : " + T + "(0)))";
     }
-    case OpKind::Add:
-      return "(" + arg(0) + " + " + arg(1) + ")";
-    case OpKind::Sub:
-      return "(" + arg(0) + " - " + arg(1) + ")";
-    case OpKind::Mul:
-      return "(" + arg(0) + " * " + arg(1) + ")";
     case OpKind::Div:
       div_ = true;
       return "kiln_div(" + arg(0) + ", " + arg(1) + ")";
@@ -190,18 +212,6 @@ std::string Emitter::op_expr(const Node& n, const std::vector<std::string>& args
                          : operand == DType::kI64 ? "kiln_min_i64("
                                                   : "kiln_min_i32(") +
              arg(0) + ", " + arg(1) + ")";
-    case OpKind::Eq:
-      return "(" + arg(0) + " == " + arg(1) + ")";
-    case OpKind::Ne:
-      return "(" + arg(0) + " != " + arg(1) + ")";
-    case OpKind::Lt:
-      return "(" + arg(0) + " < " + arg(1) + ")";
-    case OpKind::Le:
-      return "(" + arg(0) + " <= " + arg(1) + ")";
-    case OpKind::Gt:
-      return "(" + arg(0) + " > " + arg(1) + ")";
-    case OpKind::Ge:
-      return "(" + arg(0) + " >= " + arg(1) + ")";
     case OpKind::Where:
       return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
     case OpKind::Cast:
@@ -217,7 +227,7 @@ std::string Emitter::int64_pair_expr(const Node& n, const std::vector<std::strin
     if (n.op == OpKind::Where && i == 0) return args[0];
     return glsl_compute_convert(args[i], types[i], operand);
   };
-  const DType t = DType::kI64;
+  if (const char* op = operator_of(n.op)) return glsl_binary(op, arg(0), arg(1), operand);
   switch (n.op) {
     case OpKind::Neg:
       return "kiln_i64_neg(" + arg(0) + ")";
@@ -249,24 +259,6 @@ std::string Emitter::int64_pair_expr(const Node& n, const std::vector<std::strin
       return "kiln_max_i64(" + arg(0) + ", " + arg(1) + ")";
     case OpKind::Minimum:
       return "kiln_min_i64(" + arg(0) + ", " + arg(1) + ")";
-    case OpKind::Add:
-      return glsl_binary("+", arg(0), arg(1), t);
-    case OpKind::Sub:
-      return glsl_binary("-", arg(0), arg(1), t);
-    case OpKind::Mul:
-      return glsl_binary("*", arg(0), arg(1), t);
-    case OpKind::Eq:
-      return glsl_binary("==", arg(0), arg(1), t);
-    case OpKind::Ne:
-      return glsl_binary("!=", arg(0), arg(1), t);
-    case OpKind::Lt:
-      return glsl_binary("<", arg(0), arg(1), t);
-    case OpKind::Le:
-      return glsl_binary("<=", arg(0), arg(1), t);
-    case OpKind::Gt:
-      return glsl_binary(">", arg(0), arg(1), t);
-    case OpKind::Ge:
-      return glsl_binary(">=", arg(0), arg(1), t);
     case OpKind::Where:
       return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
     case OpKind::Cast:
