@@ -220,29 +220,33 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
   KILN_ASSIGN_OR_RETURN(const size_t use, choose_bank());
   Bank& bank = banks_[use];
   bank.handed_out.clear();
-  for (const External& e : externals_) {  // copy in
+  // Copy in, in the replay's own submission (on unified memory, host copies before it).
+  std::vector<vk::CopyIn> copies;
+  std::vector<HostTensor> literals;  // materialised literals, alive until the replay returns
+  literals.reserve(externals_.size());
+  for (const External& e : externals_) {
     if (e.mode != Mode::kSlot) continue;
     const Tensor& t = tensor_of(e.node, inputs, constants);
-    const vk::BufferRef& slot = bound_[static_cast<size_t>(e.node)];
-    const size_t bytes = bytes_of(e.node);
+    vk::CopyIn c{.dst = bound_[static_cast<size_t>(e.node)], .bytes = bytes_of(e.node)};
     if (t.impl()->host != nullptr) {  // host data goes straight into the slot, no copy first
-      KILN_RETURN_IF_ERROR(device_->upload(slot, t.impl()->host->data.data(), bytes));
+      c.host = t.impl()->host->data.data();
     } else if (is_host(t)) {  // a literal: materialised (one element)
       try {
-        const HostTensor h = to_host(t);
-        KILN_RETURN_IF_ERROR(device_->upload(slot, h.data.data(), bytes));
+        literals.push_back(to_host(t));
       } catch (const Error& err) {
         return err.status();
       }
+      c.host = literals.back().data.data();
     } else {
-      KILN_RETURN_IF_ERROR(device_->copy(t.impl()->buffer, slot, bytes));
+      c.src = t.impl()->buffer;
     }
+    copies.push_back(std::move(c));
   }
   KILN_RETURN_IF_ERROR(write_params(values));
   if (timed_) {
     std::vector<vk::DispatchTiming> timings;
     const auto t0 = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(device_->replay(*bank.recording, &timings));
+    KILN_RETURN_IF_ERROR(device_->replay(*bank.recording, copies, &timings));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // The dump names each dispatch by its kernel, not by its pipeline (equal kernels share one).
@@ -260,7 +264,7 @@ Expected<std::vector<Tensor>> Replayer::run(const std::vector<Tensor>& inputs,
       msg += "\n  " + t.label + ": " + std::to_string(t.gpu_ms) + " ms";
     if (log_enabled(LogTopic::kPerf)) log(LogTopic::kPerf, msg);
   } else {
-    KILN_RETURN_IF_ERROR(device_->replay(*bank.recording));
+    KILN_RETURN_IF_ERROR(device_->replay(*bank.recording, copies));
   }
   {
     std::lock_guard<std::mutex> lock(report_mu_);

@@ -145,6 +145,17 @@ class Recording {
   virtual size_t dispatch_count() const = 0;
 };
 
+/// A copy that replay() makes before a recording's dispatches, in the same submission: into
+/// `dst` from another buffer of the device (`src`), or from host memory (`host`, read before
+/// replay() returns). On unified memory it is a host copy; otherwise a transfer command (host
+/// bytes through the staging allocator).
+struct CopyIn {
+  BufferRef dst;
+  BufferRef src;  // null: copy from `host`
+  const void* host = nullptr;
+  size_t bytes = 0;
+};
+
 /// Where an allocation lives.
 enum class MemoryUse {
   kDevice,        // device-local (host-visible too on unified memory)
@@ -259,10 +270,11 @@ class VulkanDevice {
   virtual Expected<std::shared_ptr<Recording>> record(std::span<const Dispatch> dispatches,
                                                       const BufferRef& indirect,
                                                       bool timestamps) = 0;
-  /// Submits a recording and waits for it. Host writes to kHostWritable buffers made before the
-  /// call are visible to it. One thread at a time per recording. `timings` as in run() (empty
-  /// unless recorded with timestamps).
-  virtual Status replay(Recording& recording, std::vector<DispatchTiming>* timings = nullptr) = 0;
+  /// Makes `copies` (in order), then runs the recording, in one submission, and waits for it.
+  /// Host writes to kHostWritable buffers made before the call are visible to it. One thread at
+  /// a time per recording. `timings` as in run() (empty unless recorded with timestamps).
+  virtual Status replay(Recording& recording, std::span<const CopyIn> copies = {},
+                        std::vector<DispatchTiming>* timings = nullptr) = 0;
 
   virtual DeviceStats stats() const = 0;
   /// Restarts DeviceStats::peak_bytes at the bytes allocated now.

@@ -2,6 +2,7 @@
 // submitted many times. Sizes reach its kernels through buffers the host rewrites before each
 // replay, and workgroup counts through indirect dispatch, so one recording serves many sizes.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "vk/vk_check.h"
@@ -110,15 +111,85 @@ Expected<std::shared_ptr<Recording>> VulkanDeviceImpl::record(std::span<const Di
   return std::shared_ptr<Recording>(std::move(rec));
 }
 
-Status VulkanDeviceImpl::replay(Recording& recording, std::vector<DispatchTiming>* timings) {
+Expected<bool> VulkanDeviceImpl::record_copies_in(CommandSlot& slot, std::span<const CopyIn> copies,
+                                                  std::vector<Allocation>& staging) {
+  bool recording = false;
+  for (size_t i = 0; i < copies.size(); ++i) {
+    const CopyIn& c = copies[i];
+    KILN_ASSIGN_OR_RETURN(const DeviceBuffer* to, own_buffer(c.dst, "replay copy destination"));
+    const DeviceBuffer* from = nullptr;
+    if (c.src != nullptr) {
+      KILN_ASSIGN_OR_RETURN(from, own_buffer(c.src, "replay copy source"));
+    } else if (c.host == nullptr && c.bytes > 0) {
+      return invalid_argument("replay copy " + std::to_string(i) + " has no source");
+    }
+    if (c.bytes > to->size() || (from != nullptr && c.bytes > from->size()))
+      return invalid_argument("replay copy " + std::to_string(i) + " of " +
+                              std::to_string(c.bytes) + " bytes is larger than its buffers");
+    if (c.bytes == 0) continue;
+    // Every earlier submission has finished, so the host may write mapped memory now.
+    if (to->mapped() != nullptr && (from == nullptr || from->mapped() != nullptr)) {
+      std::memmove(to->mapped(), from != nullptr ? from->mapped() : c.host, c.bytes);
+      continue;
+    }
+    if (!recording) {
+      KILN_RETURN_IF_ERROR(begin_commands(slot));
+      // Earlier dispatches may still read or write the destination: the copies come after them.
+      cmd_memory_barrier(slot.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+      recording = true;
+    }
+    VkBuffer source = VK_NULL_HANDLE;
+    VkDeviceSize source_offset = 0;
+    if (from != nullptr) {
+      source = from->vk_buffer();
+      source_offset = from->offset();
+    } else {
+      KILN_ASSIGN_OR_RETURN(const Allocation range, staging_->allocate(c.bytes));
+      staging.push_back(range);
+      std::memcpy(range.block->mapped + range.offset, c.host, c.bytes);
+      ++stats_.staged_uploads;
+      source = range.block->buffer;
+      source_offset = range.offset;
+    }
+    const VkBufferCopy region{source_offset, to->offset(), c.bytes};
+    vkCmdCopyBuffer(slot.cmd, source, to->vk_buffer(), 1, &region);
+  }
+  if (recording) {
+    cmd_memory_barrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    KILN_VK_RETURN_IF_ERROR(vkEndCommandBuffer(slot.cmd));
+  }
+  return recording;
+}
+
+Status VulkanDeviceImpl::replay(Recording& recording, std::span<const CopyIn> copies,
+                                std::vector<DispatchTiming>* timings) {
   auto* rec = dynamic_cast<RecordingImpl*>(&recording);
   if (rec == nullptr || rec->device_handle() != device())
     return invalid_argument("replay of a recording made by another device");
   if (timings != nullptr) timings->clear();
-  if (rec->active.empty()) return Status::ok_status();
-  // The recording belongs to one caller at a time (a Replayer); the slot lends its fence.
+  // The recording belongs to one caller at a time (a Replayer); the slot lends its fence, and
+  // its command buffer carries the copies that need the device.
   KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
-  KILN_RETURN_IF_ERROR(submit_and_wait(*slot, rec->cmd));
+  std::vector<Allocation> staging;
+  struct FreeStaging {
+    Allocator* allocator;
+    std::vector<Allocation>& ranges;
+    ~FreeStaging() {
+      for (const Allocation& a : ranges) allocator->free(a);
+    }
+  } free_staging{staging_.get(), staging};
+  KILN_ASSIGN_OR_RETURN(const bool copying, record_copies_in(*slot, copies, staging));
+  std::vector<VkCommandBuffer> cmds;
+  if (copying) cmds.push_back(slot->cmd);
+  if (!rec->active.empty()) cmds.push_back(rec->cmd);
+  if (cmds.empty()) return Status::ok_status();
+  KILN_RETURN_IF_ERROR(submit_and_wait(*slot, cmds));
+  if (rec->active.empty()) return Status::ok_status();
   ++stats_.replays;
   stats_.dispatches += rec->active.size();
   if (timings != nullptr && rec->queries != VK_NULL_HANDLE)

@@ -337,14 +337,15 @@ Status VulkanDeviceImpl::begin_commands(CommandSlot& slot) {
 
 Status VulkanDeviceImpl::submit_and_wait(CommandSlot& slot) {
   KILN_VK_RETURN_IF_ERROR(vkEndCommandBuffer(slot.cmd));
-  return submit_and_wait(slot, slot.cmd);
+  const VkCommandBuffer cmds[] = {slot.cmd};
+  return submit_and_wait(slot, cmds);
 }
 
-Status VulkanDeviceImpl::submit_and_wait(CommandSlot& slot, VkCommandBuffer cmd) {
+Status VulkanDeviceImpl::submit_and_wait(CommandSlot& slot, std::span<const VkCommandBuffer> cmds) {
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cmd;
+  submit.commandBufferCount = static_cast<uint32_t>(cmds.size());
+  submit.pCommandBuffers = cmds.data();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     const vulkan::QueueLock& external = core_->queue_lock;

@@ -128,7 +128,8 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status copy(const BufferRef& src, const BufferRef& dst, size_t bytes) override;
   Expected<std::shared_ptr<Recording>> record(std::span<const Dispatch> dispatches,
                                               const BufferRef& indirect, bool timestamps) override;
-  Status replay(Recording& recording, std::vector<DispatchTiming>* timings) override;
+  Status replay(Recording& recording, std::span<const CopyIn> copies,
+                std::vector<DispatchTiming>* timings) override;
   Status upload(const BufferRef& dst, const void* src, size_t bytes) override;
   Status download(const BufferRef& src, void* dst, size_t bytes, size_t offset) override;
   Expected<const Pipeline*> pipeline(const PipelineDesc& desc) override;
@@ -161,8 +162,13 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status begin_commands(CommandSlot& slot);
   /// Ends the slot's command buffer, submits it and waits for it to finish.
   Status submit_and_wait(CommandSlot& slot);
-  /// Submits an ended command buffer with the slot's fence and waits for it.
-  Status submit_and_wait(CommandSlot& slot, VkCommandBuffer cmd);
+  /// Submits ended command buffers, in order, with the slot's fence and waits for them.
+  Status submit_and_wait(CommandSlot& slot, std::span<const VkCommandBuffer> cmds);
+  /// replay()'s copies: those the host can make are made now; the rest are recorded into the
+  /// slot's command buffer (begun and ended here; false when none was), their staging ranges
+  /// added to `staging` for the caller to free after the submission.
+  Expected<bool> record_copies_in(CommandSlot& slot, std::span<const CopyIn> copies,
+                                  std::vector<Allocation>& staging);
 
   // pipeline_cache.cpp: pipeline_cache_ seeded from the persistent cache
   Status create_pipeline_cache();

@@ -249,5 +249,42 @@ TEST_F(DeviceLimits, UnifiedOffTakesTheStagingPath) {
   EXPECT_EQ(back, a.to_vector<float>());
 }
 
+// A cached call copies its inputs in within the replay's own submission, on the staging path
+// too (host data through staging, device tensors by a transfer command): one submission.
+TEST_F(DeviceLimits, ACachedCallIsOneSubmissionOnEitherMemoryPath) {
+  for (const char* limits : {"", "unified=0"}) {
+    SCOPED_TRACE(limits);
+    Device dev = open(limits);
+    if (dev.is_cpu()) return;
+    std::shared_ptr<vk::VulkanDevice> vkd = dev.vulkan_device();
+    const Tensor bias = rnd(DType::kF32, {7});  // captured on the host: uploaded by every call
+    auto fn = [bias](const Tensor& x, const Tensor& w) {
+      return relu(matmul(x, w)) * scalar(0.5) + bias + sum(x, {1}, true);
+    };
+    CompileOptions co;
+    co.name = "copies_in";
+    co.dynamic = Dynamic::kFalse;
+    auto compiled = compile(fn, co);
+    const Tensor w = rnd(DType::kF32, {19, 7}).to(dev);
+    for (uint32_t call = 0; call < 4; ++call) {
+      const Tensor x = rnd(DType::kF32, {13, 19}).to(dev);
+      const vk::DeviceStats before = vkd->stats();
+      const Tensor got = compiled(x, w);
+      const vk::DeviceStats after = vkd->stats();
+      if (call >= 2) {  // compiled and recorded by now
+        EXPECT_EQ(after.submissions - before.submissions, 1u) << "call " << call;
+        EXPECT_EQ(after.replays - before.replays, 1u);
+        if (!vkd->info().unified_memory) {
+          EXPECT_EQ(after.staged_uploads - before.staged_uploads, 1u);
+        }
+      }
+      test::expect_close(got, fn(x.to(Device::cpu()), w.to(Device::cpu())), Tol{1e-5, 1e-5},
+                         "call " + std::to_string(call));
+    }
+    ASSERT_EQ(compiled.entries().size(), 1u) << compiled.explain().to_string();
+    EXPECT_TRUE(compiled.entries()[0].on_device);
+  }
+}
+
 }  // namespace
 }  // namespace kiln
