@@ -202,6 +202,28 @@ inline void poison_device_memory(size_t bytes) {
   }
 }
 
+// ---- subnormals ---------------------------------------------------------------------------------
+
+/// Whether the default Vulkan device flushes subnormal f32 values to zero in arithmetic and
+/// comparisons (Vulkan allows it unless a shader asks for DenormPreserve, which neither lavapipe
+/// nor SwiftShader offers; lavapipe preserves them anyway, SwiftShader flushes). Measured once:
+/// 1e-40 + 1e-40 on the device.
+inline bool device_flushes_subnormals() {
+  static const bool flushes = [] {
+    const Tensor x = Tensor::from_vector(std::vector<float>{1e-40f}, {1}).to(Device::vulkan());
+    return (x + x).to_vector<float>()[0] == 0.0f;
+  }();
+  return flushes;
+}
+
+/// `t` with its subnormal f32 values replaced by zeros of the same sign when the device
+/// flushes subnormals (device_flushes_subnormals), else `t`: a reference computed through it is
+/// what such a device computes. Traceable, so a tested function may apply it to intermediates.
+inline Tensor flush_subnormals_like_the_device(const Tensor& t) {
+  if (t.dtype() != DType::kF32 || !device_flushes_subnormals()) return t;
+  return where(abs(t) < 1.17549435e-38, t * 0.0, t);
+}
+
 // ---- comparison ---------------------------------------------------------------------------------
 
 /// Per-element tolerance: |actual - expected| <= abs + rel * |expected| (+ rel_scale * scale[i]
