@@ -1,11 +1,13 @@
 // VulkanDevice::pipeline: SPIR-V checks, pipeline construction, and the in-memory pipeline map.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "kiln/logging.h"
 #include "vk/vk_check.h"
 #include "vk/vulkan_device.h"
 
@@ -177,7 +179,15 @@ Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
   auto work = [&] {
     for (size_t m = next++; m < misses.size(); m = next++) {
       built[m] = std::make_unique<Pipeline>();
+      const auto t0 = std::chrono::steady_clock::now();
       status[m] = build_pipeline(descs[misses[m]], *built[m]);
+      if (log_enabled(LogTopic::kCompile))  // a slow driver compile names its kernel
+        log(LogTopic::kCompile,
+            "pipeline '" + descs[misses[m]].label + "': created by the driver in " +
+                std::to_string(std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count()) +
+                " ms" + (status[m].ok() ? "" : " (failed)"));
     }
   };
   const size_t threads =

@@ -1,19 +1,26 @@
 // Shared helpers for every generated kernel: numerically safe activations and erf.
+//
+// IEEE's special cases are selects (mix with a bool), not branches: a kernel applies a helper
+// to each of 4 lanes of several rows, and SwiftShader's JIT took minutes and gigabytes over a
+// kernel with a few dozen inlined helpers that branched (GPUs run both sides of a divergent
+// branch anyway). kiln_or / kiln_and combine conditions without GLSL's short-circuit branches.
+bool kiln_or(bool a, bool b) { return any(bvec2(a, b)); }
+bvec4 kiln_or(bvec4 a, bvec4 b) { return notEqual(uvec4(a) | uvec4(b), uvec4(0u)); }
+bool kiln_and(bool a, bool b) { return all(bvec2(a, b)); }
+bvec4 kiln_and(bvec4 a, bvec4 b) { return notEqual(uvec4(a) & uvec4(b), uvec4(0u)); }
 
 // erf from the Chebyshev-fitted erfc approximation of Numerical Recipes (erfcc; fractional
 // error below 1.2e-7 everywhere), with odd symmetry. Below |x| = 0.5 that absolute error would
 // swamp erf(x) ~ 1.128 x (erf(x) / x of a tiny x gave 0), so there erf is its Taylor series
 // to x^13 (relative error below 1e-8 at 0.5), which keeps the sign of zero too.
 float kiln_erf(float x) {
-  if (abs(x) < 0.5) {
-    const float z = x * x;
-    return x * 1.1283791670955126 *
+  const float z = x * x;
+  const float taylor = x * 1.1283791670955126 *
            (1.0 + z * (-0.3333333333333333 + z * (0.1 + z * (-0.023809523809523808 +
            z * (0.004629629629629629 + z * (-0.0007575757575757576 +
            z * 0.00010683760683760684))))));
-  }
-  float t = 1.0 / (1.0 + 0.5 * abs(x));
-  float y = 1.0 - t * exp(-x * x - 1.26551223 +
+  const float t = 1.0 / (1.0 + 0.5 * abs(x));
+  const float y = 1.0 - t * exp(-z - 1.26551223 +
                           t * (1.00002368 +
                           t * (0.37409196 +
                           t * (0.09678418 +
@@ -23,19 +30,41 @@ float kiln_erf(float x) {
                           t * (1.48851587 +
                           t * (-0.82215223 +
                           t * 0.17087277)))))))));
-  return x >= 0.0 ? y : -y;
+  return mix(mix(-y, y, x >= 0.0), taylor, abs(x) < 0.5);
 }
-vec4 kiln_erf(vec4 x) { return vec4(kiln_erf(x.x), kiln_erf(x.y), kiln_erf(x.z), kiln_erf(x.w)); }
+vec4 kiln_erf(vec4 x) {
+  const vec4 z = x * x;
+  const vec4 taylor = x * 1.1283791670955126 *
+           (1.0 + z * (-0.3333333333333333 + z * (0.1 + z * (-0.023809523809523808 +
+           z * (0.004629629629629629 + z * (-0.0007575757575757576 +
+           z * 0.00010683760683760684))))));
+  const vec4 t = 1.0 / (1.0 + 0.5 * abs(x));
+  const vec4 y = 1.0 - t * exp(-z - 1.26551223 +
+                          t * (1.00002368 +
+                          t * (0.37409196 +
+                          t * (0.09678418 +
+                          t * (-0.18628806 +
+                          t * (0.27886807 +
+                          t * (-1.13520398 +
+                          t * (1.48851587 +
+                          t * (-0.82215223 +
+                          t * 0.17087277)))))))));
+  return mix(mix(-y, y, greaterThanEqual(x, vec4(0.0))), taylor, lessThan(abs(x), vec4(0.5)));
+}
 
 // tanh without the overflow of (e^2x - 1) / (e^2x + 1) for large |x|; odd by the sign bit, so
 // tanh(-0.0) = -0.0 as std::tanh gives.
 float kiln_tanh(float x) {
-  if (isnan(x)) return x;  // (SwiftShader's exp(NaN) is inf)
-  float e = exp(-2.0 * abs(x));
-  float y = (1.0 - e) / (1.0 + e);
-  return (floatBitsToUint(x) >> 31) == 0u ? y : -y;
+  const float e = exp(-2.0 * abs(x));
+  const float y = (1.0 - e) / (1.0 + e);
+  // A NaN is returned as it is (SwiftShader's exp(NaN) is inf).
+  return mix(uintBitsToFloat(floatBitsToUint(y) | (floatBitsToUint(x) & 0x80000000u)), x, isnan(x));
 }
-vec4 kiln_tanh(vec4 x) { return vec4(kiln_tanh(x.x), kiln_tanh(x.y), kiln_tanh(x.z), kiln_tanh(x.w)); }
+vec4 kiln_tanh(vec4 x) {
+  const vec4 e = exp(-2.0 * abs(x));
+  const vec4 y = (1.0 - e) / (1.0 + e);
+  return mix(uintBitsToFloat(floatBitsToUint(y) | (floatBitsToUint(x) & 0x80000000u)), x, isnan(x));
+}
 
 // exp with IEEE's subnormal results: below x = -87.34 (2^-126) lavapipe's exp returns 0, though
 // its arithmetic keeps subnormals; sign, compares and division then tell 0 from the
@@ -43,25 +72,24 @@ vec4 kiln_tanh(vec4 x) { return vec4(kiln_tanh(x.x), kiln_tanh(x.y), kiln_tanh(x
 // the subnormal range. kiln_exp_mul(x, k) = exp(x) * k for a normal k <= 1 (softmax's
 // exp(x - m) / s), also rounded once; softmax's sum (at least 1) keeps the plain exp.
 // A NaN argument is returned as it is: the spec leaves exp(NaN) open (SwiftShader gives inf).
+// One exp either way: of x, or of x / 2, squared.
 float kiln_exp(float x) {
-  if (isnan(x)) return x;
-  if (x < -87.0) {
-    const float h = exp(0.5 * x);
-    return h * h;
-  }
-  return exp(x);
+  const bool tiny = x < -87.0;
+  const float h = exp(mix(x, 0.5 * x, tiny));
+  return mix(mix(h, h * h, tiny), x, isnan(x));
 }
-vec4 kiln_exp(vec4 x) { return vec4(kiln_exp(x.x), kiln_exp(x.y), kiln_exp(x.z), kiln_exp(x.w)); }
+vec4 kiln_exp(vec4 x) {
+  const bvec4 tiny = lessThan(x, vec4(-87.0));
+  const vec4 h = exp(mix(x, 0.5 * x, tiny));
+  return mix(mix(h, h * h, tiny), x, isnan(x));
+}
 float kiln_exp_mul(float x, float k) {
-  if (isnan(x)) return x;
-  if (x < -87.0) {
-    const float h = exp(0.5 * x);
-    return (h * k) * h;
-  }
-  return exp(x) * k;
+  const bool tiny = x < -87.0;
+  const float h = exp(mix(x, 0.5 * x, tiny));
+  return mix(mix(h * k, (h * k) * h, tiny), x, isnan(x));
 }
 
-float kiln_sigmoid(float x) { return isnan(x) ? x : 1.0 / (1.0 + exp(-x)); }
+float kiln_sigmoid(float x) { return mix(1.0 / (1.0 + exp(-x)), x, isnan(x)); }
 vec4 kiln_sigmoid(vec4 x) { return mix(1.0 / (1.0 + exp(-x)), x, isnan(x)); }
 
 // GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
@@ -79,8 +107,10 @@ vec4 kiln_gelu_tanh(vec4 x) {
 float kiln_neg(float x) { return -x; }
 vec4 kiln_neg(vec4 x) { return -x; }
 // sign: -1, 0 or 1; NaN and -0.0 unchanged.
-float kiln_sign(float x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
-vec4 kiln_sign(vec4 x) { return vec4(kiln_sign(x.x), kiln_sign(x.y), kiln_sign(x.z), kiln_sign(x.w)); }
+float kiln_sign(float x) { return mix(mix(x, -1.0, x < 0.0), 1.0, x > 0.0); }
+vec4 kiln_sign(vec4 x) {
+  return mix(mix(x, vec4(-1.0), lessThan(x, vec4(0.0))), vec4(1.0), greaterThan(x, vec4(0.0)));
+}
 
 #define KILN_INF uintBitsToFloat(0x7f800000u)
 
@@ -93,9 +123,9 @@ int kiln_min_i32(int a, int b) { return a < b ? a : b; }
 // maximum / minimum that propagate NaN from either operand (GLSL max/min leave it undefined),
 // matching the interpreter and PyTorch: a NaN `a`, else `a` if strictly greater (less), else
 // `b` (so b wins ties, +0 against -0 too, and a NaN b).
-float kiln_maximum(float a, float b) { return isnan(a) || a > b ? a : b; }
+float kiln_maximum(float a, float b) { return mix(mix(b, a, a > b), a, isnan(a)); }
 vec4 kiln_maximum(vec4 a, vec4 b) { return mix(mix(b, a, greaterThan(a, b)), a, isnan(a)); }
-float kiln_minimum(float a, float b) { return isnan(a) || a < b ? a : b; }
+float kiln_minimum(float a, float b) { return mix(mix(b, a, a < b), a, isnan(a)); }
 vec4 kiln_minimum(vec4 a, vec4 b) { return mix(mix(b, a, lessThan(a, b)), a, isnan(a)); }
 
 // The float nearest to x among f16 values, rounding to nearest even, beyond f16's range
@@ -130,20 +160,26 @@ vec4 kiln_relu(vec4 x) { return mix(x, vec4(0.0), lessThan(x, vec4(0.0))); }
 // special cases spelled out with compares and bit operations: lavapipe folds x * 0.0 to 0.0,
 // x + 0.0 to x, 0.0 - x to -x and 0.0 / x to 0.0 by the constant alone, even under
 // SignedZeroInfNanPreserve, which drops NaN, inf and the sign of zero.
-float kiln_add_zero(float x) { return x == 0.0 ? 0.0 : x; }   // -0 + 0 = +0
-float kiln_zero_sub(float x) { return x == 0.0 ? 0.0 : -x; }  // 0 - +-0 = +0
+float kiln_add_zero(float x) { return mix(x, 0.0, x == 0.0); }   // -0 + 0 = +0
+float kiln_zero_sub(float x) { return mix(-x, 0.0, x == 0.0); }  // 0 - +-0 = +0
 float kiln_mul_zero(float x) {
-  return isnan(x) || isinf(x) ? uintBitsToFloat(0x7fc00000u)
-                              : uintBitsToFloat(floatBitsToUint(x) & 0x80000000u);
+  return mix(uintBitsToFloat(floatBitsToUint(x) & 0x80000000u), uintBitsToFloat(0x7fc00000u),
+             kiln_or(isnan(x), isinf(x)));
 }
 float kiln_zero_div(float x) {
-  return isnan(x) || x == 0.0 ? uintBitsToFloat(0x7fc00000u)
-                              : uintBitsToFloat(floatBitsToUint(x) & 0x80000000u);
+  return mix(uintBitsToFloat(floatBitsToUint(x) & 0x80000000u), uintBitsToFloat(0x7fc00000u),
+             kiln_or(isnan(x), x == 0.0));
 }
-vec4 kiln_add_zero(vec4 x) { return vec4(kiln_add_zero(x.x), kiln_add_zero(x.y), kiln_add_zero(x.z), kiln_add_zero(x.w)); }
-vec4 kiln_zero_sub(vec4 x) { return vec4(kiln_zero_sub(x.x), kiln_zero_sub(x.y), kiln_zero_sub(x.z), kiln_zero_sub(x.w)); }
-vec4 kiln_mul_zero(vec4 x) { return vec4(kiln_mul_zero(x.x), kiln_mul_zero(x.y), kiln_mul_zero(x.z), kiln_mul_zero(x.w)); }
-vec4 kiln_zero_div(vec4 x) { return vec4(kiln_zero_div(x.x), kiln_zero_div(x.y), kiln_zero_div(x.z), kiln_zero_div(x.w)); }
+vec4 kiln_add_zero(vec4 x) { return mix(x, vec4(0.0), equal(x, vec4(0.0))); }
+vec4 kiln_zero_sub(vec4 x) { return mix(-x, vec4(0.0), equal(x, vec4(0.0))); }
+vec4 kiln_mul_zero(vec4 x) {
+  return mix(uintBitsToFloat(floatBitsToUint(x) & 0x80000000u), vec4(uintBitsToFloat(0x7fc00000u)),
+             kiln_or(isnan(x), isinf(x)));
+}
+vec4 kiln_zero_div(vec4 x) {
+  return mix(uintBitsToFloat(floatBitsToUint(x) & 0x80000000u), vec4(uintBitsToFloat(0x7fc00000u)),
+             kiln_or(isnan(x), equal(x, vec4(0.0))));
+}
 
 // log, sqrt and inversesqrt are undefined outside their domain in GLSL (drivers return anything:
 // lavapipe gives NaN for inversesqrt(0) and a number for log of a negative). These give IEEE's
@@ -151,19 +187,29 @@ vec4 kiln_zero_div(vec4 x) { return vec4(kiln_zero_div(x.x), kiln_zero_div(x.y),
 // rsqrt(+0) = inf, rsqrt(-0) = -inf, rsqrt(inf) = 0, rsqrt(x < 0) = NaN (docs/ops.md).
 float kiln_nan_value() { return uintBitsToFloat(0x7fc00000u); }
 float kiln_log(float x) {
-  if (isnan(x) || isinf(x) && x > 0.0) return x;
-  if (x == 0.0) return uintBitsToFloat(0xff800000u);
-  return x < 0.0 ? kiln_nan_value() : log(x);
+  float r = mix(log(x), kiln_nan_value(), x < 0.0);
+  r = mix(r, uintBitsToFloat(0xff800000u), x == 0.0);
+  return mix(r, x, kiln_or(isnan(x), kiln_and(isinf(x), x > 0.0)));
 }
-float kiln_sqrt(float x) { return x < 0.0 ? kiln_nan_value() : sqrt(x); }
+float kiln_sqrt(float x) { return mix(sqrt(x), kiln_nan_value(), x < 0.0); }
 float kiln_rsqrt(float x) {
-  if (isnan(x)) return x;
-  if (x == 0.0) return uintBitsToFloat((floatBitsToUint(x) & 0x80000000u) | 0x7f800000u);
-  if (x < 0.0) return kiln_nan_value();
-  return isinf(x) ? 0.0 : inversesqrt(x);
+  float r = mix(inversesqrt(x), 0.0, isinf(x));
+  r = mix(r, kiln_nan_value(), x < 0.0);
+  r = mix(r, uintBitsToFloat((floatBitsToUint(x) & 0x80000000u) | 0x7f800000u), x == 0.0);
+  return mix(r, x, isnan(x));
 }
-vec4 kiln_log(vec4 x) { return vec4(kiln_log(x.x), kiln_log(x.y), kiln_log(x.z), kiln_log(x.w)); }
-vec4 kiln_sqrt(vec4 x) { return vec4(kiln_sqrt(x.x), kiln_sqrt(x.y), kiln_sqrt(x.z), kiln_sqrt(x.w)); }
-vec4 kiln_rsqrt(vec4 x) { return vec4(kiln_rsqrt(x.x), kiln_rsqrt(x.y), kiln_rsqrt(x.z), kiln_rsqrt(x.w)); }
+vec4 kiln_log(vec4 x) {
+  vec4 r = mix(log(x), vec4(kiln_nan_value()), lessThan(x, vec4(0.0)));
+  r = mix(r, vec4(uintBitsToFloat(0xff800000u)), equal(x, vec4(0.0)));
+  return mix(r, x, kiln_or(isnan(x), kiln_and(isinf(x), greaterThan(x, vec4(0.0)))));
+}
+vec4 kiln_sqrt(vec4 x) { return mix(sqrt(x), vec4(kiln_nan_value()), lessThan(x, vec4(0.0))); }
+vec4 kiln_rsqrt(vec4 x) {
+  vec4 r = mix(inversesqrt(x), vec4(0.0), isinf(x));
+  r = mix(r, vec4(kiln_nan_value()), lessThan(x, vec4(0.0)));
+  r = mix(r, uintBitsToFloat((floatBitsToUint(x) & 0x80000000u) | 0x7f800000u),
+          equal(x, vec4(0.0)));
+  return mix(r, x, isnan(x));
+}
 
 #include "common/kiln_math.glsl"

@@ -2,9 +2,17 @@
 // 0 / 0 and NaN / 0 = NaN. Drivers may divide as x * rcp(y) with a refinement step, which
 // turns every x / 0 into NaN (lavapipe does). Defined in the kernels that divide
 // (codegen/emit.cpp).
+// Selects, not branches (kiln_common.glsl says why).
 float kiln_div(float a, float b) {
-  if (b != 0.0) return a / b;
-  if (a == 0.0 || isnan(a)) return uintBitsToFloat(0x7fc00000u);
-  return ((floatBitsToUint(a) ^ floatBitsToUint(b)) >> 31) != 0u ? -KILN_INF : KILN_INF;
+  const float inf = uintBitsToFloat(((floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u) |
+                                    0x7f800000u);
+  const float special = mix(inf, uintBitsToFloat(0x7fc00000u), kiln_or(a == 0.0, isnan(a)));
+  return mix(a / b, special, b == 0.0);
 }
-vec4 kiln_div(vec4 a, vec4 b) { return vec4(kiln_div(a.x, b.x), kiln_div(a.y, b.y), kiln_div(a.z, b.z), kiln_div(a.w, b.w)); }
+vec4 kiln_div(vec4 a, vec4 b) {
+  const vec4 inf = uintBitsToFloat(((floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u) |
+                                   0x7f800000u);
+  const vec4 special = mix(inf, vec4(uintBitsToFloat(0x7fc00000u)),
+                           kiln_or(equal(a, vec4(0.0)), isnan(a)));
+  return mix(a / b, special, equal(b, vec4(0.0)));
+}
