@@ -15,7 +15,6 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t kKeyBlock = 4;  // keys per online-softmax step (one rescale per block)
-constexpr uint32_t kLanes = 8;     // lanes sharing one K / V row
 
 std::string u(uint64_t v) {
   return std::to_string(v) + "u";
@@ -52,11 +51,13 @@ std::string load_function(Emitter& e, const std::string& name, const std::string
   return f;
 }
 
-/// The unrolled kiln_attention body. `dh` / `dv`: head dims of Q·Kᵀ and of V.
-std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, const std::string& sk) {
+/// The unrolled kiln_attention body. `dh` / `dv`: head dims of Q·Kᵀ and of V (multiples of 8);
+/// `lanes`: lanes sharing one K / V row, 8, or 4 on a device whose subgroups are 4 wide.
+std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, const std::string& sk,
+                           uint32_t lanes) {
   std::string b;
   b += "void kiln_attention(uint bt, uint row) {\n";
-  b += "  const uint lane = gl_SubgroupInvocationID & " + u(kLanes - 1) + ";\n";
+  b += "  const uint lane = gl_SubgroupInvocationID & " + u(lanes - 1) + ";\n";
   b += "  const uint i = min(row, " + sq + " - 1u);\n";
   for (uint32_t d = 0; d < dh; ++d)
     b += "  const float q" + num(d) + " = kiln_q(bt, i, " + u(d) + ");\n";
@@ -67,23 +68,24 @@ std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, cons
     const std::string ts = num(t);
     b += "    const uint jk" + ts + " = min(j0 + " + u(t) + ", " + sk + " - 1u);\n";
     b += "    float s" + ts + ";\n    {\n";
-    for (uint32_t c = 0; c < dh / kLanes; ++c)
-      b += "      const float k" + num(c) + " = kiln_k(bt, jk" + ts + ", lane + " + u(c * kLanes) +
+    for (uint32_t c = 0; c < dh / lanes; ++c)
+      b += "      const float k" + num(c) + " = kiln_k(bt, jk" + ts + ", lane + " + u(c * lanes) +
            ");\n";
     b += "      float dot = 0.0;\n";
     for (uint32_t d = 0; d < dh; ++d)
-      b += "      dot = fma(q" + num(d) + ", subgroupShuffle(k" + num(d / kLanes) + ", " +
-           u(d % kLanes) + "), dot);\n";
-    b += "      s" + ts + " = j0 + " + u(t) + " < " + sk + " ? kiln_score(bt, i, jk" + ts +
-         ", dot) : -KILN_INF;\n    }\n";
+      b += "      dot = fma(q" + num(d) + ", subgroupShuffle(k" + num(d / lanes) + ", " +
+           u(d % lanes) + "), dot);\n";
+    b += "      s" + ts + " = mix(-KILN_INF, kiln_score(bt, i, jk" + ts + ", dot), j0 + " + u(t) +
+         " < " + sk + ");\n    }\n";
   }
   b += "    const float mn = kiln_maximum(m, kiln_maximum(kiln_maximum(s0, s1), "
        "kiln_maximum(s2, s3)));\n";
   // A block whose scores are all -inf (so far) adds nothing: no exp(-inf - -inf) NaN.
   b += "    const bool dead = mn == -KILN_INF;\n";
-  b += "    const float corr = dead ? 1.0 : exp(m - mn);\n";
+  // Selects, not branches (kiln_common.glsl says why).
+  b += "    const float corr = mix(exp(m - mn), 1.0, dead);\n";
   for (uint32_t t = 0; t < kKeyBlock; ++t)
-    b += "    const float p" + num(t) + " = dead ? 0.0 : exp(s" + num(t) + " - mn);\n";
+    b += "    const float p" + num(t) + " = mix(exp(s" + num(t) + " - mn), 0.0, dead);\n";
   // Uniform across the subgroup, so the shuffles below still see every lane.
   b += "    if (subgroupAll(dead)) continue;\n";
   b += "    l = l * corr + ((p0 + p1) + (p2 + p3));\n    m = mn;\n";
@@ -91,12 +93,12 @@ std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, cons
   for (uint32_t t = 0; t < kKeyBlock; ++t) {
     const std::string ts = num(t);
     b += "    {\n";
-    for (uint32_t c = 0; c < dv / kLanes; ++c)
-      b += "      const float v" + num(c) + " = kiln_v(bt, jk" + ts + ", lane + " + u(c * kLanes) +
+    for (uint32_t c = 0; c < dv / lanes; ++c)
+      b += "      const float v" + num(c) + " = kiln_v(bt, jk" + ts + ", lane + " + u(c * lanes) +
            ");\n";
     for (uint32_t d = 0; d < dv; ++d)
-      b += "      a" + num(d) + " = fma(p" + ts + ", subgroupShuffle(v" + num(d / kLanes) + ", " +
-           u(d % kLanes) + "), a" + num(d) + ");\n";
+      b += "      a" + num(d) + " = fma(p" + ts + ", subgroupShuffle(v" + num(d / lanes) + ", " +
+           u(d % lanes) + "), a" + num(d) + ");\n";
     b += "    }\n";
   }
   b += "  }\n";
@@ -104,9 +106,9 @@ std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, cons
   b += "  if (row < " + sq + ") {\n";
   b += "    const float inv = 1.0 / l;\n";
   b += "    const bool empty = l == 0.0;\n";
-  b += "    const float none = " + sk + " == 0u ? 0.0 : uintBitsToFloat(0x7fc00000u);\n";
+  b += "    const float none = mix(uintBitsToFloat(0x7fc00000u), 0.0, " + sk + " == 0u);\n";
   for (uint32_t d = 0; d < dv; ++d)
-    b += "    kiln_store(bt, i, " + u(d) + ", empty ? none : a" + num(d) + " * inv);\n";
+    b += "    kiln_store(bt, i, " + u(d) + ", mix(a" + num(d) + " * inv, none, empty));\n";
   b += "  }\n}\n";
   return b;
 }
@@ -193,7 +195,7 @@ Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, 
   const SymInt row_blocks = groups_for(sq_sym, local);
   const std::string sq = e.size(sq_sym), sk = e.size(sk_sym), batches_glsl = e.size(batches),
                     row_blocks_glsl = e.size(row_blocks);
-  src += attention_body(dh, dv, sq, sk);
+  src += attention_body(dh, dv, sq, sk, attention_lanes(opt.caps));
 
   KILN_ASSIGN_OR_RETURN(Kernel kern,
                         start_kernel(e, g.node(root), KernelVariant::kAttention, opt.caps));

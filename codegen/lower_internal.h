@@ -97,8 +97,13 @@ Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, 
                                   const CodegenOptions& opt);
 /// Whether the target runs it: subgroup shuffles over at least 8 lanes.
 inline bool attention_supported(const TargetCaps& caps) {
-  return caps.subgroup_shuffle && caps.subgroup_vote && caps.subgroup_size >= 8 &&
+  return caps.subgroup_shuffle && caps.subgroup_vote && caps.subgroup_size >= 4 &&
          caps.max_workgroup_invocations >= 64;
+}
+/// Lanes of a subgroup that share one K / V row in the attention kernel: 8, or 4 on devices
+/// whose subgroups are 4 wide (SwiftShader, some mobile GPUs).
+inline uint32_t attention_lanes(const TargetCaps& caps) {
+  return caps.subgroup_size >= 8 ? 8 : 4;
 }
 
 /// MatMul: tiled, shared-memory staged, batched (codegen/lower_matmul.cpp). `root` is the

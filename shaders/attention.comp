@@ -3,8 +3,9 @@
 // leading ones, the scores and probabilities never stored. One invocation per query row keeps
 // its row of Q and its row of the output accumulator in registers and walks the keys in blocks
 // with an online softmax (running max and sum; the accumulator is rescaled once per block).
-// Rows of K and V are shared across a subgroup: lane l loads elements l, l + 8, ... of a row and
-// every lane takes element d with subgroupShuffle(.., d % 8), which costs a fraction of a load
+// Rows of K and V are shared across a subgroup: lane l loads elements l, l + L, ... of a row and
+// every lane takes element d with subgroupShuffle(.., d % L), L = 8 (4 on devices whose subgroups
+// are 4 wide: codegen/lower_attention.cpp), which costs a fraction of a load
 // on lavapipe (docs/perf.md). Every lane of a workgroup has the same batch index and key, so the
 // shuffles never read an inactive lane. A key block whose scores are -inf for every row of the
 // subgroup (the future half of a causal mask) skips the V half of the work (subgroupAll).
