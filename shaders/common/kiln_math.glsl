@@ -17,10 +17,9 @@ float kiln_copysign(float mag, float s) {
 // `precise` keeps the driver from folding (1 + x) - 1 to x).
 float kiln_log1p(float x) {
   precise float u = 1.0 + x;
-  if (u == 1.0) return x;  // keeps -0.0
-  if (isinf(u) || u == 0.0) return kiln_log(u);
   precise float d = u - 1.0;
-  return log(u) * (x / d);
+  float r = mix(log(u) * (x / d), kiln_log(u), kiln_or(isinf(u), u == 0.0));
+  return mix(r, x, u == 1.0);  // keeps -0.0
 }
 
 // Bits of 2/pi, 32 to a word, after a zero word (the window below may start before the point).
@@ -64,130 +63,116 @@ uint kiln_trig_reduce(float a, out float r) {
 // Kiln's results do not depend on the driver. sin keeps the sign of zero (x is returned below
 // 2^-13, where sin(x) rounds to x).
 float kiln_sin_poly(float x) {
-  if (abs(x) < 1.220703125e-4) return x;
   const float z = x * x;
-  return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * x + x;
+  const float y = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * x + x;
+  return mix(y, x, abs(x) < 1.220703125e-4);
 }
 float kiln_cos_poly(float x) {
   const float z = x * x;
   return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z -
          0.5 * z + 1.0;
 }
+// r in [0, pi/4] or reduced, and the quadrant of |x|: |x| and 0 where |x| <= pi/4 (and for NaN),
+// else kiln_trig_reduce's, always computed (on 1.0 for small x, outside its domain) and selected.
+uint kiln_trig_quadrant(float x, out float r) {
+  const bool small = !(abs(x) > KILN_PIO4);
+  float reduced;
+  const uint q = kiln_trig_reduce(mix(x, 1.0, small), reduced);
+  r = mix(reduced, abs(x), small);
+  return q * uint(!small);
+}
+// The polynomial of the quadrant: sin or cos of r, negated in quadrants 2 and 3.
+float kiln_trig_poly(uint q, float r) {
+  const float v = mix(kiln_sin_poly(r), kiln_cos_poly(r), (q & 1u) != 0u);
+  return mix(v, -v, (q & 2u) != 0u);
+}
 float kiln_sin(float x) {
-  if (isinf(x)) return kiln_nan_value();
-  if (!(abs(x) > KILN_PIO4)) return isnan(x) ? x : kiln_sin_poly(x);
   float r;
-  const uint q = kiln_trig_reduce(x, r);
-  const float v = (q & 1u) != 0u ? kiln_cos_poly(r) : kiln_sin_poly(r);
-  return kiln_copysign(1.0, x) * ((q & 2u) != 0u ? -v : v);
+  const uint q = kiln_trig_quadrant(x, r);
+  const float y = kiln_copysign(1.0, x) * kiln_trig_poly(q, r);
+  return mix(mix(y, x, isnan(x)), kiln_nan_value(), isinf(x));
 }
 float kiln_cos(float x) {
-  if (isinf(x)) return kiln_nan_value();
-  if (!(abs(x) > KILN_PIO4)) return isnan(x) ? x : kiln_cos_poly(x);
   float r;
-  const uint q = (kiln_trig_reduce(x, r) + 1u) & 3u;
-  const float v = (q & 1u) != 0u ? kiln_cos_poly(r) : kiln_sin_poly(r);
-  return (q & 2u) != 0u ? -v : v;
+  const uint q = (kiln_trig_quadrant(x, r) + 1u) & 3u;
+  const float y = kiln_trig_poly(q, r);
+  return mix(mix(y, x, isnan(x)), kiln_nan_value(), isinf(x));
 }
 float kiln_tan(float x) {
-  if (isinf(x)) return kiln_nan_value();
-  if (!(abs(x) > KILN_PIO4)) return isnan(x) ? x : kiln_sin_poly(x) / kiln_cos_poly(x);
   float r;
-  const uint q = kiln_trig_reduce(x, r);
-  const float t = (q & 1u) != 0u ? -kiln_cos_poly(r) / kiln_sin_poly(r)
-                                 : kiln_sin_poly(r) / kiln_cos_poly(r);
-  return kiln_copysign(1.0, x) * t;
+  const uint q = kiln_trig_quadrant(x, r);
+  const float s = kiln_sin_poly(r), c = kiln_cos_poly(r);
+  const float t = kiln_copysign(1.0, x) * mix(s / c, -c / s, (q & 1u) != 0u);
+  return mix(mix(t, x, isnan(x)), kiln_nan_value(), isinf(x));
 }
 
 float kiln_atan(float xx) {
-  float x = abs(xx), y = 0.0;
-  if (x > 2.414213562373095) {
-    y = KILN_PIO2;
-    x = -1.0 / x;
-  } else if (x > 0.4142135623730950) {
-    y = KILN_PIO4;
-    x = (x - 1.0) / (x + 1.0);
-  }
+  const float a = abs(xx);
+  const bool big = a > 2.414213562373095, mid = a > 0.4142135623730950;
+  const float x = mix(mix(a, (a - 1.0) / (a + 1.0), mid), -1.0 / a, big);
   const float z = x * x;
-  y += (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z -
-        3.33329491539e-1) * z * x + x;
+  const float y = mix(mix(0.0, KILN_PIO4, mid), KILN_PIO2, big) +
+                  ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z -
+                    3.33329491539e-1) * z * x + x);
   return kiln_copysign(y, xx);
 }
 
 float kiln_asin(float xx) {
   const float a = abs(xx);
-  if (a > 1.0) return kiln_nan_value();
   const bool high = a > 0.5;
-  const float z = high ? 0.5 * (1.0 - a) : a * a;
-  const float x = high ? sqrt(z) : a;
-  float y = ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z +
-              7.4953002686e-2) * z + 1.6666752422e-1) * z * x + x;
-  if (high) y = KILN_PIO2 - (y + y);
-  return kiln_copysign(y, xx);
+  const float z = mix(a * a, 0.5 * (1.0 - a), high);
+  const float x = mix(a, sqrt(z), high);
+  const float y = ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z +
+                    7.4953002686e-2) * z + 1.6666752422e-1) * z * x + x;
+  return mix(kiln_copysign(mix(y, KILN_PIO2 - (y + y), high), xx), kiln_nan_value(), a > 1.0);
 }
 
 float kiln_acos(float x) {
-  if (abs(x) > 1.0) return kiln_nan_value();
-  if (x < -0.5) return 2.0 * KILN_PIO2 - 2.0 * kiln_asin(sqrt(0.5 * (1.0 + x)));
-  if (x > 0.5) return 2.0 * kiln_asin(sqrt(0.5 * (1.0 - x)));
-  return KILN_PIO2 - kiln_asin(x);
+  const bool low = x < -0.5, high = x > 0.5;
+  const float s = kiln_asin(mix(x, sqrt(0.5 * (1.0 - abs(x))), kiln_or(low, high)));
+  const float y = mix(mix(KILN_PIO2 - s, 2.0 * s, high), 2.0 * KILN_PIO2 - 2.0 * s, low);
+  return mix(y, kiln_nan_value(), abs(x) > 1.0);
 }
 
 // sinh and cosh: a polynomial below 1 (sinh; e^x - e^-x cancels there), e^|x| / 2 as
 // (e^(|x|/2) / 2) * e^(|x|/2) near float's range, where e^|x| alone overflows first.
 float kiln_sinh(float x) {
-  const float a = abs(x);
-  float y;
-  if (a < 1.0) {
-    const float z = x * x;
-    return ((2.03721912945e-4 * z + 8.33028376239e-3) * z + 1.66667160211e-1) * z * x + x;
-  }
-  if (a > 80.0) {
-    const float h = exp(0.5 * a);
-    y = (0.5 * h) * h;
-  } else {
-    const float e = exp(a);
-    y = 0.5 * e - 0.5 / e;
-  }
-  return kiln_copysign(y, x);
+  const float a = abs(x), z = x * x;
+  const float poly = ((2.03721912945e-4 * z + 8.33028376239e-3) * z + 1.66667160211e-1) * z * x + x;
+  const bool huge = a > 80.0;
+  const float e = exp(mix(a, 0.5 * a, huge));
+  const float y = kiln_copysign(mix(0.5 * e - 0.5 / e, (0.5 * e) * e, huge), x);
+  return mix(mix(y, poly, a < 1.0), x, isnan(x));
 }
 
 float kiln_cosh(float x) {
   const float a = abs(x);
-  if (a > 80.0) {
-    const float h = exp(0.5 * a);
-    return (0.5 * h) * h;
-  }
-  const float e = exp(a);
-  return 0.5 * e + 0.5 / e;
+  const bool huge = a > 80.0;
+  const float e = exp(mix(a, 0.5 * a, huge));
+  return mix(mix(0.5 * e + 0.5 / e, (0.5 * e) * e, huge), x, isnan(x));
 }
 
 float kiln_asinh(float x) {
   const float a = abs(x);
-  float y;
-  if (isinf(a) || isnan(a)) return x;
-  if (a > 268435456.0)  // 2^28: sqrt(1 + a^2) is a
-    y = kiln_log(a) + KILN_LN2;
-  else
-    y = kiln_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a)));
-  return kiln_copysign(y, x);
+  const float y = mix(kiln_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a))), kiln_log(a) + KILN_LN2,
+                      a > 268435456.0);  // 2^28: sqrt(1 + a^2) is a
+  return mix(kiln_copysign(y, x), x, kiln_or(isinf(a), isnan(a)));
 }
 
 float kiln_acosh(float x) {
-  if (isnan(x)) return x;
-  if (x < 1.0) return kiln_nan_value();
-  if (isinf(x)) return x;
-  if (x > 268435456.0) return kiln_log(x) + KILN_LN2;
   const float t = x - 1.0;
-  return kiln_log1p(t + sqrt(2.0 * t + t * t));
+  float y = mix(kiln_log1p(t + sqrt(2.0 * t + t * t)), kiln_log(x) + KILN_LN2, x > 268435456.0);
+  y = mix(y, x, isinf(x));
+  y = mix(y, kiln_nan_value(), x < 1.0);
+  return mix(y, x, isnan(x));
 }
 
 float kiln_atanh(float x) {
   const float a = abs(x);
-  if (isnan(x)) return x;
-  if (a > 1.0) return kiln_nan_value();
-  if (a == 1.0) return kiln_copysign(KILN_INF, x);
-  return kiln_copysign(0.5 * kiln_log1p((a + a) / (1.0 - a)), x);
+  float y = kiln_copysign(0.5 * kiln_log1p((a + a) / (1.0 - a)), x);
+  y = mix(y, kiln_copysign(KILN_INF, x), a == 1.0);
+  y = mix(y, kiln_nan_value(), a > 1.0);
+  return mix(y, x, isnan(x));
 }
 
 #define KILN_MATH_VEC4(f) \
@@ -226,8 +211,7 @@ float kiln_fmod(float x, float y) {
 }
 float kiln_mod(float x, float y) {
   const float r = kiln_fmod(x, y);
-  if (r == 0.0) return kiln_copysign(0.0, y);
-  return r != 0.0 && (r < 0.0) != (y < 0.0) ? r + y : r;
+  return mix(mix(r, r + y, (r < 0.0) != (y < 0.0)), kiln_copysign(0.0, y), r == 0.0);
 }
 vec4 kiln_fmod(vec4 x, vec4 y) {
   return vec4(kiln_fmod(x.x, y.x), kiln_fmod(x.y, y.y), kiln_fmod(x.z, y.z), kiln_fmod(x.w, y.w));

@@ -2,24 +2,19 @@
 // and exact integer powers by squaring (wrapping like mul; a negative exponent truncates
 // 1 / x^|y| toward zero). Defined in the kernels that use pow (codegen/emit.cpp; the int64
 // kiln_ipow is in kiln_pow_int64.glsl).
-float kiln_pow(float x, float y) {
-  if (y == 0.0 || x == 1.0) return 1.0;
-  if (isnan(x) || isnan(y)) return x + y;
+float kiln_pow(float x, float y) {  // selects from the last case back (kiln_common.glsl)
   const bool yint = floor(y) == y;
-  const bool odd = yint && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0;
-  const bool xneg = (floatBitsToUint(x) >> 31) != 0u;
-  if (isinf(y)) {
-    const float ax = abs(x);
-    if (ax == 1.0) return 1.0;
-    return (ax > 1.0) == (y > 0.0) ? KILN_INF : 0.0;
-  }
-  if (x == 0.0 || isinf(x)) {
-    const float r = (y > 0.0) == (x == 0.0) ? 0.0 : KILN_INF;
-    return xneg && odd ? -r : r;
-  }
-  if (xneg && !yint) return uintBitsToFloat(0x7fc00000u);
-  const float r = pow(abs(x), y);
-  return xneg && odd ? -r : r;
+  const bool odd = kiln_and(kiln_and(yint, abs(y) < 16777216.0), mod(y, 2.0) == 1.0);
+  const bool flip = kiln_and((floatBitsToUint(x) >> 31) != 0u, odd);
+  const float ax = abs(x);
+  const float p = pow(ax, y);
+  float r = mix(mix(p, -p, flip), uintBitsToFloat(0x7fc00000u),
+                kiln_and((floatBitsToUint(x) >> 31) != 0u, !yint));
+  const float rz = mix(KILN_INF, 0.0, (y > 0.0) == (x == 0.0));
+  r = mix(r, mix(rz, -rz, flip), kiln_or(x == 0.0, isinf(x)));
+  r = mix(r, mix(mix(0.0, KILN_INF, (ax > 1.0) == (y > 0.0)), 1.0, ax == 1.0), isinf(y));
+  r = mix(r, x + y, kiln_or(isnan(x), isnan(y)));
+  return mix(r, 1.0, kiln_or(y == 0.0, x == 1.0));
 }
 vec4 kiln_pow(vec4 x, vec4 y) {
   return vec4(kiln_pow(x.x, y.x), kiln_pow(x.y, y.y), kiln_pow(x.z, y.z), kiln_pow(x.w, y.w));
