@@ -185,7 +185,10 @@ case "$job" in
            device_devices_test device_limits_test device_emulated_types_test device_threads_test
            device_background_test device_demo_test device_background_tools_test
            device_report_test device_check_tool_test device_bench_test device_bench_model_test
-           device_onnx_recurrent_test device_c_api_test device_c_program)
+           device_onnx_recurrent_test device_c_api_test device_c_program device_ops_test
+           device_unary_math_test device_remainder_shift_test device_attention_test
+           device_encoder_test device_select_probe_test device_fuzz_regression_test
+           device_onnx_models_test device_onnx_conformance_test)
     if [ "${SWIFTSHADER_ALL:-0}" = 1 ]; then
       VK_ICD_FILENAMES="$icd" ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -L device
     else

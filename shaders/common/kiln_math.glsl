@@ -18,7 +18,9 @@ float kiln_copysign(float mag, float s) {
 float kiln_log1p(float x) {
   precise float u = 1.0 + x;
   precise float d = u - 1.0;
-  float r = mix(log(u) * (x / d), kiln_log(u), kiln_or(isinf(u), u == 0.0));
+  // kiln_log: log(u < 0) is left open by GLSL (SwiftShader returns a number)
+  const float lu = kiln_log(u);
+  float r = mix(lu * (x / d), lu, kiln_or(isinf(u), u == 0.0));
   return mix(r, x, u == 1.0);  // keeps -0.0
 }
 
