@@ -83,9 +83,9 @@ std::string attention_body(uint32_t dh, uint32_t dv, const std::string& sq, cons
   // A block whose scores are all -inf (so far) adds nothing: no exp(-inf - -inf) NaN.
   b += "    const bool dead = mn == -KILN_INF;\n";
   // Selects, not branches (kiln_common.glsl says why).
-  b += "    const float corr = mix(exp(m - mn), 1.0, dead);\n";
+  b += "    const float corr = mix(kiln_exp_nan(m - mn), 1.0, dead);\n";
   for (uint32_t t = 0; t < kKeyBlock; ++t)
-    b += "    const float p" + num(t) + " = mix(exp(s" + num(t) + " - mn), 0.0, dead);\n";
+    b += "    const float p" + num(t) + " = mix(kiln_exp_nan(s" + num(t) + " - mn), 0.0, dead);\n";
   // Uniform across the subgroup, so the shuffles below still see every lane.
   b += "    if (subgroupAll(dead)) continue;\n";
   b += "    l = l * corr + ((p0 + p1) + (p2 + p3));\n    m = mn;\n";

@@ -83,7 +83,7 @@ void main() {
     for (uint r = lid; r < KILN_R; r += KILN_LANES) m = kiln_maximum(m, kiln_load(row, r));
     m = kiln_row_max(m);
     float s = 0.0;
-    for (uint r = lid; r < KILN_R; r += KILN_LANES) s += exp(kiln_load(row, r) - m);
+    for (uint r = lid; r < KILN_R; r += KILN_LANES) s += kiln_exp_nan(kiln_load(row, r) - m);
     s = kiln_row_sum(s);
 #if KILN_MODE == 0
     const float inv = 1.0 / s;

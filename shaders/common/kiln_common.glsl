@@ -83,6 +83,9 @@ vec4 kiln_exp(vec4 x) {
   const vec4 h = exp(mix(x, 0.5 * x, tiny));
   return mix(mix(h, h * h, tiny), x, isnan(x));
 }
+// exp with a NaN argument returned as it is, nothing else: softmax's sum and the attention
+// kernel's rescaling (exp(inf - inf) must stay NaN, as the interpreter has it).
+float kiln_exp_nan(float x) { return mix(exp(x), x, isnan(x)); }
 float kiln_exp_mul(float x, float k) {
   const bool tiny = x < -87.0;
   const float h = exp(mix(x, 0.5 * x, tiny));
