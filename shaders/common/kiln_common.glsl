@@ -13,44 +13,26 @@ bvec4 kiln_and(bvec4 a, bvec4 b) { return notEqual(uvec4(a) & uvec4(b), uvec4(0u
 // error below 1.2e-7 everywhere), with odd symmetry. Below |x| = 0.5 that absolute error would
 // swamp erf(x) ~ 1.128 x (erf(x) / x of a tiny x gave 0), so there erf is its Taylor series
 // to x^13 (relative error below 1e-8 at 0.5), which keeps the sign of zero too.
-float kiln_erf(float x) {
-  const float z = x * x;
-  const float taylor = x * 1.1283791670955126 *
-           (1.0 + z * (-0.3333333333333333 + z * (0.1 + z * (-0.023809523809523808 +
-           z * (0.004629629629629629 + z * (-0.0007575757575757576 +
-           z * 0.00010683760683760684))))));
-  const float t = 1.0 / (1.0 + 0.5 * abs(x));
-  const float y = 1.0 - t * exp(-z - 1.26551223 +
-                          t * (1.00002368 +
-                          t * (0.37409196 +
-                          t * (0.09678418 +
-                          t * (-0.18628806 +
-                          t * (0.27886807 +
-                          t * (-1.13520398 +
-                          t * (1.48851587 +
-                          t * (-0.82215223 +
-                          t * 0.17087277)))))))));
-  return mix(mix(-y, y, x >= 0.0), taylor, abs(x) < 0.5);
-}
-vec4 kiln_erf(vec4 x) {
-  const vec4 z = x * x;
-  const vec4 taylor = x * 1.1283791670955126 *
-           (1.0 + z * (-0.3333333333333333 + z * (0.1 + z * (-0.023809523809523808 +
-           z * (0.004629629629629629 + z * (-0.0007575757575757576 +
-           z * 0.00010683760683760684))))));
-  const vec4 t = 1.0 / (1.0 + 0.5 * abs(x));
-  const vec4 y = 1.0 - t * exp(-z - 1.26551223 +
-                          t * (1.00002368 +
-                          t * (0.37409196 +
-                          t * (0.09678418 +
-                          t * (-0.18628806 +
-                          t * (0.27886807 +
-                          t * (-1.13520398 +
-                          t * (1.48851587 +
-                          t * (-0.82215223 +
-                          t * 0.17087277)))))))));
-  return mix(mix(-y, y, greaterThanEqual(x, vec4(0.0))), taylor, lessThan(abs(x), vec4(0.5)));
-}
+bool kiln_lt(float a, float b) { return a < b; }
+bvec4 kiln_lt(vec4 a, vec4 b) { return lessThan(a, b); }
+#define KILN_ERF(T)                                                                        \
+  T kiln_erf(T x) {                                                                        \
+    const T z = x * x;                                                                     \
+    const T taylor = x * 1.1283791670955126 *                                              \
+        (1.0 + z * (-0.3333333333333333 + z * (0.1 + z * (-0.023809523809523808 +          \
+        z * (0.004629629629629629 + z * (-0.0007575757575757576 +                          \
+        z * 0.00010683760683760684))))));                                                  \
+    const T t = 1.0 / (1.0 + 0.5 * abs(x));                                                \
+    const T y = 1.0 - t * exp(-z - 1.26551223 + t * (1.00002368 + t * (0.37409196 +        \
+        t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 +          \
+        t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));                      \
+    /* y > 0: x's sign bit on it gives -y for x < 0 */                                     \
+    return mix(uintBitsToFloat(floatBitsToUint(y) ^ (floatBitsToUint(x) & 0x80000000u)),   \
+               taylor, kiln_lt(abs(x), T(0.5)));                                           \
+  }
+KILN_ERF(float)
+KILN_ERF(vec4)
+#undef KILN_ERF
 
 // tanh without the overflow of (e^2x - 1) / (e^2x + 1) for large |x|; odd by the sign bit, so
 // tanh(-0.0) = -0.0 as std::tanh gives.
