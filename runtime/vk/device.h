@@ -270,7 +270,9 @@ class VulkanDevice {
   virtual Expected<std::shared_ptr<Recording>> record(std::span<const Dispatch> dispatches,
                                                       const BufferRef& indirect,
                                                       bool timestamps) = 0;
-  /// Makes `copies` (in order), then runs the recording, in one submission, and waits for it.
+  /// Makes `copies` (their destinations must not overlap each other's sources: host copies are
+  /// made at once, transfer commands at the submission), then runs the recording, in one
+  /// submission, and waits for it.
   /// Host writes to kHostWritable buffers made before the call are visible to it. One thread at
   /// a time per recording. `timings` as in run() (empty unless recorded with timestamps).
   virtual Status replay(Recording& recording, std::span<const CopyIn> copies = {},
