@@ -95,7 +95,7 @@ void mark_epilogue(Kernel& k, const Node& matmul, const Node& root);
 /// codegen/lower_attention.cpp).
 Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                   const CodegenOptions& opt);
-/// Whether the target runs it: subgroup shuffles over at least 8 lanes.
+/// Whether the target runs it: subgroup shuffles over at least 4 lanes.
 inline bool attention_supported(const TargetCaps& caps) {
   return caps.subgroup_shuffle && caps.subgroup_vote && caps.subgroup_size >= 4 &&
          caps.max_workgroup_invocations >= 64;
