@@ -184,9 +184,9 @@ Expected<std::vector<const Pipeline*>> VulkanDeviceImpl::pipelines(
       if (log_enabled(LogTopic::kCompile))  // a slow driver compile names its kernel
         log(LogTopic::kCompile,
             "pipeline '" + descs[misses[m]].label + "': created by the driver in " +
-                std::to_string(std::chrono::duration<double, std::milli>(
-                                   std::chrono::steady_clock::now() - t0)
-                                   .count()) +
+                std::to_string(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count()) +
                 " ms" + (status[m].ok() ? "" : " (failed)"));
     }
   };

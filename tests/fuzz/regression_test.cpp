@@ -457,7 +457,8 @@ TEST_F(FuzzRegression, ExpWithSubnormalResults) {
         // Such a device flushes the literal as well: the reference divides by its zero.
         const bool flushed = t.device().is_cpu() && test::device_flushes_subnormals();
         return flushed ? ftz(softmax(t, 0)) / 0.0 : softmax(t, 0) / 1e-40;
-      }, m);
+      },
+      m);
   check(
       "sign(exp(x - 30)) + softmax(x, 1), [2, 4]", Tol::for_dtype(DType::kF32),
       [&](const Tensor& t) { return sign(ftz(exp(t - 30.0))) + softmax(t, 1); },
