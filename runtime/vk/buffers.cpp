@@ -44,27 +44,8 @@ Status VulkanDeviceImpl::make_private(const BufferRef& buffer) {
 }
 
 Status VulkanDeviceImpl::copy(const BufferRef& src, const BufferRef& dst, size_t bytes) {
-  KILN_ASSIGN_OR_RETURN(const DeviceBuffer* from, own_buffer(src, "copy source"));
-  KILN_ASSIGN_OR_RETURN(const DeviceBuffer* to, own_buffer(dst, "copy destination"));
-  if (bytes > from->size() || bytes > to->size())
-    return invalid_argument("copy of " + std::to_string(bytes) + " bytes between buffers of " +
-                            std::to_string(from->size()) + " and " + std::to_string(to->size()));
-  if (bytes == 0) return Status::ok_status();
-  if (from->mapped() != nullptr && to->mapped() != nullptr) {  // every submission has finished
-    std::memmove(to->mapped(), from->mapped(), bytes);
-    return Status::ok_status();
-  }
-  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
-  KILN_RETURN_IF_ERROR(begin_commands(*slot));
-  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_TRANSFER_BIT,
-                     VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-  const VkBufferCopy region{from->offset(), to->offset(), bytes};
-  vkCmdCopyBuffer(slot->cmd, from->vk_buffer(), to->vk_buffer(), 1, &region);
-  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  return submit_and_wait(*slot);
+  const CopyIn c{.dst = dst, .src = src, .bytes = bytes};
+  return submit_copies({&c, 1}, "copy");
 }
 
 }  // namespace kiln::vk

@@ -112,20 +112,23 @@ Expected<std::shared_ptr<Recording>> VulkanDeviceImpl::record(std::span<const Di
 }
 
 Expected<bool> VulkanDeviceImpl::record_copies_in(CommandSlot& slot, std::span<const CopyIn> copies,
-                                                  std::vector<Allocation>& staging) {
+                                                  StagingRanges& staging, const std::string& what) {
   bool recording = false;
-  for (size_t i = 0; i < copies.size(); ++i) {
-    const CopyIn& c = copies[i];
-    KILN_ASSIGN_OR_RETURN(const DeviceBuffer* to, own_buffer(c.dst, "replay copy destination"));
+  for (const CopyIn& c : copies) {
+    KILN_ASSIGN_OR_RETURN(const DeviceBuffer* to,
+                          own_buffer(c.dst, (what + " destination").c_str()));
     const DeviceBuffer* from = nullptr;
     if (c.src != nullptr) {
-      KILN_ASSIGN_OR_RETURN(from, own_buffer(c.src, "replay copy source"));
+      KILN_ASSIGN_OR_RETURN(from, own_buffer(c.src, (what + " source").c_str()));
     } else if (c.host == nullptr && c.bytes > 0) {
-      return invalid_argument("replay copy " + std::to_string(i) + " has no source");
+      return invalid_argument(what + " source is null");
     }
     if (c.bytes > to->size() || (from != nullptr && c.bytes > from->size()))
-      return invalid_argument("replay copy " + std::to_string(i) + " of " +
-                              std::to_string(c.bytes) + " bytes is larger than its buffers");
+      return invalid_argument(what + " of " + std::to_string(c.bytes) + " bytes " +
+                              (from != nullptr
+                                   ? "between buffers of " + std::to_string(from->size()) + " and "
+                                   : "into a buffer of ") +
+                              std::to_string(to->size()));
     if (c.bytes == 0) continue;
     // Every earlier submission has finished, so the host may write mapped memory now.
     if (to->mapped() != nullptr && (from == nullptr || from->mapped() != nullptr)) {
@@ -148,7 +151,7 @@ Expected<bool> VulkanDeviceImpl::record_copies_in(CommandSlot& slot, std::span<c
       source_offset = from->offset();
     } else {
       KILN_ASSIGN_OR_RETURN(const Allocation range, staging_->allocate(c.bytes));
-      staging.push_back(range);
+      staging.ranges.push_back(range);
       std::memcpy(range.block->mapped + range.offset, c.host, c.bytes);
       ++stats_.staged_uploads;
       source = range.block->buffer;
@@ -166,6 +169,15 @@ Expected<bool> VulkanDeviceImpl::record_copies_in(CommandSlot& slot, std::span<c
   return recording;
 }
 
+Status VulkanDeviceImpl::submit_copies(std::span<const CopyIn> copies, const std::string& what) {
+  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
+  StagingRanges staging{staging_.get(), {}};
+  KILN_ASSIGN_OR_RETURN(const bool recorded, record_copies_in(*slot, copies, staging, what));
+  if (!recorded) return Status::ok_status();
+  const VkCommandBuffer cmds[] = {slot->cmd};
+  return submit_and_wait(*slot, cmds);
+}
+
 Status VulkanDeviceImpl::replay(Recording& recording, std::span<const CopyIn> copies,
                                 std::vector<DispatchTiming>* timings) {
   auto* rec = dynamic_cast<RecordingImpl*>(&recording);
@@ -175,15 +187,9 @@ Status VulkanDeviceImpl::replay(Recording& recording, std::span<const CopyIn> co
   // The recording belongs to one caller at a time (a Replayer); the slot lends its fence, and
   // its command buffer carries the copies that need the device.
   KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
-  std::vector<Allocation> staging;
-  struct FreeStaging {
-    Allocator* allocator;
-    std::vector<Allocation>& ranges;
-    ~FreeStaging() {
-      for (const Allocation& a : ranges) allocator->free(a);
-    }
-  } free_staging{staging_.get(), staging};
-  KILN_ASSIGN_OR_RETURN(const bool copying, record_copies_in(*slot, copies, staging));
+  StagingRanges staging{staging_.get(), {}};
+  KILN_ASSIGN_OR_RETURN(const bool copying,
+                        record_copies_in(*slot, copies, staging, "replay copy"));
   std::vector<VkCommandBuffer> cmds;
   if (copying) cmds.push_back(slot->cmd);
   if (!rec->active.empty()) cmds.push_back(rec->cmd);

@@ -370,45 +370,9 @@ void cmd_memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage,
   vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
 }
 
-namespace {
-
-/// Returns a staging range to its allocator when the transfer is over (or has failed).
-struct StagingGuard {
-  Allocator* allocator;
-  Allocation allocation;
-  ~StagingGuard() { allocator->free(allocation); }
-};
-
-}  // namespace
-
 Status VulkanDeviceImpl::upload(const BufferRef& dst, const void* src, size_t bytes) {
-  KILN_ASSIGN_OR_RETURN(const DeviceBuffer* buffer, own_buffer(dst, "upload destination"));
-  if (bytes > buffer->size()) {
-    return invalid_argument("upload of " + std::to_string(bytes) + " bytes into a buffer of " +
-                            std::to_string(buffer->size()));
-  }
-  if (bytes == 0) return Status::ok_status();
-  if (src == nullptr) return invalid_argument("upload source is null");
-  if (void* mapped = buffer->mapped()) {  // unified memory: host-coherent, no staging
-    std::memcpy(mapped, src, bytes);
-    return Status::ok_status();
-  }
-  KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
-  const StagingGuard guard{staging_.get(), staging};
-  std::memcpy(staging.block->mapped + staging.offset, src, bytes);
-  ++stats_.staged_uploads;
-
-  KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
-  KILN_RETURN_IF_ERROR(begin_commands(*slot));
-  // Earlier dispatches may still read or write the destination: order the copy after them.
-  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-  const VkBufferCopy region{staging.offset, buffer->offset(), bytes};
-  vkCmdCopyBuffer(slot->cmd, staging.block->buffer, buffer->vk_buffer(), 1, &region);
-  cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  return submit_and_wait(*slot);
+  const CopyIn c{.dst = dst, .host = src, .bytes = bytes};
+  return submit_copies({&c, 1}, "upload");
 }
 
 Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes, size_t offset) {
@@ -424,20 +388,20 @@ Status VulkanDeviceImpl::download(const BufferRef& src, void* dst, size_t bytes,
     std::memcpy(dst, mapped + offset, bytes);
     return Status::ok_status();
   }
-  KILN_ASSIGN_OR_RETURN(const Allocation staging, staging_->allocate(bytes));
-  const StagingGuard guard{staging_.get(), staging};
+  KILN_ASSIGN_OR_RETURN(const Allocation range, staging_->allocate(bytes));
+  const StagingRanges staging{staging_.get(), {range}};
   ++stats_.staged_downloads;
 
   KILN_ASSIGN_OR_RETURN(SlotLease slot, acquire_slot());
   KILN_RETURN_IF_ERROR(begin_commands(*slot));
   cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-  const VkBufferCopy region{buffer->offset() + offset, staging.offset, bytes};
-  vkCmdCopyBuffer(slot->cmd, buffer->vk_buffer(), staging.block->buffer, 1, &region);
+  const VkBufferCopy region{buffer->offset() + offset, range.offset, bytes};
+  vkCmdCopyBuffer(slot->cmd, buffer->vk_buffer(), range.block->buffer, 1, &region);
   cmd_memory_barrier(slot->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   KILN_RETURN_IF_ERROR(submit_and_wait(*slot));
-  std::memcpy(dst, staging.block->mapped + staging.offset, bytes);
+  std::memcpy(dst, range.block->mapped + range.offset, bytes);
   return Status::ok_status();
 }
 

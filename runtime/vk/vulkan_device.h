@@ -164,11 +164,22 @@ class VulkanDeviceImpl final : public VulkanDevice {
   Status submit_and_wait(CommandSlot& slot);
   /// Submits ended command buffers, in order, with the slot's fence and waits for them.
   Status submit_and_wait(CommandSlot& slot, std::span<const VkCommandBuffer> cmds);
-  /// replay()'s copies: those the host can make are made now; the rest are recorded into the
-  /// slot's command buffer (begun and ended here; false when none was), their staging ranges
-  /// added to `staging` for the caller to free after the submission.
+  /// Staging ranges of one submission, returned to the staging allocator when it is over (or
+  /// has failed).
+  struct StagingRanges {
+    Allocator* allocator;
+    std::vector<Allocation> ranges;
+    ~StagingRanges() {
+      for (const Allocation& a : ranges) allocator->free(a);
+    }
+  };
+  /// Copies into device buffers (upload, copy, replay's copies in): those the host can make are
+  /// made now; the rest are recorded into the slot's command buffer (begun and ended here; false
+  /// when none was), their staging ranges added to `staging`. `what` names them in errors.
   Expected<bool> record_copies_in(CommandSlot& slot, std::span<const CopyIn> copies,
-                                  std::vector<Allocation>& staging);
+                                  StagingRanges& staging, const std::string& what);
+  /// record_copies_in, then submits the commands (if any) and waits for them.
+  Status submit_copies(std::span<const CopyIn> copies, const std::string& what);
 
   // pipeline_cache.cpp: pipeline_cache_ seeded from the persistent cache
   Status create_pipeline_cache();
