@@ -3,9 +3,14 @@
 // use. Input and Constant nodes alias the caller's tensors; nothing is copied until the outputs.
 #include "eager/interpreter.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
 #include <string>
 
 #include "eager/interpreter_ops.h"
+#include "kiln/logging.h"
 
 namespace kiln {
 namespace {
@@ -30,6 +35,41 @@ Status bind_source(const Node& node, std::span<const HostTensor* const> given, c
   return {};
 }
 
+/// Per-op wall times of one interpret() call, logged under the perf topic when it ends.
+class NodeTimes {
+ public:
+  NodeTimes() : on_(log_enabled(LogTopic::kPerf)) {}
+  bool on() const { return on_; }
+  void add(OpKind op, double ms) {
+    Entry& e = by_op_[op];
+    e.ms += ms;
+    ++e.count;
+    total_ms_ += ms;
+  }
+  void log_summary(size_t nodes) const {
+    std::vector<std::pair<OpKind, Entry>> rows(by_op_.begin(), by_op_.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "interpreter: %zu nodes in %.3f ms;", nodes, total_ms_);
+    std::string msg = buf;
+    for (const auto& [op, e] : rows) {
+      std::snprintf(buf, sizeof buf, " %s %.3f ms (%d)", op_name(op), e.ms, e.count);
+      msg += buf;
+    }
+    log(LogTopic::kPerf, msg);
+  }
+
+ private:
+  struct Entry {
+    double ms = 0;
+    int count = 0;
+  };
+  bool on_;
+  double total_ms_ = 0;
+  std::map<OpKind, Entry> by_op_;
+};
+
 }  // namespace
 
 Expected<std::vector<HostTensor>> interpret(const Graph& graph,
@@ -40,6 +80,7 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
   std::vector<HostTensor> owned(n);         // values computed here
   std::vector<const HostTensor*> value(n);  // every node's value (owned or the caller's)
   std::vector<const HostTensor*> args;
+  NodeTimes times;
   for (const Node& node : graph.nodes()) {
     const size_t id = static_cast<size_t>(node.id);
     if (node.op == OpKind::Input) {
@@ -57,8 +98,14 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
                               ", which is not an earlier live value");
       args.push_back(value[static_cast<size_t>(in)]);
     }
+    const auto start =
+        times.on() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     owned[id] = HostTensor(node.meta);
     Status s = eager::eval_node(node, args, owned[id]);
+    if (times.on())
+      times.add(node.op,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count());
     if (!s.ok())
       return s.with_context("node %" + std::to_string(node.id) + " (" + op_name(node.op) + ")");
     value[id] = &owned[id];
@@ -70,12 +117,21 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
       }
     }
   }
+  if (times.on()) times.log_summary(n);
   std::vector<HostTensor> results;
   results.reserve(graph.outputs().size());
   for (NodeId out : graph.outputs()) {
     if (out < 0 || static_cast<size_t>(out) >= n || value[static_cast<size_t>(out)] == nullptr)
       return internal_error("graph output %" + std::to_string(out) + " has no value");
-    results.push_back(*value[static_cast<size_t>(out)]);
+    const size_t i = static_cast<size_t>(out);
+    // An owned value is moved out at its last listing among the outputs, otherwise copied.
+    const bool later =
+        std::find(graph.outputs().begin() + static_cast<std::ptrdiff_t>(results.size() + 1),
+                  graph.outputs().end(), out) != graph.outputs().end();
+    if (value[i] == &owned[i] && !later)
+      results.push_back(std::move(owned[i]));
+    else
+      results.push_back(*value[i]);
   }
   return results;
 }

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <string>
 
+#include "eager/elementwise_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
 
@@ -164,6 +165,37 @@ Status matmul_float(const Node& node, const HostTensor& a, const HostTensor& b, 
 Status softmax(const Node& node, const HostTensor& x, HostTensor& out) {
   const Split s = split_at(x.meta.shape, axis_of(node, x.meta.rank()));
   const bool log_form = node.op == OpKind::LogSoftmax;
+  if (x.meta.dtype == DType::kF32 && s.inner == 1 && s.len > 0) {
+    // Rows along the last axis, read and written as floats, rows split over the cores; each
+    // row computed exactly as below (exp(x - m) once per element, kept in double).
+    const float* in = reinterpret_cast<const float*>(x.data.data());
+    float* o = reinterpret_cast<float*>(out.data.data());
+    const int64_t len = s.len;
+    parallel_for(s.outer, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t b, int64_t e) {
+      std::vector<double> ex(static_cast<size_t>(len));
+      for (int64_t r = b; r < e; ++r) {
+        const float* xr = in + r * len;
+        float* orow = o + r * len;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, xr[i]);
+        double sum = 0;
+        for (int64_t i = 0; i < len; ++i) {
+          const double shifted = double(xr[i]) - mx;
+          ex[static_cast<size_t>(i)] = log_form ? shifted : std::exp(shifted);
+          sum += log_form ? std::exp(shifted) : ex[static_cast<size_t>(i)];
+        }
+        if (log_form) {
+          const double log_sum = std::log(sum);
+          for (int64_t i = 0; i < len; ++i)
+            orow[i] = static_cast<float>(ex[static_cast<size_t>(i)] - log_sum);
+        } else {
+          for (int64_t i = 0; i < len; ++i)
+            orow[i] = static_cast<float>(ex[static_cast<size_t>(i)] / sum);
+        }
+      }
+    });
+    return {};
+  }
   Reader<float> rd = reader<float>(x);
   Writer<float> wr = writer<float>(out);
   for (int64_t o = 0; o < s.outer; ++o) {
@@ -314,6 +346,13 @@ Status slice(const Node& node, const HostTensor& x, HostTensor& out) {
   const auto row = static_cast<size_t>(s.inner) * es;
   if (out.data.empty()) return {};  // memcpy from an empty vector's null data() is undefined
   std::byte* dst = out.data.data();
+  if (d[2] == 1) {  // each outer index keeps one contiguous run
+    const size_t run = row * static_cast<size_t>(r.length);
+    for (int64_t o = 0; o < s.outer; ++o, dst += run)
+      std::memcpy(dst, x.data.data() + static_cast<size_t>((o * s.len + r.start) * s.inner) * es,
+                  run);
+    return {};
+  }
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t j = 0; j < r.length; ++j, dst += row) {
       const int64_t src = (o * s.len + r.start + j * d[2]) * s.inner;

@@ -43,6 +43,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "eager/elementwise_loops.h"
 #include "eager/interpreter_ops.h"
 
 namespace kiln::eager {
@@ -125,7 +126,7 @@ C power(C a, C b) {
     }
     return wrap(r);
   } else {
-    return std::pow(a, b);
+    return b == C(2) ? a * a : std::pow(a, b);  // glibc's powf(x, 2) is x * x, bit for bit
   }
 }
 
@@ -178,6 +179,19 @@ Status map_elementwise(std::span<const HostTensor* const> ins, HostTensor& out, 
     rd[k] = reader<C>(*ins[k]);
     st[k] = broadcast_strides(ins[k]->meta.shape, out.meta.shape);
     spans[k] = st[k];
+  }
+  if constexpr (std::is_same_v<C, float> && std::is_same_v<R, float>) {
+    const bool all_f32 = out.meta.dtype == DType::kF32 &&
+                         std::all_of(ins.begin(), ins.end(), [](const HostTensor* t) {
+                           return t->meta.dtype == DType::kF32;
+                         });
+    if (all_f32) {
+      std::array<const float*, N> p;
+      for (size_t k = 0; k < N; ++k) p[k] = reinterpret_cast<const float*>(ins[k]->data.data());
+      typed_elementwise<float, N>(out.meta.shape, p, std::span<const std::vector<int64_t>, N>(st),
+                                  reinterpret_cast<float*>(out.data.data()), fn);
+      return {};
+    }
   }
   Writer<R> wr = writer<R>(out);
   int64_t o = 0;
@@ -391,10 +405,47 @@ void reduce_loop(const HostTensor& in, HostTensor& out, std::span<const int64_t>
                       });
 }
 
+/// Sum and Mean of an f32 tensor over trailing axes (each output a contiguous run of the input),
+/// in the order and precision of reduce_loop, outputs split over the cores. False when the
+/// reduction has another form.
+bool reduce_rows_f32(const Node& node, const HostTensor& in, HostTensor& out) {
+  if ((node.op != OpKind::Sum && node.op != OpKind::Mean) || in.meta.dtype != DType::kF32 ||
+      out.meta.dtype != DType::kF32)
+    return false;
+  const int rank = in.meta.rank();
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : node.attrs.dims) {
+    if (a < 0 || a >= rank) return false;
+    reduced[static_cast<size_t>(a)] = true;
+  }
+  int64_t rows = 1, len = 1;
+  bool in_suffix = false;
+  for (int d = 0; d < rank; ++d) {
+    const bool r = reduced[static_cast<size_t>(d)];
+    if (in_suffix && !r) return false;
+    in_suffix = in_suffix || r;
+    (r ? len : rows) *= in.meta.shape[static_cast<size_t>(d)];
+  }
+  if (len == 0 || rows == 0) return false;
+  const float* x = reinterpret_cast<const float*>(in.data.data());
+  float* o = reinterpret_cast<float*>(out.data.data());
+  const bool mean = node.op == OpKind::Mean;
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* xr = x + r * len;
+      double acc = 0.0;
+      for (int64_t i = 0; i < len; ++i) acc += double(xr[i]);
+      o[r] = static_cast<float>(mean ? acc / static_cast<double>(len) : acc);
+    }
+  });
+  return true;
+}
+
 Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
   const std::vector<int64_t>& axes = node.attrs.dims;
   auto keep = [](auto acc, int64_t) { return acc; };
   const bool fp = is_floating(in.meta.dtype);
+  if (reduce_rows_f32(node, in, out)) return {};
   switch (node.op) {
     case OpKind::Sum:
       if (fp)
@@ -443,6 +494,27 @@ Status eval_reduce(const Node& node, const HostTensor& in, HostTensor& out) {
 /// out (contiguous) = the view of `in` with out's shape and the given element strides.
 void copy_strided(const HostTensor& in, HostTensor& out, std::span<const int64_t> strides) {
   const size_t es = dtype_size(in.meta.dtype);
+  const auto typed = [&](auto zero) {  // copied as bits through an unsigned type of the size
+    using T = decltype(zero);
+    const std::array<std::vector<int64_t>, 1> st = {
+        std::vector<int64_t>(strides.begin(), strides.end())};
+    typed_elementwise<T, 1>(out.meta.shape, {reinterpret_cast<const T*>(in.data.data())},
+                            std::span<const std::vector<int64_t>, 1>(st),
+                            reinterpret_cast<T*>(out.data.data()), [](T v) { return v; });
+  };
+  if (out.data.empty()) return;
+  switch (es) {
+    case 1:
+      return typed(uint8_t{});
+    case 2:
+      return typed(uint16_t{});
+    case 4:
+      return typed(uint32_t{});
+    case 8:
+      return typed(uint64_t{});
+    default:
+      break;
+  }
   std::byte* dst = out.data.data();
   strided_for_each<1>(out.meta.shape, {strides}, [&](const std::array<int64_t, 1>& off) {
     std::memcpy(dst, in.data.data() + static_cast<size_t>(off[0]) * es, es);

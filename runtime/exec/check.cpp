@@ -229,12 +229,11 @@ void run_check(const Executable& exe, const CompileOptions& options, Device devi
                   " kernels, the run's " + std::to_string(plan->kernels.size()) +
                   ": kernels are compared by the node they write";
 
-  std::vector<HostTensor> in_hosts, const_hosts;
-  for (const Tensor& t : inputs) in_hosts.push_back(to_host(t));
-  for (const Tensor& t : constants) const_hosts.push_back(to_host(t));
+  std::vector<HostTensor> in_hosts(inputs.size()), const_hosts(constants.size());
   std::vector<const HostTensor*> in_ptrs, const_ptrs;
-  for (const HostTensor& h : in_hosts) in_ptrs.push_back(&h);
-  for (const HostTensor& h : const_hosts) const_ptrs.push_back(&h);
+  for (size_t i = 0; i < inputs.size(); ++i) in_ptrs.push_back(&host_view(inputs[i], in_hosts[i]));
+  for (size_t i = 0; i < constants.size(); ++i)
+    const_ptrs.push_back(&host_view(constants[i], const_hosts[i]));
   Graph instance = values.empty() ? checked : value_or_throw(checked.instantiate(values));
   Expected<std::vector<HostTensor>> reference = interpret(instance, in_ptrs, const_ptrs);
   if (!reference.ok()) {

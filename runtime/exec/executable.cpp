@@ -449,16 +449,17 @@ Expected<std::vector<Tensor>> Executable::run_interpreter(const std::vector<Tens
     instance = instance_;
     graph = instance.get();
   }
-  std::vector<HostTensor> in_hosts, const_hosts;
+  // CPU tensors are read in place; others are copied to the host first.
+  std::vector<HostTensor> in_hosts(inputs.size()), const_hosts(constants.size());
+  std::vector<const HostTensor*> in_ptrs, const_ptrs;
   try {
-    for (const Tensor& t : inputs) in_hosts.push_back(to_host(t));
-    for (const Tensor& t : constants) const_hosts.push_back(to_host(t));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in_ptrs.push_back(&host_view(inputs[i], in_hosts[i]));
+    for (size_t i = 0; i < constants.size(); ++i)
+      const_ptrs.push_back(&host_view(constants[i], const_hosts[i]));
   } catch (const Error& e) {
     return e.status();
   }
-  std::vector<const HostTensor*> in_ptrs, const_ptrs;
-  for (const HostTensor& h : in_hosts) in_ptrs.push_back(&h);
-  for (const HostTensor& h : const_hosts) const_ptrs.push_back(&h);
   KILN_ASSIGN_OR_RETURN(std::vector<HostTensor> outs, interpret(*graph, in_ptrs, const_ptrs));
   std::vector<Tensor> result;
   try {

@@ -164,6 +164,20 @@ Expected<ProtoTensor> decode_tensor(const ::onnx::TensorProto& p, Device device,
       return invalid_argument(what + ": raw_data has " + std::to_string(raw.size()) +
                               " bytes, shape " + shape_str(shape) + " of " + onnx_type_name(t) +
                               " needs " + std::to_string(count * es));
+    // Types stored as Kiln stores them are copied as they are (ONNX raw data is little-endian,
+    // as the hosts Kiln runs on are).
+    const bool as_stored = (t == OnnxType::kFloat && *dt == DType::kF32) ||
+                           (t == OnnxType::kFloat16 && *dt == DType::kF16) ||
+                           (t == OnnxType::kInt32 && *dt == DType::kI32) ||
+                           (t == OnnxType::kInt64 && *dt == DType::kI64);
+    if (as_stored) {
+      out.tensor = Tensor::from_bytes(*dt, shape, raw.data(), raw.size(), device);
+      return out;
+    }
+    (t == OnnxType::kFloat || t == OnnxType::kDouble || t == OnnxType::kFloat16 ||
+     t == OnnxType::kBfloat16)
+        ? f.reserve(count)
+        : iv.reserve(count);
     for (size_t i = 0; i < count; ++i) {
       switch (t) {
         case OnnxType::kFloat:
@@ -305,8 +319,19 @@ Expected<ValueInfo> decode_value_info(const ::onnx::ValueInfoProto& info) {
 }
 
 Expected<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return invalid_argument("cannot open '" + path + "'");
+  const std::streamoff size = in.tellg();
+  std::string data;
+  if (size > 0) {  // one read of the whole file; a stream that cannot seek is read to its end
+    data.resize(static_cast<size_t>(size));
+    in.seekg(0);
+    in.read(data.data(), size);
+    if (in.gcount() != size) return invalid_argument("cannot read '" + path + "'");
+    return data;
+  }
+  in.clear();
+  in.seekg(0);
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return invalid_argument("cannot read '" + path + "'");

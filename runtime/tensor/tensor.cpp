@@ -28,6 +28,14 @@ HostTensor to_host(const Tensor& t) {
   return h;
 }
 
+const HostTensor& host_view(const Tensor& t, HostTensor& scratch) {
+  const TensorImpl* impl = t.impl();
+  if (impl != nullptr && !impl->trace && !impl->literal && impl->device.is_cpu() && impl->host)
+    return *impl->host;
+  scratch = to_host(t);
+  return scratch;
+}
+
 Tensor from_host(HostTensor host, Device device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->meta = host.meta;

@@ -57,6 +57,9 @@ SymSize make_sym_size(const SymInt& v, const std::string& loc);
 
 /// Host copy of any concrete tensor (downloads device data; materialises literals).
 HostTensor to_host(const Tensor& t);
+/// The host value of `t` without a copy where it lives on the CPU (the tensor's own storage,
+/// valid while `t` is); otherwise to_host(t) stored in `scratch`, which is returned.
+const HostTensor& host_view(const Tensor& t, HostTensor& scratch);
 /// New tensor on `device` holding `host`.
 Tensor from_host(HostTensor host, Device device);
 

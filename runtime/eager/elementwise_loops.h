@@ -1,0 +1,139 @@
+/// \file elementwise_loops.h
+/// Private to runtime/eager: the elementwise loop over tensors read and written in their own
+/// storage type: f32 arithmetic (the common case of exported models) and the copies of the
+/// movement ops (any type, as bits). Reads and writes the storage directly (no per-element
+/// conversion calls), merges the dims that every operand walks contiguously (or broadcasts
+/// alike) into one, runs the innermost dim as a plain loop the compiler vectorises, and splits
+/// large tensors over the cores (parallel.h). Each element is computed by the same `fn` on the
+/// same values as the generic loop, so results are identical.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "eager/parallel.h"
+#include "kiln/dtype.h"
+
+namespace kiln::eager {
+
+/// Elements per parallel range: below twice this an op runs on the calling thread.
+inline constexpr int64_t kParallelGrain = int64_t{1} << 16;
+
+/// A loop nest over the output's row-major index space: dims of size 1 dropped, neighbours
+/// merged where every operand's strides allow, at least one dim.
+template <size_t N>
+struct LoopNest {
+  std::vector<int64_t> shape;
+  std::array<std::vector<int64_t>, N> strides;  // per operand, in elements
+};
+
+template <size_t N>
+LoopNest<N> coalesce(std::span<const Dim> shape, std::span<const std::vector<int64_t>, N> strides) {
+  LoopNest<N> nest;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    const bool merge = !nest.shape.empty() && [&] {
+      for (size_t k = 0; k < N; ++k)
+        if (nest.strides[k].back() != strides[k][d] * shape[d]) return false;
+      return true;
+    }();
+    if (merge) {
+      nest.shape.back() *= shape[d];
+      for (size_t k = 0; k < N; ++k) nest.strides[k].back() = strides[k][d];
+    } else {
+      nest.shape.push_back(shape[d]);
+      for (size_t k = 0; k < N; ++k) nest.strides[k].push_back(strides[k][d]);
+    }
+  }
+  if (nest.shape.empty()) {
+    nest.shape.push_back(1);
+    for (size_t k = 0; k < N; ++k) nest.strides[k].push_back(0);
+  }
+  return nest;
+}
+
+/// o[i] = fn(p_0[i * s_0], ...) for i < n, with the stride patterns of real graphs (every
+/// operand contiguous, or one broadcast scalar) as loops without strides.
+template <typename T, size_t N, typename Fn>
+void typed_row(T* __restrict o, const std::array<const T*, N>& p, const std::array<int64_t, N>& s,
+               int64_t n, Fn& fn) {
+  if constexpr (N == 1) {
+    const T* __restrict a = p[0];
+    if (s[0] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(a[i]));
+      return;
+    }
+  } else if constexpr (N == 2) {
+    const T* __restrict a = p[0];
+    const T* __restrict b = p[1];
+    if (s[0] == 1 && s[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(a[i], b[i]));
+      return;
+    }
+    if (s[0] == 1 && s[1] == 0) {
+      const T bv = *b;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(a[i], bv));
+      return;
+    }
+    if (s[0] == 0 && s[1] == 1) {
+      const T av = *a;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(av, b[i]));
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    std::array<T, N> v;
+    for (size_t k = 0; k < N; ++k) v[k] = p[k][i * s[k]];
+    o[i] = static_cast<T>(std::apply(fn, v));
+  }
+}
+
+/// out[i] = fn(in_0[i], ...) over `shape` (out contiguous; operand k read at `strides[k]`).
+/// `fn` returns a value converted to T.
+template <typename T, size_t N, typename Fn>
+void typed_elementwise(std::span<const Dim> shape, const std::array<const T*, N>& in,
+                       std::span<const std::vector<int64_t>, N> strides, T* out, Fn fn) {
+  const LoopNest<N> nest = coalesce<N>(shape, strides);
+  const size_t rank = nest.shape.size();
+  const int64_t inner = nest.shape.back();
+  int64_t total = 1;
+  for (int64_t d : nest.shape) total *= d;
+  if (total == 0) return;
+  parallel_for(total, kParallelGrain, [&](int64_t begin, int64_t end) {
+    // The multi-index of `begin`, then rows of the innermost dim until `end`.
+    std::vector<int64_t> idx(rank, 0);
+    int64_t rest = begin;
+    for (size_t d = rank; d-- > 0;) {
+      idx[d] = rest % nest.shape[d];
+      rest /= nest.shape[d];
+    }
+    std::array<const T*, N> p;
+    for (size_t k = 0; k < N; ++k) {
+      int64_t off = 0;
+      for (size_t d = 0; d < rank; ++d) off += idx[d] * nest.strides[k][d];
+      p[k] = in[k] + off;
+    }
+    std::array<int64_t, N> s;
+    for (size_t k = 0; k < N; ++k) s[k] = nest.strides[k][rank - 1];
+    for (int64_t at = begin; at < end;) {
+      const int64_t n = std::min(inner - idx[rank - 1], end - at);
+      typed_row<T, N>(out + at, p, s, n, fn);
+      at += n;
+      for (size_t k = 0; k < N; ++k) p[k] += n * s[k];
+      idx[rank - 1] += n;
+      // Carry into the outer dims (walking back each operand's pointer along the finished dim).
+      for (size_t d = rank - 1; d > 0 && idx[d] == nest.shape[d]; --d) {
+        for (size_t k = 0; k < N; ++k)
+          p[k] += nest.strides[k][d - 1] - nest.shape[d] * nest.strides[k][d];
+        idx[d] = 0;
+        ++idx[d - 1];
+      }
+    }
+  });
+}
+
+}  // namespace kiln::eager
