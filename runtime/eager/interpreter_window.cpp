@@ -4,7 +4,9 @@
 //     g = co / (C_out / groups); positions in the padding contribute nothing. Computed in f32
 //     (f16 operands converted exactly) as one sgemm per image and group over an im2col matrix
 //     (window positions x output positions, zeros for the padding): float sums in OpenBLAS's
-//     order starting from the bias, rounded to the output dtype (docs/ops.md).
+//     order starting from the bias, rounded to the output dtype (docs/ops.md). A conv whose
+//     groups each read one input channel (depthwise) sums directly: the bias, then each tap
+//     in row-major window order, in float.
 //   MaxPool: the maximum over the window's positions inside the input (NaN propagates; a
 //     window with no position inside the input gives -inf, or the integer minimum).
 //   MaxPoolIndices: the flat index into x (over N, C and the spatial dims; storage_order 1
@@ -23,6 +25,7 @@
 #include <limits>
 #include <string>
 
+#include "eager/elementwise_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
 
@@ -106,33 +109,89 @@ constexpr int64_t kMaxColumns = int64_t{1} << 22;
 /// the two outer spatial dims, all of the innermost; q counts positions from row r0) with the
 /// input value window tap t of channel ci reads there, or 0 in the padding. `x` is the group's
 /// first channel of one image.
-void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int64_t r1,
-            float* col) {
-  const int64_t plane = g.in[0] * g.in[1] * g.in[2], w = g.out[2], cols = (r1 - r0) * w;
-  float* dst = col;
-  for (int64_t ci = 0; ci < channels; ++ci) {
-    const float* xc = x + ci * plane;
-    for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
-      for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-        for (int64_t kd = 0; kd < g.kernel[2]; ++kd, dst += cols) {
-          for (int64_t r = r0; r < r1; ++r) {
-            float* row = dst + (r - r0) * w;
-            const int64_t p0 = (r / g.out[1]) * g.stride[0] - g.pad[0] + ka * g.dil[0];
-            const int64_t p1 = (r % g.out[1]) * g.stride[1] - g.pad[1] + kb * g.dil[1];
-            if (p0 < 0 || p0 >= g.in[0] || p1 < 0 || p1 >= g.in[1]) {
-              std::fill(row, row + w, 0.0f);
-              continue;
-            }
-            const float* src = xc + (p0 * g.in[1] + p1) * g.in[2];
-            for (int64_t od = 0; od < w; ++od) {
-              const int64_t p2 = od * g.stride[2] - g.pad[2] + kd * g.dil[2];
-              row[od] = p2 >= 0 && p2 < g.in[2] ? src[p2] : 0.0f;
-            }
+/// im2col for one channel `xc`: its taps' rows of `col` for the output rows [r0, r1).
+void im2col_channel(const Geometry& g, const float* xc, int64_t r0, int64_t r1, float* dst) {
+  const int64_t w = g.out[2], cols = (r1 - r0) * w;
+  for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
+    for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
+      for (int64_t kd = 0; kd < g.kernel[2]; ++kd, dst += cols) {
+        for (int64_t r = r0; r < r1; ++r) {
+          float* row = dst + (r - r0) * w;
+          const int64_t p0 = (r / g.out[1]) * g.stride[0] - g.pad[0] + ka * g.dil[0];
+          const int64_t p1 = (r % g.out[1]) * g.stride[1] - g.pad[1] + kb * g.dil[1];
+          if (p0 < 0 || p0 >= g.in[0] || p1 < 0 || p1 >= g.in[1]) {
+            std::fill(row, row + w, 0.0f);
+            continue;
+          }
+          const float* src = xc + (p0 * g.in[1] + p1) * g.in[2];
+          for (int64_t od = 0; od < w; ++od) {
+            const int64_t p2 = od * g.stride[2] - g.pad[2] + kd * g.dil[2];
+            row[od] = p2 >= 0 && p2 < g.in[2] ? src[p2] : 0.0f;
           }
         }
       }
     }
   }
+}
+
+void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int64_t r1,
+            float* col) {
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2], w = g.out[2], cols = (r1 - r0) * w;
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  // Channels fill disjoint parts of `col`, split over the cores.
+  parallel_for(channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, taps * cols)),
+               [&](int64_t c0, int64_t c1) {
+                 for (int64_t ci = c0; ci < c1; ++ci)
+                   im2col_channel(g, x + ci * plane, r0, r1, col + ci * taps * cols);
+               });
+}
+
+/// One output channel per input channel (depthwise convs, with any channel multiplier):
+/// y[co] = bias + sum over the window taps in row-major order of w * x[co / multiplier],
+/// accumulated in float per output position, planes split over the cores.
+void conv_per_channel(const Geometry& g, const float* x, const float* w, const float* bias,
+                      float* y) {
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t multiplier = g.c_out / g.c;
+  const int64_t grain =
+      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
+  parallel_for(g.n * g.c_out, grain, [&](int64_t b, int64_t e) {
+    for (int64_t nc = b; nc < e; ++nc) {
+      const int64_t n = nc / g.c_out, co = nc % g.c_out;
+      const float* xc = x + (n * g.c + co / multiplier) * plane;
+      const float* wc = w + co * taps;
+      float* yc = y + nc * out_plane;
+      std::fill(yc, yc + out_plane, bias ? bias[co] : 0.0f);
+      for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
+        for (int64_t kb = 0; kb < g.kernel[1]; ++kb)
+          for (int64_t kd = 0; kd < g.kernel[2]; ++kd) {
+            const float wv = wc[(ka * g.kernel[1] + kb) * g.kernel[2] + kd];
+            // The output columns whose tap kd falls inside the input row.
+            const int64_t shift = kd * g.dil[2] - g.pad[2], s2 = g.stride[2];
+            int64_t lo = shift >= 0 ? 0 : (-shift + s2 - 1) / s2;
+            int64_t hi = g.in[2] - 1 - shift < 0 ? 0 : (g.in[2] - 1 - shift) / s2 + 1;
+            lo = std::min(lo, g.out[2]);
+            hi = std::clamp(hi, lo, g.out[2]);
+            for (int64_t oa = 0; oa < g.out[0]; ++oa) {
+              const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
+              if (p0 < 0 || p0 >= g.in[0]) continue;
+              for (int64_t ob = 0; ob < g.out[1]; ++ob) {
+                const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
+                if (p1 < 0 || p1 >= g.in[1]) continue;
+                const float* xr = xc + (p0 * g.in[1] + p1) * g.in[2] + shift;
+                float* yr = yc + (oa * g.out[1] + ob) * g.out[2];
+                if (s2 == 1) {
+                  for (int64_t od = lo; od < hi; ++od) yr[od] += wv * xr[od];
+                } else {
+                  for (int64_t od = lo; od < hi; ++od) yr[od] += wv * xr[od * s2];
+                }
+              }
+            }
+          }
+    }
+  });
 }
 
 Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
@@ -147,6 +206,11 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   const float* w = as_floats(*ins[1], sw);
   const float* bias = ins.size() == 3 ? as_floats(*ins[2], sbias) : nullptr;
   float* y = float_result(out, so);
+  if (cg == 1 && g.c > 0 && out.meta.numel() > 0) {  // depthwise: one input channel per output
+    conv_per_channel(g, x, w, bias, y);
+    store_floats(out, so);
+    return {};
+  }
   // A 1x1 window with unit strides and no padding reads the input planes as they are.
   bool direct = taps == 1;
   for (size_t i = 0; i < 3; ++i)
@@ -195,6 +259,38 @@ Status max_pool(const Node& node, const HostTensor& in, HostTensor& out, bool in
   if constexpr (std::is_integral_v<C>)
     lowest = in.meta.dtype == DType::kI32 ? std::numeric_limits<int32_t>::lowest()
                                           : std::numeric_limits<int64_t>::lowest();
+  if constexpr (std::is_same_v<C, float>) {
+    if (!indices && in.meta.dtype == DType::kF32 && out.meta.dtype == DType::kF32) {
+      // Planes (image, channel) split over the cores, read and written as floats; each output
+      // chosen exactly as below.
+      const float* xp = reinterpret_cast<const float*>(in.data.data());
+      float* yp = reinterpret_cast<float*>(out.data.data());
+      const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+      const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+      const int64_t grain =
+          std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
+      parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
+        for (int64_t pc = b; pc < e; ++pc) {
+          const float* xc = xp + pc * plane;
+          float* y = yp + pc * out_plane;
+          for (int64_t a = 0; a < g.out[0]; ++a)
+            for (int64_t bb = 0; bb < g.out[1]; ++bb)
+              for (int64_t d = 0; d < g.out[2]; ++d) {
+                float acc = lowest;
+                bool any = false;
+                for_each_tap(g, {a, bb, d}, [&](int64_t p, int64_t) {
+                  const float v = xc[p];
+                  if (std::isnan(acc)) return;
+                  if (v > acc || !any || std::isnan(v)) acc = v;
+                  any = true;
+                });
+                *y++ = acc;
+              }
+        }
+      });
+      return {};
+    }
+  }
   Writer<int64_t> wi = writer<int64_t>(out);
   const bool column_major = node.attrs.window.storage_order == 1;
   for_each_output(g, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& o, int64_t at) {
