@@ -1,23 +1,22 @@
 #!/usr/bin/env node
-// Times an ONNX model on ONNX Runtime's CPU provider (onnxruntime-node), for
+// Times an ONNX model on ONNX Runtime (onnxruntime-node): its CPU execution provider, or its
+// WebGPU provider (Dawn, which onnxruntime-node's Linux build bundles, on Vulkan), for
 // scripts/bench-zoo.py's side-by-side comparison with Kiln. Not a build or test dependency.
 //
 // Usage: NODE_PATH=DIR/node_modules node scripts/ort-bench.js MODEL.onnx -i NAME=FILE.npy ...
 //          [--expect NAME=FILE.npy ...] [--repeat N] [--warmup K] [--threads T] [--tol X]
-// where DIR holds `npm install --ignore-scripts onnxruntime-node@1.30.0`.
+//          [--ep cpu|webgpu] [--layers LAYERDIR]
+// where DIR holds `npm install --ignore-scripts onnxruntime-node@1.30.0`. --layers enables every
+// Vulkan layer whose manifest (*.json) is in LAYERDIR, before ONNX Runtime loads: the ONNX Runtime
+// peer's feature layer (../shared/peers/README.md), without which Dawn refuses Mesa 22.3's
+// lavapipe.
 // Prints one JSON document: session creation time, first call, steady median/p90/min over N
 // calls, and per expected output the max |diff| and whether |diff| <= tol * (1 + |expected|).
 'use strict';
 const fs = require('fs');
+const path = require('path');
 
 let ort;
-try {
-  ort = require('onnxruntime-node');
-} catch (e) {
-  process.stderr.write('ort-bench: onnxruntime-node not found (set NODE_PATH): ' + e.message +
-                       '\n');
-  process.exit(3);
-}
 
 function fail(msg) {
   process.stderr.write('ort-bench: ' + msg + '\n');
@@ -57,7 +56,8 @@ function loadNpy(path) {
 }
 
 function parseArgs(argv) {
-  const o = {model: null, inputs: {}, expects: {}, repeat: 5, warmup: 1, threads: 2, tol: 1e-4};
+  const o = {model: null, inputs: {}, expects: {}, repeat: 5, warmup: 1, threads: 2, tol: 1e-4,
+             ep: 'cpu', layers: null};
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     const value = () => {
@@ -76,11 +76,35 @@ function parseArgs(argv) {
     else if (a === '--warmup') o.warmup = Number(value());
     else if (a === '--threads') o.threads = Number(value());
     else if (a === '--tol') o.tol = Number(value());
+    else if (a === '--ep') o.ep = value();
+    else if (a === '--layers') o.layers = value();
     else if (!o.model) o.model = a;
     else fail('unexpected argument ' + a);
   }
   if (!o.model) fail('usage: ort-bench.js MODEL.onnx -i NAME=FILE.npy ... [--repeat N]');
+  if (o.ep !== 'cpu' && o.ep !== 'webgpu') fail(`--ep ${o.ep}: expected cpu or webgpu`);
   return o;
+}
+
+// The Vulkan loader reads these when Dawn creates its instance (the first WebGPU session).
+function enableLayers(dir) {
+  let names;
+  try {
+    names = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+      return manifest.layer.name;
+    });
+  } catch (e) {
+    fail(`--layers ${dir}: ${e.message}`);
+  }
+  if (!names.length) fail(`--layers ${dir}: no layer manifest (*.json) there`);
+  const env = process.env;
+  env.VK_LAYER_PATH = env.VK_LAYER_PATH ? `${dir}:${env.VK_LAYER_PATH}` : dir;
+  const layers = (env.VK_INSTANCE_LAYERS || '').split(':').filter(Boolean);
+  for (const n of names) if (!layers.includes(n)) layers.push(n);
+  env.VK_INSTANCE_LAYERS = layers.join(':');
+  if (!env.XDG_RUNTIME_DIR) env.XDG_RUNTIME_DIR = require('os').tmpdir();
+  return names;
 }
 
 function ms(t0) {
@@ -122,9 +146,17 @@ function compare(name, tensor, path, tol) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  const layers = o.layers ? enableLayers(path.resolve(o.layers)) : [];
+  try {
+    ort = require('onnxruntime-node');
+  } catch (e) {
+    process.stderr.write('ort-bench: onnxruntime-node not found (set NODE_PATH): ' + e.message +
+                         '\n');
+    process.exit(3);
+  }
   let t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(o.model, {
-    executionProviders: ['cpu'],
+    executionProviders: [o.ep],
     intraOpNumThreads: o.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
@@ -150,6 +182,8 @@ async function main() {
   const doc = {
     engine: 'onnxruntime-node ' + (ort.env.versions ? ort.env.versions.common : ''),
     model: o.model,
+    ep: o.ep,
+    vulkan_layers: layers,
     threads: o.threads,
     load_ms: loadMs,
     first_call_ms: firstMs,
