@@ -167,6 +167,8 @@ void print_table(const json& doc, const std::vector<KernelTime>& top,
   fmt::print("kiln bench {} on {}: {} cores ({}), {} ({}), {}\n", doc["model"].get<std::string>(),
              doc["device"].get<std::string>(), m.value("cores", 0), m.value("cpu", ""),
              m.value("device", "no device"), m.value("driver", ""), m.value("date", ""));
+  if (doc.contains("device_reason") && doc["device_reason"].is_string())
+    fmt::print("  device: {}\n", doc["device_reason"].get<std::string>());
   for (const auto& [name, in] : doc["inputs"].items())
     fmt::print("  input {}: {} ({})\n", name, in["meta"].get<std::string>(),
                in["file"].get<std::string>());
@@ -228,7 +230,9 @@ int fail(const std::string& message) {
 
 int bench_model_main(const BenchModelOptions& o) {
   try {
-    const Device device = o.device == "cpu" ? Device::cpu() : Device::vulkan();
+    Device device = o.device == "cpu" ? Device::cpu() : Device::vulkan();
+    std::string device_reason;  // --device auto: why Device::best() chose it
+    if (o.device == "auto") device = Device::best(&device_reason);
     if (!device.is_cpu() && !vulkan_available())
       return fail("no Vulkan device: " + vulkan_status().to_string() + " (use --device cpu)");
     auto input_files = parse_specs(o.inputs, "-i");
@@ -289,7 +293,8 @@ int bench_model_main(const BenchModelOptions& o) {
     const double med = bench::median(times);
     json doc = {{"machine", bench::machine()},
                 {"model", o.model},
-                {"device", o.device},
+                {"device", device.is_cpu() ? "cpu" : "vulkan"},
+                {"device_reason", device_reason.empty() ? json(nullptr) : json(device_reason)},
                 {"inputs", inputs},
                 {"load_ms", load_ms},
                 {"first_call_ms", first_ms},

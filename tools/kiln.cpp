@@ -66,8 +66,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("-i,--input", run.inputs,
                       "NAME=FILE.npy for each graph input; NAME=A.npy,B.npy runs once per file");
   run_cmd->add_option("-o,--out", run.out_dir, "Directory for one <output>.npy per graph output");
-  run_cmd->add_option("--device", run.device, "vulkan (default) or cpu (the interpreter)")
-      ->check(CLI::IsMember({"vulkan", "cpu"}));
+  run_cmd
+      ->add_option("--device", run.device,
+                   "vulkan (default), cpu (the interpreter) or auto (Device::best(): a GPU if "
+                   "there is one, else the interpreter; says why)")
+      ->check(CLI::IsMember({"vulkan", "cpu", "auto"}));
   run_cmd->add_flag("--dynamic", run.dynamic, "Trace every dim as a size symbol");
   run_cmd->add_flag("--explain", run.explain, "Print graphs, breaks, guards and compiles");
   run_cmd->add_option("--dump", run.dump_dir, "Write graphs and kernels per compile here");
@@ -130,8 +133,8 @@ int main(int argc, char** argv) {
       ->needs(model_opt);
   bench_cmd
       ->add_option("--device", bench_model.device,
-                   "MODEL: vulkan (default) or cpu (the interpreter)")
-      ->check(CLI::IsMember({"vulkan", "cpu"}))
+                   "MODEL: vulkan (default), cpu (the interpreter) or auto (Device::best())")
+      ->check(CLI::IsMember({"vulkan", "cpu", "auto"}))
       ->needs(model_opt);
   bench_cmd->add_flag("--dynamic", bench_model.dynamic, "MODEL: trace every dim as a size symbol")
       ->needs(model_opt);

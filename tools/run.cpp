@@ -37,7 +37,12 @@ int fail(const std::string& message) {
 
 int run_main(const RunOptions& options) {
   if (!options.dump_dir.empty()) setenv("KILN_DUMP_DIR", options.dump_dir.c_str(), 1);
-  const Device device = options.device == "cpu" ? Device::cpu() : Device::vulkan();
+  Device device = options.device == "cpu" ? Device::cpu() : Device::vulkan();
+  if (options.device == "auto") {
+    std::string why;
+    device = Device::best(&why);
+    fmt::print(stderr, "kiln run: device {}: {}\n", device.is_cpu() ? "cpu" : device.name(), why);
+  }
   if (!device.is_cpu() && !vulkan_available())
     return fail("no Vulkan device: " + vulkan_status().to_string() + " (use --device cpu)");
   auto model = onnx::Model::load(options.model, device);

@@ -73,6 +73,13 @@ class Device {
   static Expected<Device> open(const std::string& selector, const DeviceOpenOptions& options = {});
   /// The physical Vulkan devices of this machine (empty list without a driver).
   static Expected<std::vector<DeviceDescription>> list();
+  /// The device expected to run models fastest here: the default Vulkan device when it is a
+  /// GPU (discrete, integrated or virtual) or KILN_DEVICE chose it; otherwise the CPU
+  /// interpreter, since a Vulkan device of type "cpu" (lavapipe, SwiftShader) computes on the
+  /// same cores through a shader JIT, and the interpreter (OpenBLAS, loops over every core)
+  /// outran it on every model measured (docs/perf.md, "Which device"). Never fails: without a
+  /// usable Vulkan device it is the CPU. `reason`, when given, says why in one sentence.
+  static Device best(std::string* reason = nullptr);
 
   Kind kind() const { return kind_; }
   bool is_cpu() const { return kind_ == Kind::kCpu; }

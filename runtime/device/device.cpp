@@ -4,6 +4,7 @@
 #include <optional>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cache/disk_cache.h"
@@ -67,6 +68,42 @@ Expected<std::vector<DeviceDescription>> Device::list() {
     out.push_back(std::move(d));
   }
   return out;
+}
+
+Device Device::best(std::string* reason) {
+  const auto say = [&](std::string why) {
+    if (reason != nullptr) *reason = std::move(why);
+  };
+  auto devices = Device::list();
+  if (!devices.ok() || devices->empty()) {
+    say("no Vulkan device" +
+        (devices.ok() ? std::string() : " (" + devices.status().to_string() + ")") +
+        ": the CPU interpreter");
+    return Device::cpu();
+  }
+  const DeviceDescription* chosen = nullptr;
+  std::string names;
+  for (const DeviceDescription& d : *devices) {
+    if (d.is_default) chosen = &d;
+    names += (names.empty() ? "" : ", ") + d.name + " (" + d.type + ")";
+  }
+  if (chosen == nullptr || !vulkan_available()) {
+    say("the default Vulkan device cannot be used (" + vulkan_status().to_string() +
+        "): the CPU interpreter");
+    return Device::cpu();
+  }
+  const char* env = std::getenv("KILN_DEVICE");
+  if (env != nullptr && *env != '\0') {
+    say("KILN_DEVICE selects " + chosen->name);
+    return Device::vulkan();
+  }
+  if (chosen->type != "cpu") {
+    say(chosen->name + " is a " + chosen->type + " GPU");
+    return Device::vulkan();
+  }
+  say("the Vulkan devices here run on the CPU (" + names +
+      "): the interpreter uses the same cores faster (docs/perf.md, \"Which device\")");
+  return Device::cpu();
 }
 
 std::shared_ptr<vk::VulkanDevice> Device::vulkan_device() const {

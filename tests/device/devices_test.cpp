@@ -50,6 +50,40 @@ TEST_F(Devices, ListNamesTheDefault) {
   EXPECT_EQ(defaults, 1);
 }
 
+TEST_F(Devices, BestIsTheDefaultGpuOrElseTheInterpreterAndSaysWhy) {
+  auto list = Device::list();
+  ASSERT_TRUE(list.ok()) << list.status().to_string();
+  std::string type;
+  for (const DeviceDescription& d : *list)
+    if (d.is_default) type = d.type;
+  const char* env = std::getenv("KILN_DEVICE");
+  const bool chosen_by_env = env != nullptr && *env != '\0';
+  std::string why;
+  const Device best = Device::best(&why);
+  EXPECT_FALSE(why.empty());
+  if (type == "cpu" && !chosen_by_env) {
+    EXPECT_TRUE(best.is_cpu()) << why;
+    EXPECT_NE(why.find("run on the CPU"), std::string::npos) << why;
+  } else {
+    EXPECT_EQ(best, Device::vulkan()) << why;
+  }
+  // KILN_DEVICE is a choice: it keeps the Vulkan device whatever its type.
+  const std::string saved = chosen_by_env ? env : "";
+  ASSERT_EQ(setenv("KILN_DEVICE", std::to_string(list->front().index).c_str(), 1), 0);
+  const bool default_is_first = list->front().is_default;
+  const Device picked = Device::best(&why);
+  if (chosen_by_env) {
+    ASSERT_EQ(setenv("KILN_DEVICE", saved.c_str(), 1), 0);
+  } else {
+    ASSERT_EQ(unsetenv("KILN_DEVICE"), 0);
+  }
+  if (default_is_first) {
+    EXPECT_EQ(picked, Device::vulkan()) << why;
+    EXPECT_NE(why.find("KILN_DEVICE"), std::string::npos) << why;
+  }
+  EXPECT_TRUE(Device::best().is_cpu() == best.is_cpu());  // no reason asked: the same choice
+}
+
 TEST_F(Devices, OpenByIndexAndNameAndRejectUnknown) {
   auto list = value_or_throw(Device::list());
   Device a = value_or_throw(Device::open(std::to_string(list[0].index)));
