@@ -60,7 +60,7 @@ case "$job" in
     tests=(device_vk_runtime_test device_capture_test device_replay_test device_cache_test
            device_breaks_test device_call_semantics_test device_select_test
            device_scatter_test device_emulated_types_test device_limits_test device_graph_key_test
-           device_check_test device_c_api_test device_onnx_models_test device_fuzz_regression_test)
+           device_check_test device_c_api_test device_fuzz_regression_test)
     mapfile -t null_tests < <(ctest --test-dir "$BUILD_DIR" -N -L null 2>/dev/null |
                               sed -n 's/^ *Test *#[0-9]*: //p')
     tests+=("${null_tests[@]}")
