@@ -49,7 +49,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, max_texel_elements,
                max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
                storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit,
-               device_key] = options.caps;
+               matmul, device_key] = options.caps;
   w.u32(subgroup_size);
   w.boolean(subgroup_shuffle);
   w.boolean(subgroup_vote);
@@ -63,6 +63,13 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.boolean(storage_buffer_8bit);
   w.boolean(signed_zero_inf_nan_preserve);
   w.u32(loop_limit);
+  // The matmul kernel choice follows the measured rates: a graph compiled under other rates
+  // (or under none) is another entry.
+  w.boolean(matmul.measured);
+  w.f64(matmul.rowblock_flops_per_ms);
+  w.f64(matmul.tiled_flops_per_ms);
+  w.f64(matmul.copy_bytes_per_ms);
+  w.u8(static_cast<uint8_t>(matmul.force));
   w.str(device_key);
   return w.take();
 }

@@ -179,7 +179,8 @@ std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecisio
   return m;
 }
 
-FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool rowblock) {
+FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool rowblock,
+                             const MatmulRates& rates) {
   const size_t n = graph.size();
   FusionDecision d;
   d.materialize.assign(n, false);
@@ -229,7 +230,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   if (!fuse) {
     for (const Node& node : graph.nodes())
       if (node.op == OpKind::MatMul)
-        d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1);
+        d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1, rates);
     return d;
   }
   const std::vector<NodeId> first = first_consumers(graph);
@@ -288,7 +289,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   for (const Node& mm : graph.nodes()) {
     if (mm.op != OpKind::MatMul || d.rule[mm.id] == FusionRule::kAttention) continue;
     std::string note;
-    if (rule_matmul_operand(graph, d, mm, rowblock, &note)) {
+    if (rule_matmul_operand(graph, d, mm, rowblock, rates, &note)) {
       d.materialize[mm.inputs[0]] = true;
       d.rule[mm.inputs[0]] = FusionRule::kMatmulOperand;
       d.note[mm.inputs[0]] = note;
@@ -307,10 +308,10 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   for (const Node& node : graph.nodes()) {
     if (d.epilogue_of[node.id] >= 0) {
       const Node& mm = graph.node(d.epilogue_of[node.id]);
-      d.note[mm.id] = matmul_kernel_note(graph, d, mm, rowblock, node.id);
+      d.note[mm.id] = matmul_kernel_note(graph, d, mm, rowblock, node.id, rates);
     } else if (node.op == OpKind::MatMul && d.materialize[node.id] &&
                d.rule[node.id] != FusionRule::kAttention) {
-      d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1);
+      d.note[node.id] = matmul_kernel_note(graph, d, node, rowblock, -1, rates);
     }
   }
   return d;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/matmul_rates.h"
 #include "graph/graph.h"
 
 namespace kiln {
@@ -101,9 +102,10 @@ std::optional<LayerNormMatch> rule_layer_norm(const Graph& graph, const FusionDe
                                               const std::vector<NodeId>& first);
 
 /// `attention`: whether the target runs the flash-attention kernel (subgroup shuffles);
-/// `rowblock`: whether it runs the row-block matmul kernel (kMatmulOperand applies only then).
+/// `rowblock`: whether it runs the row-block matmul kernel (kMatmulOperand applies only then);
+/// `rates`: the device's measured kernel speeds, if any (codegen/matmul_choice.h).
 FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention = false,
-                             bool rowblock = false);
+                             bool rowblock = false, const MatmulRates& rates = {});
 /// "%3 mul: inline_pointwise" lines; a matmul's line adds its kernel and the estimate.
 std::string fusion_decision_to_string(const Graph& graph, const FusionDecision& d);
 

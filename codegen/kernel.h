@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/matmul_rates.h"
 #include "graph/graph.h"
 
 namespace kiln::cache {
@@ -40,6 +41,9 @@ struct TargetCaps {
   /// invocations); codegen keeps kernels under it or reports them unimplemented
   /// (docs/ops.md, "Loop limit").
   uint32_t loop_limit = 0;
+  /// The device's measured kernel speeds (runtime/exec/calibration.h), or none: the matmul
+  /// kernel choice weighs them (codegen/matmul_choice.h).
+  MatmulRates matmul;
   std::string device_key;  // device + driver identity, part of every pipeline-cache key
 
   /// Capabilities assumed when no device is at hand (GLSL/SPIR-V tests).

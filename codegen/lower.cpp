@@ -243,9 +243,9 @@ uint32_t set_reduce_geometry(Kernel& k, bool workgroup, const SymInt& outputs,
     // loads per iteration.
     k.local_size = line_workgroup_size(r_hint, 128, 1, acc_bytes, caps);
     constexpr int64_t kTripsPerInvocation = 8192;
-    while (steps < 16 && (r_hint + int64_t{k.local_size} * steps - 1) /
-                                 (int64_t{k.local_size} * steps) >
-                             kTripsPerInvocation)
+    while (steps < 16 &&
+           (r_hint + int64_t{k.local_size} * steps - 1) / (int64_t{k.local_size} * steps) >
+               kTripsPerInvocation)
       steps *= 2;
     k.groups = {outputs, 1, 1};
     k.loop_trips = groups_for(r_count, k.local_size * steps) + SymInt(log2_u32(k.local_size) + 1);
@@ -359,8 +359,8 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const std::string outputs_glsl = e.size(outputs), r_glsl = e.size(r_count);
   std::string kernel_src = e.declarations() + "\n" + arg_decl + acc_t +
                            " kiln_load(uint o, uint r) {\n" + load_body + "  return " + loaded +
-                           ";\n}\n\nvoid kiln_store(uint o, " + acc_t +
-                           " acc) {\n  " + store + ";\n}\n";
+                           ";\n}\n\nvoid kiln_store(uint o, " + acc_t + " acc) {\n  " + store +
+                           ";\n}\n";
 
   bool workgroup = r_hint >= kWorkgroupReduceMinR;
   KILN_ASSIGN_OR_RETURN(
@@ -453,7 +453,7 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
   const StorageModeScope modes(!options.caps.shader_int64, !options.caps.storage_buffer_8bit,
                                !options.caps.storage_buffer_16bit);
   FusionDecision fusion = decide_fusion(graph, options.fuse, attention_supported(options.caps),
-                                        rowblock_supported(options.caps));
+                                        rowblock_supported(options.caps), options.caps.matmul);
   KernelPlan plan;
   plan.fusion_log = fusion_decision_to_string(graph, fusion);
   plan.graph_key = graph_cache_key(graph, options);

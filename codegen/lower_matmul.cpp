@@ -129,7 +129,8 @@ void mark_epilogue(Kernel& k, const Node& matmul, const Node& root) {
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt, NodeId epilogue_root) {
   const Node& n = g.node(root);
-  if (matmul_uses_rowblock(g, fusion, n, rowblock_supported(opt.caps), epilogue_root))
+  if (matmul_uses_rowblock(g, fusion, n, rowblock_supported(opt.caps), epilogue_root,
+                           opt.caps.matmul))
     return matmul_rowblock_kernel(g, fusion, root, opt, epilogue_root);
   const NodeId a_id = n.inputs[0], b_id = n.inputs[1];
   const SymShape &sa = g.node(a_id).sym, &sb = g.node(b_id).sym;
@@ -183,18 +184,18 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.loop_trips = groups_for(k, t.tk) * SymInt(tile_trips) + SymInt(1);
   const bool a_k_fast = !ta, b_j_fast = sb.size() > 1 && !tb;
   std::map<std::string, std::string> macros{{"KILN_LOCAL_SIZE", u32(kern.local_size)},
-                                                  {"KILN_M", m_glsl},
-                                                  {"KILN_N", n_glsl},
-                                                  {"KILN_K", k_glsl},
-                                                  {"KILN_BATCH", batch_glsl},
-                                                  {"ACC_T", acc_t},
-                                                  {"TILE_M", u32(t.tm)},
-                                                  {"TILE_N", u32(t.tn)},
-                                                  {"TILE_K", u32(t.tk)},
-                                                  {"THREAD_M", u32(t.rm)},
-                                                  {"THREAD_N", u32(t.rn)},
-                                                  {"KILN_A_K_FAST", a_k_fast ? "1" : "0"},
-                                                  {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}};
+                                            {"KILN_M", m_glsl},
+                                            {"KILN_N", n_glsl},
+                                            {"KILN_K", k_glsl},
+                                            {"KILN_BATCH", batch_glsl},
+                                            {"ACC_T", acc_t},
+                                            {"TILE_M", u32(t.tm)},
+                                            {"TILE_N", u32(t.tn)},
+                                            {"TILE_K", u32(t.tk)},
+                                            {"THREAD_M", u32(t.rm)},
+                                            {"THREAD_N", u32(t.rn)},
+                                            {"KILN_A_K_FAST", a_k_fast ? "1" : "0"},
+                                            {"KILN_B_J_FAST", b_j_fast ? "1" : "0"}};
   if (acc == DType::kI64 && int64_pairs())
     macros["KILN_MAD(acc, a, b)"] = "kiln_i64_add(acc, kiln_i64_mul(a, b))";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("matmul.comp", e, e.declarations() + "\n" + src,

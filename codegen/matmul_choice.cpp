@@ -1,17 +1,13 @@
 #include "codegen/matmul_choice.h"
 
 #include <cstdio>
+#include <limits>
 
 #include "codegen/lower_internal.h"
 
 namespace kiln {
 namespace {
 
-// Rates on lavapipe, 2 cores (docs/perf.md): the row-block kernel at 1024³ and the tiled kernel
-// at full tiles, and an elementwise vec4 copy (read + write).
-constexpr double kRowBlockFlopsPerMs = 60e6;
-constexpr double kTiledFlopsPerMs = 5e6;
-constexpr double kCopyBytesPerMs = 3e6;
 constexpr int64_t kTiledTile = 32;     // the small tile's rows and columns
 constexpr int64_t kRowBlockRows = 32;  // rows per row-block invocation
 
@@ -88,15 +84,27 @@ std::string tiled_reason(const Graph& g, const FusionDecision& d, const Node& mm
   return "";
 }
 
-std::string estimate_text(const MatmulEstimate& e) {
-  return "est. tiled " + ms(e.tiled_ms) + " (" + std::to_string(e.batches) + " x " +
-         std::to_string(e.rows_per_batch) + " rows), row-block " + ms(e.rowblock_ms) +
-         ", store A " + ms(e.store_a_ms);
+std::string estimate_text(const MatmulEstimate& e, const MatmulRates& rates) {
+  const std::string rows =
+      std::to_string(e.batches) + " x " + std::to_string(e.rows_per_batch) + " rows";
+  if (rates.force != MatmulRates::Force::kNone) return "kernel forced (calibration), " + rows;
+  if (!e.measured) return "structural rule (no measured rates), " + rows;
+  return "rates measured on this device: est. tiled " + ms(e.tiled_ms) + " (" + rows +
+         "), row-block " + ms(e.rowblock_ms) + ", store A " + ms(e.store_a_ms);
+}
+
+/// Whether the estimate sends a product the row-block kernel could run to it: always under the
+/// structural rule, by the measured rates otherwise. `store_a`: A must be stored first.
+bool rowblock_wins(const Graph& g, const Node& mm, const MatmulRates& rates, bool store_a) {
+  if (rates.force != MatmulRates::Force::kNone) return rates.force == MatmulRates::Force::kRowBlock;
+  if (!rates.measured) return true;
+  const MatmulEstimate e = estimate_matmul(g, mm, rates);
+  return e.rowblock_ms + (store_a ? e.store_a_ms : 0.0) <= e.tiled_ms;
 }
 
 }  // namespace
 
-MatmulEstimate estimate_matmul(const Graph& g, const Node& mm) {
+MatmulEstimate estimate_matmul(const Graph& g, const Node& mm, const MatmulRates& rates) {
   const Shape &a = g.node(mm.inputs[0]).meta.shape, &b = g.node(mm.inputs[1]).meta.shape;
   MatmulEstimate e;
   const bool ta = mm.attrs.trans_a && a.size() > 1, tb = mm.attrs.trans_b && b.size() > 1;
@@ -107,10 +115,14 @@ MatmulEstimate estimate_matmul(const Graph& g, const Node& mm) {
   const int64_t batches = m * n > 0 ? mm.meta.numel() / (m * n) : 0;
   e.rows_per_batch = m;
   e.batches = batches;
+  if (!rates.measured) return e;
+  e.measured = true;
   const double flops = 2.0 * static_cast<double>(batches * m) * static_cast<double>(n * k);
-  e.tiled_ms = flops / (kTiledFlopsPerMs * fill(m, kTiledTile) * fill(n, kTiledTile));
-  e.rowblock_ms = flops / (kRowBlockFlopsPerMs * fill(batches * m, kRowBlockRows));
-  e.store_a_ms = 8.0 * static_cast<double>(batches * m * k) / kCopyBytesPerMs;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto time = [&](double work, double rate) { return rate > 0 ? work / rate : inf; };
+  e.tiled_ms = time(flops, rates.tiled_flops_per_ms * fill(m, kTiledTile) * fill(n, kTiledTile));
+  e.rowblock_ms = time(flops, rates.rowblock_flops_per_ms * fill(batches * m, kRowBlockRows));
+  e.store_a_ms = time(8.0 * static_cast<double>(batches * m * k), rates.copy_bytes_per_ms);
   return e;
 }
 
@@ -124,30 +136,31 @@ bool operand_needs_store(const Graph& g, const FusionDecision& d, NodeId operand
 }
 
 bool rule_matmul_operand(const Graph& g, const FusionDecision& d, const Node& mm, bool rowblock,
-                         std::string* note) {
+                         const MatmulRates& rates, std::string* note) {
   note->clear();
   if (mm.op != OpKind::MatMul || !rowblock || !rowblock_shape_ok(g, mm)) return false;
   const NodeId a = mm.inputs[0];
   if (!operand_needs_store(g, d, a) || operand_needs_store(g, d, mm.inputs[1])) return false;
   if (a == mm.inputs[1] || storage_of(g, d, mm.inputs[1]) == a) return false;
-  const MatmulEstimate e = estimate_matmul(g, mm);
-  const bool store = e.rowblock_ms + e.store_a_ms < e.tiled_ms;
+  const bool store = rowblock_wins(g, mm, rates, true);
   *note = std::string(store ? "store A for the row-block kernel" : "A left unstored") + ": " +
-          estimate_text(e);
+          estimate_text(estimate_matmul(g, mm, rates), rates);
   return store;
 }
 
 bool matmul_uses_rowblock(const Graph& g, const FusionDecision& d, const Node& mm, bool rowblock,
-                          NodeId epilogue_root) {
-  return tiled_reason(g, d, mm, rowblock, epilogue_root).empty();
+                          NodeId epilogue_root, const MatmulRates& rates) {
+  return tiled_reason(g, d, mm, rowblock, epilogue_root).empty() &&
+         rowblock_wins(g, mm, rates, false);
 }
 
 std::string matmul_kernel_note(const Graph& g, const FusionDecision& d, const Node& mm,
-                               bool rowblock, NodeId epilogue_root) {
-  const std::string why = tiled_reason(g, d, mm, rowblock, epilogue_root);
-  const MatmulEstimate e = estimate_matmul(g, mm);
+                               bool rowblock, NodeId epilogue_root, const MatmulRates& rates) {
+  std::string why = tiled_reason(g, d, mm, rowblock, epilogue_root);
+  if (why.empty() && !rowblock_wins(g, mm, rates, false))
+    why = rates.force == MatmulRates::Force::kTiled ? "forced" : "estimated faster";
   return (why.empty() ? std::string("row-block kernel") : "tiled kernel (" + why + ")") + "; " +
-         estimate_text(e);
+         estimate_text(estimate_matmul(g, mm, rates), rates);
 }
 
 }  // namespace kiln

@@ -12,17 +12,22 @@
 
 namespace kiln {
 
-/// Cost estimate of one matmul at the hint sizes, in milliseconds. Rates are the lavapipe
-/// figures of docs/perf.md (row-block ~60 GFLOP/s, tiled ~5 GFLOP/s at full tiles, an
-/// elementwise copy ~3 GB/s), scaled by the fraction of each tile or row block that holds real
-/// rows and columns: a 4-row batch fills an eighth of a 32-row tile.
+/// Cost estimate of one matmul at the hint sizes, in milliseconds, from the device's measured
+/// rates (MatmulRates, filled by runtime/exec/calibration.h) scaled by the fraction of each tile
+/// or row block that holds real rows and columns: a 4-row batch fills an eighth of a 32-row
+/// tile. A kernel the device has no rate for costs infinity.
+///
+/// Without measured rates there is no estimate (the times stay 0, `measured` false) and the
+/// choice is structural: the row-block kernel wherever it applies, and A stored whenever that
+/// makes it apply. No rate measured on one driver stands in for another's.
 struct MatmulEstimate {
   double tiled_ms = 0;     // the tiled kernel, batch by batch as the graph spells it
   double rowblock_ms = 0;  // the row-block kernel over A's rows flattened into M
   double store_a_ms = 0;   // one elementwise kernel storing A row-major
   int64_t rows_per_batch = 0, batches = 0;
+  bool measured = false;  // the times come from measured rates
 };
-MatmulEstimate estimate_matmul(const Graph& g, const Node& mm);
+MatmulEstimate estimate_matmul(const Graph& g, const Node& mm, const MatmulRates& rates);
 
 /// The shape and dtype conditions of the row-block kernel, whatever A's storage: f32, B 2-D
 /// (shared by every row of A), A without transpose and of rank >= 2, K a constant multiple of 4
@@ -35,19 +40,22 @@ bool rowblock_shape_ok(const Graph& g, const Node& mm);
 bool operand_needs_store(const Graph& g, const FusionDecision& d, NodeId operand);
 
 /// The rule: store `mm`'s A operand when the row-block kernel could then run the product and
-/// the estimate says storing plus the row-block product beats the tiled product. `rowblock`:
-/// whether the target runs the row-block kernel at all. Fills `*note` with the reason either way.
+/// either no rates are measured (structural rule) or the estimate says storing plus the
+/// row-block product is no slower than the tiled product. `rowblock`: whether the target runs
+/// the row-block kernel at all. Fills `*note` with the reason either way.
 bool rule_matmul_operand(const Graph& g, const FusionDecision& d, const Node& mm, bool rowblock,
-                         std::string* note);
+                         const MatmulRates& rates, std::string* note);
 
-/// "row-block" or "tiled (why)" with the estimate, for the fusion log of each matmul.
+/// "row-block" or "tiled (why)" with the estimate and which rates it used (measured on this
+/// device, or the structural rule), for the fusion log of each matmul.
 std::string matmul_kernel_note(const Graph& g, const FusionDecision& d, const Node& mm,
-                               bool rowblock, NodeId epilogue_root);
+                               bool rowblock, NodeId epilogue_root, const MatmulRates& rates);
 
 /// Whether lowering runs `mm` (with its epilogue chain ending at `epilogue_root`, or -1) on the
 /// row-block kernel: the target has it, the shape fits, both operands are stored in distinct
-/// buffers, and the epilogue neither reads an operand nor stores other than f32.
+/// buffers, the epilogue neither reads an operand nor stores other than f32, and, with measured
+/// rates, its estimate is no worse than the tiled kernel's.
 bool matmul_uses_rowblock(const Graph& g, const FusionDecision& d, const Node& mm, bool rowblock,
-                          NodeId epilogue_root);
+                          NodeId epilogue_root, const MatmulRates& rates);
 
 }  // namespace kiln

@@ -131,20 +131,90 @@ TEST(MatmulChoice, NoStoreWhenTheRowBlockKernelCannotRun) {
   EXPECT_NE(dh.note[mm].find("K not a constant multiple of 4"), std::string::npos) << dh.note[mm];
 }
 
+MatmulRates rates(double rowblock, double tiled, double copy = 3e6) {
+  MatmulRates r;
+  r.rowblock_flops_per_ms = rowblock;
+  r.tiled_flops_per_ms = tiled;
+  r.copy_bytes_per_ms = copy;
+  r.measured = true;
+  return r;
+}
+
 // The estimate: a 4-row batch fills an eighth of a tile, so the tiled figure grows 8x over
-// full tiles, while the row-block figure sees all rows.
+// full tiles, while the row-block figure sees all rows. Without measured rates there is none.
 TEST(MatmulChoice, EstimateCountsPartialTiles) {
   Graph g;
   NodeId a = g.add_input({DType::kF32, {128, 4, 512}});
   NodeId w = g.add_input({DType::kF32, {1536, 512}});
   NodeId mm = add(g, OpKind::MatMul, {a, w}, trans_b());
   g.set_outputs({mm});
-  const MatmulEstimate e = estimate_matmul(g, g.node(mm));
+  const MatmulEstimate none = estimate_matmul(g, g.node(mm), MatmulRates{});
+  EXPECT_FALSE(none.measured);
+  EXPECT_EQ(none.tiled_ms, 0);
+  EXPECT_EQ(none.batches, 128);
+  const MatmulEstimate e = estimate_matmul(g, g.node(mm), rates(60e6, 5e6));
+  EXPECT_TRUE(e.measured);
   EXPECT_EQ(e.batches, 128);
   EXPECT_EQ(e.rows_per_batch, 4);
   EXPECT_GT(e.tiled_ms, 50 * e.rowblock_ms);
   EXPECT_GT(e.store_a_ms, 0);
   EXPECT_LT(e.store_a_ms, e.rowblock_ms);
+}
+
+// With measured rates the kernel follows them: a stored 256x256x256 product runs on the
+// row-block kernel while its rate is the higher one and on the tiled kernel once the tiled
+// rate is; the note says which rates decided. Without rates the structural rule picks the
+// row-block kernel.
+TEST(MatmulChoice, MeasuredRatesFlipTheKernel) {
+  Graph g;
+  NodeId a = g.add_input({DType::kF32, {256, 256}});
+  NodeId b = g.add_input({DType::kF32, {256, 256}});
+  NodeId mm = add(g, OpKind::MatMul, {a, b});
+  g.set_outputs({mm});
+  auto variant = [&](const MatmulRates& r) {
+    CodegenOptions o = shuffle_options();
+    o.caps.matmul = r;
+    const KernelPlan p = plan(g, o);
+    return p.kernels.empty() ? KernelVariant::kElementwise : p.kernels[0].variant;
+  };
+  EXPECT_EQ(variant(MatmulRates{}), KernelVariant::kMatmulRowBlock);
+  EXPECT_EQ(variant(rates(60e6, 5e6)), KernelVariant::kMatmulRowBlock);
+  EXPECT_EQ(variant(rates(5e6, 60e6)), KernelVariant::kMatmulTiled);
+  EXPECT_EQ(variant(rates(0, 5e6)), KernelVariant::kMatmulTiled);  // row-block not measured
+  // A forced kernel (calibration) wins over the rates.
+  MatmulRates forced = rates(60e6, 5e6);
+  forced.force = MatmulRates::Force::kTiled;
+  EXPECT_EQ(variant(forced), KernelVariant::kMatmulTiled);
+  forced = rates(5e6, 60e6);
+  forced.force = MatmulRates::Force::kRowBlock;
+  EXPECT_EQ(variant(forced), KernelVariant::kMatmulRowBlock);
+
+  const FusionDecision none = decide_fusion(g, true, false, true);
+  EXPECT_NE(none.note[mm].find("structural rule"), std::string::npos) << none.note[mm];
+  const FusionDecision slow = decide_fusion(g, true, false, true, rates(5e6, 60e6));
+  EXPECT_NE(slow.note[mm].find("tiled kernel (estimated faster)"), std::string::npos)
+      << slow.note[mm];
+  EXPECT_NE(slow.note[mm].find("measured on this device"), std::string::npos) << slow.note[mm];
+  // The rates are part of the compiled graph's key.
+  CodegenOptions o = shuffle_options(), measured = shuffle_options();
+  measured.caps.matmul = rates(60e6, 5e6);
+  EXPECT_NE(graph_cache_key(g, o), graph_cache_key(g, measured));
+}
+
+// Storing a permuted A for the row-block kernel follows the rates too: not when the tiled
+// kernel beats the copy plus the row-block product.
+TEST(MatmulChoice, MeasuredRatesDecideTheOperandStore) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {4, 128, 64}});
+  NodeId w = g.add_input({DType::kF32, {192, 64}});
+  NodeId t = add(g, OpKind::Permute, {x}, dims({1, 0, 2}));
+  NodeId mm = add(g, OpKind::MatMul, {t, w}, trans_b());
+  g.set_outputs({mm});
+  EXPECT_EQ(decide_fusion(g, true, false, true, rates(60e6, 5e6)).rule[t],
+            FusionRule::kMatmulOperand);
+  const FusionDecision d = decide_fusion(g, true, false, true, rates(5e6, 60e6));
+  EXPECT_EQ(d.rule[t], FusionRule::kInlineView);
+  EXPECT_NE(d.note[mm].find("tiled kernel"), std::string::npos) << d.note[mm];
 }
 
 }  // namespace
