@@ -1,5 +1,6 @@
-// `kiln devices`: lists the Vulkan devices with the limits and features codegen reads, and marks
-// the one Kiln would use by default.
+// `kiln devices`: lists the Vulkan devices with the limits and features codegen reads and the
+// measured kernel rates (calibrating a device without a stored record), and marks the one Kiln
+// would use by default.
 #include <fmt/core.h>
 
 #include <cstdint>
@@ -8,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "exec/calibration.h"
+#include "kiln/device.h"
 #include "tools/commands.h"
 #include "vk/device.h"
 
@@ -36,6 +39,36 @@ std::string bytes_text(uint64_t bytes) {
 
 void print_row(const char* key, const std::string& value) {
   fmt::print("      {:<22} {}\n", key, value);
+}
+
+/// The device's measured kernel rates (exec/calibration.h) and the matmul kernel they make the
+/// default for large products.
+void print_calibration(const DeviceInfo& d) {
+  kiln::Expected<kiln::Device> device = kiln::Device::open(std::to_string(d.index));
+  if (!device.ok()) {
+    print_row("kernel rates", "device not opened: " + device.status().to_string());
+    return;
+  }
+  const kiln::Calibration c = kiln::calibrate_device(device->vulkan_device());
+  std::string source;
+  switch (c.source) {
+    case kiln::Calibration::Source::kMeasured:
+      source = fmt::format("measured now, {:.0f} ms", c.ms);
+      break;
+    case kiln::Calibration::Source::kCache:
+      source = "from the cache";
+      break;
+    case kiln::Calibration::Source::kDisabled:
+      source = "KILN_CALIBRATE=0";
+      break;
+    case kiln::Calibration::Source::kFailed:
+      source = "calibration failed: " + c.message;
+      break;
+  }
+  print_row("kernel rates", kiln::rates_text(c.rates) + " (" + source + ")");
+  const bool rowblock = kiln::has_rowblock_kernel(d);
+  print_row("large matmuls", std::string(kiln::large_matmul_kernel(c.rates, rowblock)) + " kernel" +
+                                 (c.rates.measured ? "" : " (structural rule, no measured rates)"));
 }
 
 void print_device(const DeviceInfo& d, bool is_default) {
@@ -74,6 +107,7 @@ void print_device(const DeviceInfo& d, bool is_default) {
       fmt::format("basic {:<4} arithmetic {:<4} shuffle {:<4} ballot {:<4} vote {}",
                   yes_no(d.subgroup_basic), yes_no(d.subgroup_arithmetic),
                   yes_no(d.subgroup_shuffle), yes_no(d.subgroup_ballot), yes_no(d.subgroup_vote)));
+  print_calibration(d);
 }
 
 }  // namespace

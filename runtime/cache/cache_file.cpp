@@ -81,6 +81,8 @@ const char* entry_kind_name(EntryKind kind) {
       return "glsl";
     case EntryKind::kPipelineSet:
       return "pipeline set";
+    case EntryKind::kCalibration:
+      return "calibration";
   }
   return "unknown";
 }

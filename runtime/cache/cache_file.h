@@ -24,6 +24,7 @@ enum class EntryKind : uint32_t {
   kEntry = 3,          // a compiled graph: the kernel keys it needs
   kGlsl = 4,           // a preprocessed kernel source (template + macros + generated includes)
   kPipelineSet = 5,    // the pipelines one device created: recreated at open (KILN_PREWARM)
+  kCalibration = 6,    // one device's measured kernel rates (exec/calibration.h)
 };
 const char* entry_kind_name(EntryKind kind);
 

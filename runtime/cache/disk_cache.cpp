@@ -34,6 +34,8 @@ const char* kind_dir(EntryKind kind) {
       return "glsl";
     case EntryKind::kPipelineSet:
       return "warm";
+    case EntryKind::kCalibration:
+      return "calibration";
   }
   return "other";
 }

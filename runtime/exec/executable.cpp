@@ -11,6 +11,7 @@
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
 #include "exec/background.h"
+#include "exec/calibration.h"
 #include "exec/check.h"
 #include "graph/graph_key.h"
 #include "kiln/logging.h"
@@ -24,6 +25,8 @@ bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::string(v) != "0";
 }
+
+}  // namespace
 
 TargetCaps caps_of(const vk::DeviceInfo& info) {
   TargetCaps c;
@@ -49,6 +52,8 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   if (!info.limits.empty()) c.device_key += "|limits=" + info.limits;
   return c;
 }
+
+namespace {
 
 /// "f32[s0, 64] (s0 = 37)"
 std::string sym_meta_str(const Node& n, std::span<const int64_t> values) {
@@ -166,6 +171,9 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
   copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
   copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
   copts.caps = caps_of(vk_device_->info());
+  // The device's measured kernel rates, when the graph's matmul kernel choice needs them
+  // (calibrating the device on first use).
+  copts.caps.matmul = rates_for_compile(graph_, vk_device_, copts.caps);
   copts.disk_cache = vk_device_->disk_cache();
   auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();

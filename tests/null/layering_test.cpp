@@ -43,7 +43,8 @@ const std::map<std::string, std::vector<std::string>>& rules() {
       // it reads the op table (graph/ops.def) to register the kernel ops' handlers.
       {"runtime/onnx", {"onnx/", "tensor/apply_op.h", "graph/ops.def"}},
       {"runtime/c_api", {}},
-      {"tools", {"tools/", "bench/workloads.h", "exec/check.h", "vk/device.h"}},
+      {"tools",
+       {"tools/", "bench/workloads.h", "exec/check.h", "exec/calibration.h", "vk/device.h"}},
   };
   return r;
 }
