@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "cache/disk_cache.h"
@@ -23,12 +24,14 @@
 namespace kiln {
 namespace {
 
-// The problem: A [rows, 128] · B [128, 128] (and a copy of A), rows growing from 32 by doubling
-// until one run takes kTargetMs, kMaxRows is reached or a variant has spent kBudgetMs. The
+// The problem: A [rows, 128] · B [128, 128] (and a copy of A), rows growing from 64 by doubling
+// or more until one run takes kTargetMs, kMaxRows is reached or a kernel has spent kBudgetMs. The
 // sizes are symbolic, so each variant compiles once; K and N are constant multiples of 32 (full
 // tiles, and the row-block kernel's conditions).
 constexpr int64_t kCols = 128;
-constexpr int64_t kFirstRows = 32;
+constexpr int64_t kFirstRows = 64;
+constexpr int64_t kHintRows =
+    256;  // the tile choice at the hints: the large tile, as in large products
 constexpr int64_t kMaxRows = 16384;
 constexpr double kTargetMs = 4;
 constexpr double kBudgetMs = 120;
@@ -105,8 +108,8 @@ struct Probe {
 std::unique_ptr<Probe> make_probe(bool matmul) {
   auto p = std::make_unique<Probe>();
   p->graph.set_shape_env(&p->env);
-  const SymInt rows(p->env.symbol(p->env.create_symbol(kFirstRows, "calibration rows")));
-  const NodeId a = p->graph.add_input(TensorMeta{DType::kF32, {kFirstRows, kCols}}, "a",
+  const SymInt rows(p->env.symbol(p->env.create_symbol(kHintRows, "calibration rows")));
+  const NodeId a = p->graph.add_input(TensorMeta{DType::kF32, {kHintRows, kCols}}, "a",
                                       SymShape{rows, SymInt(kCols)});
   NodeId out;
   if (matmul) {
@@ -122,45 +125,49 @@ std::unique_ptr<Probe> make_probe(bool matmul) {
   return p;
 }
 
-/// Work per ms of `probe` on `device` with `force`; `want`: the kernel variant it must compile
-/// to (nullopt: any single kernel).
-Expected<double> measure(const std::shared_ptr<vk::VulkanDevice>& vk_device, const Probe& probe,
-                         MatmulRates::Force force, std::optional<KernelVariant> want) {
-  const Device device = Device::from_vulkan_device(vk_device);
+/// One kernel to time: its probe, the forced kernel, the variant it must compile to (nullopt:
+/// any single kernel), and the compiled executable.
+struct Variant {
+  const Probe* probe = nullptr;
+  MatmulRates::Force force = MatmulRates::Force::kNone;
+  std::optional<KernelVariant> want;
   std::shared_ptr<Executable> exe;
-  {
-    const ForcedMatmulKernel scope(force);
-    CompileOptions options;
-    options.name = "kiln_calibration";
-    KILN_ASSIGN_OR_RETURN(exe, Executable::create(probe.graph, device, options));
-  }
-  const KernelPlan* plan = exe->plan();
-  if (plan == nullptr || plan->kernels.size() != 1 || (want && plan->kernels[0].variant != *want))
+  double* rate = nullptr;  // where the measured rate goes
+};
+
+Status compile_variant(const Device& device, Variant& v) {
+  const ForcedMatmulKernel scope(v.force);
+  CompileOptions options;
+  options.name = "kiln_calibration";
+  KILN_ASSIGN_OR_RETURN(v.exe, Executable::create(v.probe->graph, device, options));
+  const KernelPlan* plan = v.exe->plan();
+  if (plan == nullptr || plan->kernels.size() != 1 ||
+      (v.want && plan->kernels[0].variant != *v.want))
     return internal_error("calibration probe did not compile to the expected kernel");
-  // Kernels may read A through a texel buffer bound over its whole allocation (which may be
-  // larger than A); keep A within half the device's texel limit (65536 rgba32f texels on
-  // SwiftShader).
-  const TargetCaps caps = caps_of(vk_device->info());
-  int64_t max_rows = kMaxRows;
-  if (caps.max_texel_elements > 0)
-    max_rows =
-        std::clamp(static_cast<int64_t>(caps.max_texel_elements) * 2 / kCols, kFirstRows, kMaxRows);
+  return Status();
+}
+
+std::vector<Tensor> probe_inputs(const Probe& probe, int64_t rows, const Device& device) {
+  std::vector<Tensor> inputs;
+  for (NodeId id : probe.graph.inputs()) {  // A [rows, 128], then B [128, 128]
+    TensorMeta meta = probe.graph.node(id).meta;
+    if (inputs.empty()) meta.shape[0] = rows;
+    inputs.push_back(from_host(HostTensor(meta), device));
+  }
+  return inputs;
+}
+
+/// Work per ms of `v` on `device`: rows grow from kFirstRows toward kTargetMs per run.
+Expected<double> time_variant(const Device& device, const Variant& v, int64_t max_rows) {
   double best = 0, spent = 0;
   for (int64_t rows = kFirstRows;;) {
-    std::vector<Tensor> inputs;
-    for (NodeId id : probe.graph.inputs()) {  // A [rows, 128], then B [128, 128]
-      TensorMeta meta = probe.graph.node(id).meta;
-      if (inputs.empty()) meta.shape[0] = rows;
-      inputs.push_back(from_host(HostTensor(meta), device));
-    }
-    // Not timed: the uploads, and at the first size the driver's own compile (lavapipe and
-    // SwiftShader compile a pipeline at its first dispatch).
-    KILN_RETURN_IF_ERROR(exe->run(inputs, {}).status());
+    const std::vector<Tensor> inputs = probe_inputs(*v.probe, rows, device);
+    KILN_RETURN_IF_ERROR(v.exe->run(inputs, {}).status());  // the uploads: not timed
     const auto t = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(exe->run(inputs, {}).status());
+    KILN_RETURN_IF_ERROR(v.exe->run(inputs, {}).status());
     const double ms = std::max(ms_since(t), 1e-3);
-    spent += 2 * ms;  // both runs, the first as long as the second at later sizes
-    best = std::max(best, probe.work_per_row * static_cast<double>(rows) / ms);
+    spent += 2 * ms;  // both runs, the first about as long as the second
+    best = std::max(best, v.probe->work_per_row * static_cast<double>(rows) / ms);
     // Grow toward kTargetMs per run, doubling at least, unless the next size would overrun the
     // budget.
     int64_t factor = 2;
@@ -173,24 +180,60 @@ Expected<double> measure(const std::shared_ptr<vk::VulkanDevice>& vk_device, con
   return best;
 }
 
-Calibration measure_device(const std::shared_ptr<vk::VulkanDevice>& device) {
+Calibration measure_device(const std::shared_ptr<vk::VulkanDevice>& vk_device) {
   const auto start = std::chrono::steady_clock::now();
+  const Device device = Device::from_vulkan_device(vk_device);
+  const TargetCaps caps = caps_of(vk_device->info());
   Calibration c;
   c.source = Calibration::Source::kMeasured;
   ++g_measurements;
-  try {
-    const std::unique_ptr<Probe> mm = make_probe(true), copy = make_probe(false);
-    if (rowblock_supported(caps_of(device->info()))) {
-      c.rates.rowblock_flops_per_ms = value_or_throw(
-          measure(device, *mm, MatmulRates::Force::kRowBlock, KernelVariant::kMatmulRowBlock));
-    }
-    c.rates.tiled_flops_per_ms = value_or_throw(
-        measure(device, *mm, MatmulRates::Force::kTiled, KernelVariant::kMatmulTiled));
-    c.rates.copy_bytes_per_ms =
-        value_or_throw(measure(device, *copy, MatmulRates::Force::kTiled, std::nullopt));
-  } catch (const Error& e) {
+  const std::unique_ptr<Probe> mm = make_probe(true), copy = make_probe(false);
+  std::vector<Variant> variants;
+  if (rowblock_supported(caps))
+    variants.push_back({mm.get(), MatmulRates::Force::kRowBlock, KernelVariant::kMatmulRowBlock,
+                        nullptr, &c.rates.rowblock_flops_per_ms});
+  variants.push_back({mm.get(), MatmulRates::Force::kTiled, KernelVariant::kMatmulTiled, nullptr,
+                      &c.rates.tiled_flops_per_ms});
+  variants.push_back(
+      {copy.get(), MatmulRates::Force::kTiled, std::nullopt, nullptr, &c.rates.copy_bytes_per_ms});
+  // Kernels may read A through a texel buffer bound over its whole allocation (which may be
+  // larger than A); keep A within half the device's texel limit (65536 rgba32f texels on
+  // SwiftShader).
+  int64_t max_rows = kMaxRows;
+  if (caps.max_texel_elements > 0)
+    max_rows =
+        std::clamp(static_cast<int64_t>(caps.max_texel_elements) * 2 / kCols, kFirstRows, kMaxRows);
+  Status st;
+  for (Variant& v : variants)
+    if (st.ok()) st = compile_variant(device, v);
+  if (st.ok()) {
+    // The first dispatches, side by side and not timed: drivers such as lavapipe and
+    // SwiftShader compile a pipeline there.
+    std::vector<Status> warm(variants.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < variants.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          warm[i] = variants[i]
+                        .exe->run(probe_inputs(*variants[i].probe, kFirstRows, device), {})
+                        .status();
+        } catch (const Error& e) {
+          warm[i] = e.status();
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (const Status& w : warm)
+      if (st.ok()) st = w;
+  }
+  for (Variant& v : variants) {
+    if (!st.ok()) break;
+    Expected<double> rate = time_variant(device, v, max_rows);
+    if (rate.ok()) *v.rate = *rate;
+    st = rate.status();
+  }
+  if (!st.ok()) {
     c.source = Calibration::Source::kFailed;
-    c.message = e.status().to_string();
+    c.message = st.to_string();
     c.rates = {};
     return c;
   }
