@@ -111,10 +111,14 @@ class CacheDevice : public test::DeviceTest {
     for (char** e = environ; *e != nullptr; ++e) {
       std::string_view v(*e);
       if (v.starts_with("KILN_CACHE_DIR=") || v.starts_with("MESA_SHADER_CACHE_DIR=") ||
-          v.starts_with("KILN_CACHE_TEST_OUT=") || v.starts_with("KILN_LOGS="))
+          v.starts_with("KILN_CACHE_TEST_OUT=") || v.starts_with("KILN_LOGS=") ||
+          v.starts_with("KILN_CALIBRATE="))
         continue;
       env.emplace_back(v);
     }
+    // The counts below are the child's graph's: no kernel calibration (exec/calibration.h)
+    // compiles or stores kernels of its own.
+    env.push_back("KILN_CALIBRATE=0");
     env.push_back("KILN_CACHE_DIR=" + cache_dir.string());
     env.push_back("KILN_CACHE_TEST_OUT=" + out.string());
     std::vector<char*> envp;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cache/disk_cache.h"
@@ -136,6 +137,23 @@ TEST_F(KernelCalibration, StoredRecordIsReadAndABadOneRemeasured) {
   EXPECT_EQ(again.source, Calibration::Source::kMeasured);
   EXPECT_TRUE(again.rates.measured);
   EXPECT_EQ(calibration_measurements(), before + 3);
+}
+
+// Threads asking for one device's rates at once share one measurement.
+TEST_F(KernelCalibration, ConcurrentCallersShareOneMeasurement) {
+  const std::shared_ptr<vk::VulkanDevice> dev = open();
+  ASSERT_TRUE(dev);
+  const uint64_t before = calibration_measurements();
+  std::vector<Calibration> got(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] { got[i] = calibrate_device(dev); });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(calibration_measurements(), before + 1);
+  for (const Calibration& c : got) {
+    EXPECT_EQ(c.source, Calibration::Source::kMeasured) << c.message;
+    EXPECT_EQ(c.rates.tiled_flops_per_ms, got[0].rates.tiled_flops_per_ms);
+  }
 }
 
 // KILN_CALIBRATE=0 measures nothing: codegen then follows the structural rule.
