@@ -30,8 +30,9 @@ namespace {
 // tiles, and the row-block kernel's conditions).
 constexpr int64_t kCols = 128;
 constexpr int64_t kFirstRows = 64;
-constexpr int64_t kHintRows =
-    256;  // the tile choice at the hints: the large tile, as in large products
+// The rows at the hints, where the tiled kernel takes its tile: the large tile, as large
+// products do.
+constexpr int64_t kHintRows = 256;
 constexpr int64_t kMaxRows = 16384;
 constexpr double kTargetMs = 4;
 constexpr double kBudgetMs = 120;
