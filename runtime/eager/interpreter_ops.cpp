@@ -359,6 +359,18 @@ Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins
           promoted, [&](auto c) { return eval_compare<typename decltype(c)::type>(op, ins, out); });
     }
     case OpCategory::kTernary:
+      if (ins[0]->meta.dtype == DType::kBool && ins[1]->meta.dtype == DType::kF32 &&
+          ins[2]->meta.dtype == DType::kF32 && out.meta.dtype == DType::kF32) {
+        // A bool mask selecting between floats (attention masks): the mask as 0 / 1 floats,
+        // then the float loop, with the same test (cond != 0) as the generic loop.
+        HostTensor mask(TensorMeta{DType::kF32, ins[0]->meta.shape});
+        const auto* m = reinterpret_cast<const uint8_t*>(ins[0]->data.data());
+        auto* f = reinterpret_cast<float*>(mask.data.data());
+        for (int64_t i = 0; i < mask.meta.numel(); ++i) f[i] = m[i] != 0 ? 1.0f : 0.0f;
+        const HostTensor* operands[3] = {&mask, ins[1], ins[2]};
+        return map_elementwise<float, float, 3>(
+            operands, out, [](float cond, float x, float y) { return cond != 0.0f ? x : y; });
+      }
       return with_compute_type(out.meta.dtype, [&](auto c) {
         using C = typename decltype(c)::type;
         return map_elementwise<C, C, 3>(ins, out,

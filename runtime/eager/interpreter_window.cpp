@@ -25,6 +25,7 @@
 #include <limits>
 #include <string>
 
+#include "core/host_memory.h"
 #include "eager/elementwise_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
@@ -101,6 +102,22 @@ int64_t padded_count(const Geometry& g, const std::array<int64_t, 3>& o) {
   }
   return count;
 }
+
+/// Floats for im2col: not zeroed (im2col writes every element), from the host block cache, so
+/// that a conv does not fault in and clear a fresh buffer on every call.
+struct ScratchFloats {
+  float* data = nullptr;
+  size_t bytes = 0;
+  ScratchFloats() = default;
+  ScratchFloats(const ScratchFloats&) = delete;
+  ScratchFloats& operator=(const ScratchFloats&) = delete;
+  ~ScratchFloats() { host_memory::free_large(data, bytes); }
+  void reserve(size_t count) {
+    if (count == 0) return;
+    bytes = count * sizeof(float);
+    data = static_cast<float*>(host_memory::allocate_large(bytes));
+  }
+};
 
 /// im2col floats per sgemm at most (16 MiB); a larger image is done in chunks of output rows.
 constexpr int64_t kMaxColumns = int64_t{1} << 22;
@@ -201,7 +218,8 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t rows = g.out[0] * g.out[1], out_plane = rows * g.out[2], depth = cg * taps;
-  std::vector<float> sx, sw, sbias, so, col;
+  std::vector<float> sx, sw, sbias, so;
+  ScratchFloats col;
   const float* x = as_floats(*ins[0], sx);
   const float* w = as_floats(*ins[1], sw);
   const float* bias = ins.size() == 3 ? as_floats(*ins[2], sbias) : nullptr;
@@ -219,7 +237,7 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       g.out[2] == 0 ? rows
                     : std::max<int64_t>(1, kMaxColumns / std::max<int64_t>(1, depth) / g.out[2]);
   if (!direct && out.meta.numel() > 0)
-    col.resize(static_cast<size_t>(depth * std::min(chunk, rows) * g.out[2]));
+    col.reserve(static_cast<size_t>(depth * std::min(chunk, rows) * g.out[2]));
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t grp = 0; grp < groups; ++grp) {
       const float* xg = x + (n * g.c + grp * cg) * plane;
@@ -236,8 +254,8 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk), cols = (r1 - r0) * g.out[2];
         if (cols == 0) continue;
-        im2col(g, cg, xg, r0, r1, col.data());
-        sgemm(og, cols, depth, {wg, depth, false}, {col.data(), cols, false}, beta,
+        im2col(g, cg, xg, r0, r1, col.data);
+        sgemm(og, cols, depth, {wg, depth, false}, {col.data, cols, false}, beta,
               yg + r0 * g.out[2], out_plane);
       }
     }
