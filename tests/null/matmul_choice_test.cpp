@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "codegen/fusion.h"
@@ -42,16 +43,23 @@ int count_variant(const KernelPlan& p, KernelVariant v) {
   return n;
 }
 
-// The exporter's [B, S, E] -> [S, B, E] transpose before a linear: without the rule the
-// product is S batches of B rows on the tiled kernel; with it the permuted A is stored once
-// and the product runs on the row-block kernel over all S*B rows.
-TEST(MatmulChoice, PermutedOperandIsStoredForTheRowBlockKernel) {
+// The exporter's [B, S, E] -> [S, B, E] transpose before a linear: x [4, 128, 64] permuted,
+// times w [192, 64] transposed. Returns the graph, the permute and the matmul.
+std::tuple<Graph, NodeId, NodeId> permuted_linear() {
   Graph g;
   NodeId x = g.add_input({DType::kF32, {4, 128, 64}});
   NodeId w = g.add_input({DType::kF32, {192, 64}});
   NodeId t = add(g, OpKind::Permute, {x}, dims({1, 0, 2}));
   NodeId mm = add(g, OpKind::MatMul, {t, w}, trans_b());
   g.set_outputs({mm});
+  return {std::move(g), t, mm};
+}
+
+// The exporter's [B, S, E] -> [S, B, E] transpose before a linear: without the rule the
+// product is S batches of B rows on the tiled kernel; with it the permuted A is stored once
+// and the product runs on the row-block kernel over all S*B rows.
+TEST(MatmulChoice, PermutedOperandIsStoredForTheRowBlockKernel) {
+  auto [g, t, mm] = permuted_linear();
   const FusionDecision d = decide_fusion(g, true, false, true);
   EXPECT_EQ(d.rule[t], FusionRule::kMatmulOperand);
   EXPECT_TRUE(d.materialize[t]);
@@ -204,12 +212,7 @@ TEST(MatmulChoice, MeasuredRatesFlipTheKernel) {
 // Storing a permuted A for the row-block kernel follows the rates too: not when the tiled
 // kernel beats the copy plus the row-block product.
 TEST(MatmulChoice, MeasuredRatesDecideTheOperandStore) {
-  Graph g;
-  NodeId x = g.add_input({DType::kF32, {4, 128, 64}});
-  NodeId w = g.add_input({DType::kF32, {192, 64}});
-  NodeId t = add(g, OpKind::Permute, {x}, dims({1, 0, 2}));
-  NodeId mm = add(g, OpKind::MatMul, {t, w}, trans_b());
-  g.set_outputs({mm});
+  auto [g, t, mm] = permuted_linear();
   EXPECT_EQ(decide_fusion(g, true, false, true, rates(60e6, 5e6)).rule[t],
             FusionRule::kMatmulOperand);
   const FusionDecision d = decide_fusion(g, true, false, true, rates(5e6, 60e6));
