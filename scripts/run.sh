@@ -83,7 +83,7 @@ case "$job" in
     # ASan test is left out (ASan and TSan cannot share a binary).
     export KILN_STRESS_CALLS="${KILN_STRESS_CALLS:-1000}"
     tests=(device_threads_test device_background_test device_c_api_test device_devices_test
-           null_interpreter_loops_test)
+           null_interpreter_loops_test device_kernel_calibration_test)
     if [ "${TSAN_ALL:-0}" = 1 ]; then
       mapfile -t null_tests < <(ctest --test-dir "$BUILD_DIR" -N -L null -LE fuzz 2>/dev/null |
                                 sed -n 's/^ *Test *#[0-9]*: //p')
