@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "device/test_util.h"
-#include "vk/device.h"  // RowBlockKernel: does the device have subgroup shuffles
+#include "exec/calibration.h"  // ForcedMatmulKernel
+#include "vk/device.h"         // RowBlockKernel: does the device have subgroup shuffles
 
 namespace kiln {
 namespace {
@@ -203,8 +204,9 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
 
 // Operands the row-block kernel cannot read in place (codegen/matmul_choice.h): the exporter's
 // [B, S, E] -> [S, B, E] transpose before a linear, and a norm's arithmetic folded into A's
-// loads. A is stored by one kernel and the product runs on the row-block kernel over all rows,
-// never on the tiled kernel batch by batch; the values match the interpreter's.
+// loads. A is stored by one kernel and the product runs on the row-block kernel over all rows
+// (forced for the kernel count: calibrated rates decide otherwise), never on the tiled kernel
+// batch by batch; the values match the interpreter's.
 TEST_F(DeviceMatmul, PermutedAndComputedOperands) {
   for (Shape x_shape : {Shape{3, 5, 16}, Shape{1, 1, 8}, Shape{4, 33, 64}, Shape{2, 17, 12}}) {
     for (bool tb : {true, false}) {
@@ -225,7 +227,14 @@ TEST_F(DeviceMatmul, PermutedAndComputedOperands) {
       {.name = "permuted_linear"});
   Tensor x = rnd(kF32, {4, 40, 32}, Dist{-1, 1}), w = rnd(kF32, {24, 32}, Dist{-1, 1}),
          b = rnd(kF32, {24}, Dist{-1, 1});
-  Tensor y = linear(x.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
+  // The store of A is what this checks, so the row-block kernel is forced: with the device's
+  // calibrated rates a product this small may go to the tiled kernel instead (lavapipe with
+  // 16-lane subgroups measures so).
+  Tensor y;
+  {
+    const ForcedMatmulKernel rowblock(MatmulRates::Force::kRowBlock);
+    y = linear(x.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
+  }
   test::expect_close(y.to(Device::cpu()), matmul(permute(x, {1, 0, 2}), w, false, true) + b,
                      Tol{1e-5, 1e-5}, "permuted_linear");
   const std::vector<EntryInfo> entries = linear.entries();
