@@ -162,57 +162,53 @@ Status matmul_float(const Node& node, const HostTensor& a, const HostTensor& b, 
   return {};
 }
 
+/// One softmax (or log-softmax) slice of `len` elements, load(i) reading element i as float and
+/// store(i, v) writing it: m = max (float), s = sum of exp(x - m) in double, each exp(x - m)
+/// (or x - m) kept in `ex` so it is computed once.
+template <typename Load, typename Store>
+void softmax_slice(int64_t len, bool log_form, std::vector<double>& ex, Load load, Store store) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < len; ++i) mx = std::max(mx, load(i));
+  double sum = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    const double shifted = double(load(i)) - mx;
+    ex[static_cast<size_t>(i)] = log_form ? shifted : std::exp(shifted);
+    sum += log_form ? std::exp(shifted) : ex[static_cast<size_t>(i)];
+  }
+  const double log_sum = std::log(sum);
+  for (int64_t i = 0; i < len; ++i) {
+    const double v = ex[static_cast<size_t>(i)];
+    store(i, static_cast<float>(log_form ? v - log_sum : v / sum));
+  }
+}
+
 Status softmax(const Node& node, const HostTensor& x, HostTensor& out) {
   const Split s = split_at(x.meta.shape, axis_of(node, x.meta.rank()));
   const bool log_form = node.op == OpKind::LogSoftmax;
-  if (x.meta.dtype == DType::kF32 && s.inner == 1 && s.len > 0) {
-    // Rows along the last axis, read and written as floats, rows split over the cores; each
-    // row computed exactly as below (exp(x - m) once per element, kept in double).
-    const float* in = reinterpret_cast<const float*>(x.data.data());
-    float* o = reinterpret_cast<float*>(out.data.data());
-    const int64_t len = s.len;
-    parallel_for(s.outer, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t b, int64_t e) {
-      std::vector<double> ex(static_cast<size_t>(len));
-      for (int64_t r = b; r < e; ++r) {
-        const float* xr = in + r * len;
-        float* orow = o + r * len;
-        float mx = -std::numeric_limits<float>::infinity();
-        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, xr[i]);
-        double sum = 0;
-        for (int64_t i = 0; i < len; ++i) {
-          const double shifted = double(xr[i]) - mx;
-          ex[static_cast<size_t>(i)] = log_form ? shifted : std::exp(shifted);
-          sum += log_form ? std::exp(shifted) : ex[static_cast<size_t>(i)];
-        }
-        if (log_form) {
-          const double log_sum = std::log(sum);
-          for (int64_t i = 0; i < len; ++i)
-            orow[i] = static_cast<float>(ex[static_cast<size_t>(i)] - log_sum);
-        } else {
-          for (int64_t i = 0; i < len; ++i)
-            orow[i] = static_cast<float>(ex[static_cast<size_t>(i)] / sum);
-        }
-      }
-    });
-    return {};
-  }
-  Reader<float> rd = reader<float>(x);
-  Writer<float> wr = writer<float>(out);
-  for (int64_t o = 0; o < s.outer; ++o) {
-    for (int64_t in = 0; in < s.inner; ++in) {
-      const int64_t base = o * s.len * s.inner + in;
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t i = 0; i < s.len; ++i) mx = std::max(mx, rd(base + i * s.inner));
-      double sum = 0;
-      for (int64_t i = 0; i < s.len; ++i) sum += std::exp(double(rd(base + i * s.inner)) - mx);
-      const double log_sum = std::log(sum);
-      for (int64_t i = 0; i < s.len; ++i) {
-        const double shifted = double(rd(base + i * s.inner)) - mx;
-        wr(base + i * s.inner,
-           static_cast<float>(log_form ? shifted - log_sum : std::exp(shifted) / sum));
-      }
-    }
-  }
+  if (s.len == 0) return {};
+  // Slices split over the cores; f32 tensors read and written directly, others converted.
+  const bool f32 = x.meta.dtype == DType::kF32 && out.meta.dtype == DType::kF32;
+  const float* xf = reinterpret_cast<const float*>(x.data.data());
+  float* of = reinterpret_cast<float*>(out.data.data());
+  const Reader<float> rd = reader<float>(x);
+  const Writer<float> wr = writer<float>(out);
+  const int64_t len = s.len, step = s.inner;
+  parallel_for(s.outer * s.inner, std::max<int64_t>(1, kParallelGrain / len),
+               [&](int64_t b, int64_t e) {
+                 std::vector<double> ex(static_cast<size_t>(len));
+                 for (int64_t q = b; q < e; ++q) {
+                   const int64_t base = q / step * len * step + q % step;
+                   if (f32) {
+                     softmax_slice(
+                         len, log_form, ex, [&](int64_t i) { return xf[base + i * step]; },
+                         [&](int64_t i, float v) { of[base + i * step] = v; });
+                   } else {
+                     softmax_slice(
+                         len, log_form, ex, [&](int64_t i) { return rd(base + i * step); },
+                         [&](int64_t i, float v) { wr(base + i * step, v); });
+                   }
+                 }
+               });
   return {};
 }
 

@@ -229,11 +229,9 @@ void run_check(const Executable& exe, const CompileOptions& options, Device devi
                   " kernels, the run's " + std::to_string(plan->kernels.size()) +
                   ": kernels are compared by the node they write";
 
-  std::vector<HostTensor> in_hosts(inputs.size()), const_hosts(constants.size());
-  std::vector<const HostTensor*> in_ptrs, const_ptrs;
-  for (size_t i = 0; i < inputs.size(); ++i) in_ptrs.push_back(&host_view(inputs[i], in_hosts[i]));
-  for (size_t i = 0; i < constants.size(); ++i)
-    const_ptrs.push_back(&host_view(constants[i], const_hosts[i]));
+  std::vector<HostTensor> in_hosts, const_hosts;
+  const std::vector<const HostTensor*> in_ptrs = host_views(inputs, in_hosts),
+                                       const_ptrs = host_views(constants, const_hosts);
   Graph instance = values.empty() ? checked : value_or_throw(checked.instantiate(values));
   Expected<std::vector<HostTensor>> reference = interpret(instance, in_ptrs, const_ptrs);
   if (!reference.ok()) {

@@ -458,13 +458,11 @@ Expected<std::vector<Tensor>> Executable::run_interpreter(const std::vector<Tens
     graph = instance.get();
   }
   // CPU tensors are read in place; others are copied to the host first.
-  std::vector<HostTensor> in_hosts(inputs.size()), const_hosts(constants.size());
+  std::vector<HostTensor> in_hosts, const_hosts;
   std::vector<const HostTensor*> in_ptrs, const_ptrs;
   try {
-    for (size_t i = 0; i < inputs.size(); ++i)
-      in_ptrs.push_back(&host_view(inputs[i], in_hosts[i]));
-    for (size_t i = 0; i < constants.size(); ++i)
-      const_ptrs.push_back(&host_view(constants[i], const_hosts[i]));
+    in_ptrs = host_views(inputs, in_hosts);
+    const_ptrs = host_views(constants, const_hosts);
   } catch (const Error& e) {
     return e.status();
   }

@@ -36,6 +36,15 @@ const HostTensor& host_view(const Tensor& t, HostTensor& scratch) {
   return scratch;
 }
 
+std::vector<const HostTensor*> host_views(const std::vector<Tensor>& tensors,
+                                          std::vector<HostTensor>& scratch) {
+  scratch.assign(tensors.size(), HostTensor());
+  std::vector<const HostTensor*> views;
+  views.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) views.push_back(&host_view(tensors[i], scratch[i]));
+  return views;
+}
+
 Tensor from_host(HostTensor host, Device device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->meta = host.meta;

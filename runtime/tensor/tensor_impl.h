@@ -60,6 +60,10 @@ HostTensor to_host(const Tensor& t);
 /// The host value of `t` without a copy where it lives on the CPU (the tensor's own storage,
 /// valid while `t` is); otherwise to_host(t) stored in `scratch`, which is returned.
 const HostTensor& host_view(const Tensor& t, HostTensor& scratch);
+/// host_view of each tensor; `scratch` is resized to hold the copies (it must outlive the
+/// result, as must the tensors).
+std::vector<const HostTensor*> host_views(const std::vector<Tensor>& tensors,
+                                          std::vector<HostTensor>& scratch);
 /// New tensor on `device` holding `host`.
 Tensor from_host(HostTensor host, Device device);
 
