@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -58,13 +60,24 @@ struct HostAllocator {
     else
       ::operator delete (p, std::align_val_t{alignof(T) > 16 ? alignof(T) : 16});
   }
+  /// Default-initialises where a vector value-initialises, so HostBytes(n) and resize(n) leave
+  /// the new bytes as the allocator gave them (a kernel that writes every byte need not pay for
+  /// clearing them first); HostBytes(n, std::byte{0}) clears.
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <typename U>
   bool operator==(const HostAllocator<U>&) const noexcept {
     return true;
   }
 };
 
-/// A HostTensor's bytes.
+/// A HostTensor's bytes (HostBytes(n) does not clear them: see HostAllocator::construct).
 using HostBytes = std::vector<std::byte, HostAllocator<std::byte>>;
 
 }  // namespace kiln

@@ -17,7 +17,16 @@ struct HostTensor {
   HostBytes data;  // meta.nbytes() bytes (large ones on huge pages: host_memory.h)
 
   HostTensor() = default;
-  explicit HostTensor(TensorMeta m) : meta(std::move(m)), data(meta.nbytes()) {}
+  /// A tensor of zeros.
+  explicit HostTensor(TensorMeta m) : meta(std::move(m)), data(meta.nbytes(), std::byte{0}) {}
+  /// A tensor whose bytes are whatever its buffer held (a reused block's old contents): for a
+  /// result that its kernel writes in full.
+  static HostTensor uninitialized(TensorMeta m) {
+    HostTensor t;
+    t.data = HostBytes(m.nbytes());
+    t.meta = std::move(m);
+    return t;
+  }
 
   template <typename T>
   T* ptr() {

@@ -100,7 +100,8 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
     }
     const auto start =
         times.on() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    owned[id] = HostTensor(node.meta);
+    owned[id] = eager::writes_every_element(node.op) ? HostTensor::uninitialized(node.meta)
+                                                     : HostTensor(node.meta);
     Status s = eager::eval_node(node, args, owned[id]);
     if (times.on())
       times.add(node.op,

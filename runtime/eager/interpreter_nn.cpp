@@ -10,7 +10,8 @@
 //     y = (x - mean) / sqrt(var + eps) * weight + bias, rounded to the output dtype.
 //   Gather / IndexSelect: i32 or i64 indices; an index outside [0, size) is an error Status naming
 //     the index and the bound (device kernels will clamp or check; they are not bound by this).
-//   Concat: inputs converted to the promoted output dtype, laid out along the axis in order.
+//   Concat: inputs converted to the promoted output dtype (copied as they are when already of
+//     it), laid out along the axis in order.
 //   Slice: Python slice rules (graph/op.h resolve_slice). Triu / Tril: element (r, c) of the last
 //     two dims is kept when c - r >= k (triu) or c - r <= k (tril), otherwise zero.
 //   Arange: element i = start + i * step computed in double, encoded into the dtype.
@@ -312,9 +313,20 @@ Status concat(const Node& node, std::span<const HostTensor* const> ins, HostTens
   const Split so = split_at(out.meta.shape, axis);
   const bool fp = is_floating(out.meta.dtype);
   int64_t at = 0;  // position along the axis
+  const size_t es = dtype_size(out.meta.dtype);
   for (const HostTensor* t : ins) {
     const Split si = split_at(t->meta.shape, axis);
     const int64_t chunk = si.len * si.inner;
+    if (t->meta.dtype == out.meta.dtype) {  // the same bits the conversion below would store
+      if (chunk > 0)
+        for (int64_t o = 0; o < si.outer; ++o)
+          std::memcpy(
+              out.data.data() + static_cast<size_t>(o * so.len * so.inner + at * so.inner) * es,
+              t->data.data() + static_cast<size_t>(o * chunk) * es,
+              static_cast<size_t>(chunk) * es);
+      at += si.len;
+      continue;
+    }
     Reader<float> rf = reader<float>(*t);
     Reader<int64_t> ri = reader<int64_t>(*t);
     Writer<float> wf = writer<float>(out);

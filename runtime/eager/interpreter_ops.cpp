@@ -568,6 +568,26 @@ Status eval_full(const Node& node, HostTensor& out) {
 
 }  // namespace
 
+bool writes_every_element(OpKind op) {
+  switch (op) {
+    case OpKind::Full:
+    case OpKind::Conv:
+    case OpKind::MaxPool:
+    case OpKind::MaxPoolIndices:
+    case OpKind::AvgPool:
+    case OpKind::MatMul:
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+    case OpKind::LayerNorm:
+    case OpKind::Concat:
+    case OpKind::Slice:
+      return true;
+    default:
+      break;
+  }
+  return is_elementwise(op) || is_reduce(op) || is_movement(op);
+}
+
 Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   switch (node.op) {  // the ops whose rows name their interpreter
 #define KILN_OP(e, name, cat, arity, attrs)

@@ -205,8 +205,12 @@ Status eval_compaction(const Node& node, std::span<const HostTensor* const> ins,
 /// ConvTranspose (interpreter_conv_transpose.cpp), dispatched by eval_window.
 Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 
+/// True for the ops whose kernels write every element of their output, whatever its previous
+/// contents (eval_node may then be given an uninitialized output); the others get zeros.
+bool writes_every_element(OpKind op);
+
 /// Evaluates one non-source node. `ins` match the node's input metas; `out` is allocated with
-/// node.meta.
+/// node.meta (zeroed unless writes_every_element(node.op)).
 Status eval_node(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 
 }  // namespace kiln::eager

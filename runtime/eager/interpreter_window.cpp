@@ -24,6 +24,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "core/host_memory.h"
 #include "eager/elementwise_loops.h"
@@ -101,6 +102,15 @@ int64_t padded_count(const Geometry& g, const std::array<int64_t, 3>& o) {
     count *= c;
   }
   return count;
+}
+
+/// The columns [lo, hi) of an output row whose tap at offset `shift` (kd * dilation - pad) falls
+/// inside an input row of `in` elements, read at od * stride + shift.
+std::pair<int64_t, int64_t> columns_inside(int64_t shift, int64_t stride, int64_t in, int64_t out) {
+  int64_t lo = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+  int64_t hi = in - 1 - shift < 0 ? 0 : (in - 1 - shift) / stride + 1;
+  lo = std::min(lo, out);
+  return {lo, std::clamp(hi, lo, out)};
 }
 
 /// Floats for im2col: not zeroed (im2col writes every element), from the host block cache, so
@@ -187,10 +197,7 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
             const float wv = wc[(ka * g.kernel[1] + kb) * g.kernel[2] + kd];
             // The output columns whose tap kd falls inside the input row.
             const int64_t shift = kd * g.dil[2] - g.pad[2], s2 = g.stride[2];
-            int64_t lo = shift >= 0 ? 0 : (-shift + s2 - 1) / s2;
-            int64_t hi = g.in[2] - 1 - shift < 0 ? 0 : (g.in[2] - 1 - shift) / s2 + 1;
-            lo = std::min(lo, g.out[2]);
-            hi = std::clamp(hi, lo, g.out[2]);
+            const auto [lo, hi] = columns_inside(shift, s2, g.in[2], g.out[2]);
             for (int64_t oa = 0; oa < g.out[0]; ++oa) {
               const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
               if (p0 < 0 || p0 >= g.in[0]) continue;
@@ -264,6 +271,78 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   return {};
 }
 
+/// One plane of an f32 max pool, output by output in window order exactly as max_pool's generic
+/// loop: the first tap taken, then any greater value or a NaN, and nothing after a NaN.
+void max_pool_plane_exact(const Geometry& g, const float* xc, float* y) {
+  for (int64_t a = 0; a < g.out[0]; ++a)
+    for (int64_t b = 0; b < g.out[1]; ++b)
+      for (int64_t d = 0; d < g.out[2]; ++d) {
+        float acc = -std::numeric_limits<float>::infinity();
+        bool any = false;
+        for_each_tap(g, {a, b, d}, [&](int64_t p, int64_t) {
+          const float v = xc[p];
+          if (std::isnan(acc)) return;
+          if (v > acc || !any || std::isnan(v)) acc = v;
+          any = true;
+        });
+        *y++ = acc;
+      }
+}
+
+/// f32 max pool, planes (image, channel) split over the cores. Each output row is built tap by
+/// tap in window order with y = v > y ? v : y (a vector max) from -inf, which gives what the
+/// exact loop gives whenever the window holds no NaN (strict >: the first of equal values
+/// stays; an empty window stays -inf). A plane that reads a NaN is redone by the exact loop.
+void max_pool_f32(const Geometry& g, const float* x, float* out) {
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t grain =
+      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
+  parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
+    for (int64_t pc = b; pc < e; ++pc) {
+      const float* xc = x + pc * plane;
+      float* y = out + pc * out_plane;
+      bool nan = false;
+      const int64_t s2 = g.stride[2];
+      for (int64_t oa = 0; oa < g.out[0]; ++oa)
+        for (int64_t ob = 0; ob < g.out[1]; ++ob) {
+          float* yr = y + (oa * g.out[1] + ob) * g.out[2];
+          std::fill(yr, yr + g.out[2], -std::numeric_limits<float>::infinity());
+          for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
+            const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
+            if (p0 < 0 || p0 >= g.in[0]) continue;
+            for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
+              const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
+              if (p1 < 0 || p1 >= g.in[1]) continue;
+              for (int64_t kd = 0; kd < g.kernel[2]; ++kd) {
+                const int64_t shift = kd * g.dil[2] - g.pad[2];
+                const auto [lo, hi] = columns_inside(shift, s2, g.in[2], g.out[2]);
+                const float* xr = xc + (p0 * g.in[1] + p1) * g.in[2] + shift;
+                bool row_nan = false;
+                if (s2 == 1) {
+                  for (int64_t od = lo; od < hi; ++od) {
+                    const float v = xr[od];
+                    row_nan |= v != v;
+                    yr[od] = v > yr[od] ? v : yr[od];
+                  }
+                } else {
+                  for (int64_t od = lo; od < hi; ++od) {
+                    const float v = xr[od * s2];
+                    row_nan |= v != v;
+                    yr[od] = v > yr[od] ? v : yr[od];
+                  }
+                }
+                nan |= row_nan;
+              }
+            }
+          }
+        }
+      if (nan) max_pool_plane_exact(g, xc, y);
+    }
+  });
+}
+
 /// max_pool, or with `indices` max_pool_indices: the flat input index (over N, C and the
 /// spatial dims, row-major or with storage_order 1 column-major spatial dims) of the first
 /// maximum in window order.
@@ -279,33 +358,8 @@ Status max_pool(const Node& node, const HostTensor& in, HostTensor& out, bool in
                                           : std::numeric_limits<int64_t>::lowest();
   if constexpr (std::is_same_v<C, float>) {
     if (!indices && in.meta.dtype == DType::kF32 && out.meta.dtype == DType::kF32) {
-      // Planes (image, channel) split over the cores, read and written as floats; each output
-      // chosen exactly as below.
-      const float* xp = reinterpret_cast<const float*>(in.data.data());
-      float* yp = reinterpret_cast<float*>(out.data.data());
-      const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
-      const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
-      const int64_t grain =
-          std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
-      parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
-        for (int64_t pc = b; pc < e; ++pc) {
-          const float* xc = xp + pc * plane;
-          float* y = yp + pc * out_plane;
-          for (int64_t a = 0; a < g.out[0]; ++a)
-            for (int64_t bb = 0; bb < g.out[1]; ++bb)
-              for (int64_t d = 0; d < g.out[2]; ++d) {
-                float acc = lowest;
-                bool any = false;
-                for_each_tap(g, {a, bb, d}, [&](int64_t p, int64_t) {
-                  const float v = xc[p];
-                  if (std::isnan(acc)) return;
-                  if (v > acc || !any || std::isnan(v)) acc = v;
-                  any = true;
-                });
-                *y++ = acc;
-              }
-        }
-      });
+      max_pool_f32(g, reinterpret_cast<const float*>(in.data.data()),
+                   reinterpret_cast<float*>(out.data.data()));
       return {};
     }
   }

@@ -1,0 +1,268 @@
+// The interpreter's f32 fast paths for the CNN and transformer ops against references written
+// out here element by element, in the order and precision the interpreter's contract states,
+// compared bit for bit: max pool (window order, the first NaN wins), concat of same-dtype
+// inputs (copied as they are), and kernels handed an output whose buffer still holds an older
+// tensor's bytes (they must write every element). Shapes cover sizes 0 and 1, odd sizes,
+// padding, strides, dilations, ceil mode, NaN inputs and tensors split over threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/host_memory.h"
+#include "eager/interpreter.h"
+#include "graph/op.h"
+
+namespace kiln {
+namespace {
+
+HostTensor random_f32(Shape shape, std::mt19937& rng) {
+  HostTensor t(TensorMeta{DType::kF32, std::move(shape)});
+  std::uniform_real_distribution<float> real(-3.0f, 3.0f);
+  auto* p = reinterpret_cast<float*>(t.data.data());
+  for (int64_t i = 0; i < t.meta.numel(); ++i) p[i] = real(rng);
+  return t;
+}
+
+const float* f32(const HostTensor& t) {
+  return reinterpret_cast<const float*>(t.data.data());
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+HostTensor run(OpKind op, std::vector<const HostTensor*> ins, const Attrs& attrs = {}) {
+  auto r = interpret_op(op, ins, attrs);
+  EXPECT_TRUE(r.ok()) << op_name(op) << ": " << r.status().to_string();
+  return r.ok() ? std::move(r).value() : HostTensor();
+}
+
+/// Bit-for-bit equality, NaNs included (the first NaN of a window travels out unchanged).
+void expect_same_bits(const HostTensor& got, const std::vector<float>& want,
+                      const std::string& what) {
+  ASSERT_EQ(got.meta.dtype, DType::kF32) << what;
+  ASSERT_EQ(got.meta.numel(), static_cast<int64_t>(want.size())) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 5; ++i) {
+    const float g = f32(got)[i], w = want[i];
+    if (std::memcmp(&g, &w, 4) != 0) {
+      ++bad;
+      ADD_FAILURE() << what << ": element " << i << " is " << g << ", want " << w;
+    }
+  }
+}
+
+// ---- max pool ---------------------------------------------------------------------------------
+
+struct PoolCase {
+  Shape x;  // [N, C, spatial...]
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool ceil = false;
+  int nans = 0;  // NaNs (with distinct payloads) placed at random
+};
+
+/// The contract: over the window's positions inside the input, in row-major window order, the
+/// first position is taken, then any greater value or a NaN; after a NaN nothing changes.
+std::vector<float> max_pool_ref(const HostTensor& x, const PoolCase& c, const Shape& out) {
+  const size_t k = c.kernel.size();
+  int64_t planes = x.meta.shape[0] * x.meta.shape[1], in_plane = 1, out_plane = 1;
+  for (size_t i = 0; i < k; ++i) in_plane *= x.meta.shape[2 + i], out_plane *= out[2 + i];
+  int64_t taps = 1;
+  for (int64_t w : c.kernel) taps *= w;
+  std::vector<float> want;
+  for (int64_t pc = 0; pc < planes; ++pc) {
+    for (int64_t o = 0; o < out_plane; ++o) {
+      float acc = -std::numeric_limits<float>::infinity();
+      bool any = false;
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t off = 0, orest = o, trest = t;
+        bool inside = true;
+        std::vector<int64_t> oi(k), ti(k);
+        for (size_t d = k; d-- > 0;) {
+          oi[d] = orest % out[2 + d], orest /= out[2 + d];
+          ti[d] = trest % c.kernel[d], trest /= c.kernel[d];
+        }
+        for (size_t d = 0; d < k; ++d) {
+          const int64_t p = oi[d] * c.strides[d] - c.pads[d] + ti[d] * c.dilations[d];
+          inside = inside && p >= 0 && p < x.meta.shape[2 + d];
+          off = off * x.meta.shape[2 + d] + p;
+        }
+        if (!inside || std::isnan(acc)) continue;
+        const float v = f32(x)[pc * in_plane + off];
+        if (!any || v > acc || std::isnan(v)) acc = v;
+        any = true;
+      }
+      want.push_back(acc);
+    }
+  }
+  return want;
+}
+
+TEST(InterpreterFastPaths, MaxPoolMatchesTheWindowOrderFormula) {
+  const std::vector<PoolCase> cases = {
+      {{1, 1, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+      {{2, 3, 9, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},                    // padding, stride 2
+      {{2, 3, 9, 7}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},              // ceil mode
+      {{1, 2, 8, 11}, {2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}},                   // dilation, asym
+      {{1, 2, 5, 5}, {3, 3}, {1, 1}, {2, 2, 2, 2}, {1, 1}},                    // wide padding
+      {{2, 2, 6, 6}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false, 5},          // NaNs
+      {{1, 3, 7, 9}, {3, 3}, {2, 1}, {1, 1, 1, 1}, {1, 1}, false, 40},         // many NaNs
+      {{2, 3, 13}, {3}, {2}, {1, 1}, {1}},                                     // 1-D
+      {{1, 2, 4, 5, 6}, {2, 2, 3}, {1, 2, 2}, {0, 1, 1, 1, 0, 0}, {1, 1, 1}},  // 3-D
+      {{2, 64, 63, 63}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true, 3},        // threads, ceil
+      {{0, 3, 5, 5}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}},                    // N = 0
+  };
+  std::mt19937 rng(31);
+  for (const PoolCase& c : cases) {
+    HostTensor x = random_f32(c.x, rng);
+    auto* p = reinterpret_cast<float*>(x.data.data());
+    if (x.meta.numel() > 0) {
+      std::uniform_int_distribution<int64_t> at(0, x.meta.numel() - 1);
+      for (int i = 0; i < c.nans; ++i) {
+        const uint32_t bits = 0x7fc00000u | static_cast<uint32_t>(i + 1);  // distinct payloads
+        std::memcpy(&p[at(rng)], &bits, 4);
+      }
+      p[x.meta.numel() / 2] = -std::numeric_limits<float>::infinity();
+      p[0] = -0.0f;
+    }
+    Attrs a;
+    a.window.kernel = c.kernel;
+    a.window.strides = c.strides;
+    a.window.pads = c.pads;
+    a.window.dilations = c.dilations;
+    a.window.ceil_mode = c.ceil;
+    const HostTensor y = run(OpKind::MaxPool, {&x}, a);
+    expect_same_bits(y, max_pool_ref(x, c, y.meta.shape), "max_pool " + shape_str(c.x));
+  }
+}
+
+TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZeros) {
+  HostTensor x(TensorMeta{DType::kF32, {1, 1, 1, 4}});
+  auto* p = reinterpret_cast<float*>(x.data.data());
+  p[0] = 0.0f, p[1] = -0.0f, p[2] = -0.0f, p[3] = 0.0f;
+  Attrs a;
+  a.window.kernel = {1, 2};
+  a.window.strides = {1, 1};
+  a.window.pads = {0, 0, 0, 0};
+  a.window.dilations = {1, 1};
+  const HostTensor y = run(OpKind::MaxPool, {&x}, a);
+  expect_same_bits(y, {0.0f, -0.0f, -0.0f}, "max_pool of signed zeros");
+}
+
+// ---- concat -----------------------------------------------------------------------------------
+
+TEST(InterpreterFastPaths, ConcatCopiesEachInputAlongTheAxis) {
+  std::mt19937 rng(5);
+  const Shape base = {2, 3, 5};
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    std::vector<HostTensor> parts;
+    for (int64_t len : {2, 0, 1, 3}) {
+      Shape s = base;
+      s[static_cast<size_t>(axis)] = len;
+      parts.push_back(random_f32(s, rng));
+    }
+    std::vector<const HostTensor*> ins;
+    for (const HostTensor& t : parts) ins.push_back(&t);
+    Attrs a;
+    a.axis = axis;
+    const HostTensor y = run(OpKind::Concat, ins, a);
+    // Element (i, j, k) of the result is element (.., j - start, ..) of the input that covers j.
+    std::vector<float> want;
+    const Shape& os = y.meta.shape;
+    for (int64_t i = 0; i < os[0]; ++i)
+      for (int64_t j = 0; j < os[1]; ++j)
+        for (int64_t k = 0; k < os[2]; ++k) {
+          int64_t at[3] = {i, j, k};
+          for (const HostTensor& t : parts) {
+            const int64_t len = t.meta.shape[static_cast<size_t>(axis)];
+            if (at[axis] >= len) {
+              at[axis] -= len;
+              continue;
+            }
+            want.push_back(f32(t)[(at[0] * t.meta.shape[1] + at[1]) * t.meta.shape[2] + at[2]]);
+            break;
+          }
+        }
+    expect_same_bits(y, want, "concat axis " + std::to_string(axis));
+  }
+}
+
+TEST(InterpreterFastPaths, ConcatOfMixedDtypesConvertsEachInput) {
+  HostTensor a(TensorMeta{DType::kF32, {2, 2}}), b(TensorMeta{DType::kI32, {2, 1}});
+  for (int64_t i = 0; i < 4; ++i) a.set(i, 0.5 * static_cast<double>(i) - 1.0);
+  b.set(0, 7), b.set(1, -3);
+  Attrs at;
+  at.axis = 1;
+  const HostTensor y = run(OpKind::Concat, {&a, &b}, at);
+  expect_same_bits(y, {-1.0f, -0.5f, 7.0f, 0.0f, 0.5f, -3.0f}, "concat f32 + i32");
+}
+
+// ---- outputs in reused buffers ----------------------------------------------------------------
+
+/// Leaves a freed block of `bytes` bytes full of NaN bits in the host block cache, so that the
+/// next output of that size starts from it.
+void poison_block(size_t bytes) {
+  HostTensor t(TensorMeta{DType::kF32, {static_cast<int64_t>(bytes / 4)}});
+  std::memset(t.data.data(), 0xff, t.data.size());
+}
+
+TEST(InterpreterFastPaths, KernelsWriteEveryElementOfAReusedBuffer) {
+  std::mt19937 rng(77);
+  const HostTensor x = random_f32({2, 16, 32, 32}, rng);  // 128 KiB: a cached block size
+  const HostTensor w = random_f32({16, 16, 3, 3}, rng), w1 = random_f32({16, 16, 1, 1}, rng);
+  const HostTensor wd = random_f32({16, 1, 3, 3}, rng);
+  Attrs conv;
+  conv.window.strides = {1, 1};
+  conv.window.pads = {1, 1, 1, 1};
+  conv.window.dilations = {1, 1};
+  Attrs depthwise = conv;
+  depthwise.window.groups = 16;
+  Attrs conv1 = conv;
+  conv1.window.pads = {0, 0, 0, 0};
+  Attrs pool = conv;
+  pool.window.kernel = {3, 3};
+  Attrs cat;
+  cat.axis = 1;
+  Attrs last;
+  last.axis = -1;
+  Attrs sl;
+  sl.axis = 1;
+  sl.dims = {0, 16, 1};
+  struct Case {
+    OpKind op;
+    std::vector<const HostTensor*> ins;
+    Attrs attrs;
+  };
+  const std::vector<Case> cases = {
+      {OpKind::Conv, {&x, &w}, conv},
+      {OpKind::Conv, {&x, &w1}, conv1},
+      {OpKind::Conv, {&x, &wd}, depthwise},
+      {OpKind::MaxPool, {&x}, pool},
+      {OpKind::Relu, {&x}, {}},
+      {OpKind::Add, {&x, &x}, {}},
+      {OpKind::Concat, {&x, &x}, cat},
+      {OpKind::Softmax, {&x}, last},
+      {OpKind::Slice, {&x}, sl},
+      {OpKind::MatMul, {&x, &x}, {}},
+  };
+  for (const Case& c : cases) {
+    host_memory::release_cached();
+    const HostTensor clean = run(c.op, c.ins, c.attrs);  // from fresh, zeroed pages
+    poison_block(clean.data.size());
+    const HostTensor reused = run(c.op, c.ins, c.attrs);
+    ASSERT_EQ(reused.data.size(), clean.data.size());
+    EXPECT_EQ(std::memcmp(reused.data.data(), clean.data.data(), clean.data.size()), 0)
+        << op_name(c.op) << ": an element was left as the buffer held it";
+  }
+  host_memory::release_cached();
+}
+
+}  // namespace
+}  // namespace kiln
