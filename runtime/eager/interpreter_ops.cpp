@@ -11,7 +11,8 @@
 //       f16/f32, int64 otherwise), result bool. IEEE rules: NaN compares unequal to everything.
 //     * where(c, x, y): x and y converted to the compute type of the output, c != 0 selects x.
 //   Unary: neg; abs (integers wrap: abs(INT_MIN) = INT_MIN; abs(-0.0) = 0.0); sign (-1, 0, 1;
-//     NaN and -0.0 pass through); exp, log, sqrt, tanh via std:: on float; rsqrt = 1 / sqrt(x);
+//     NaN and -0.0 pass through); exp, log, sqrt via std:: on float; tanh = tanh_float
+//     (eager/float_math.h: within 1 ulp of the exact value); rsqrt = 1 / sqrt(x);
 //     sigmoid = 1 / (1 + exp(-x)); relu = (x < 0 ? 0 : x) (NaN and -0 pass through; ints too);
 //     gelu = 0.5 * x * (1 + erf(x / sqrt(2))) in float; erf = std::erf; silu = x * sigmoid(x);
 //     gelu_tanh = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
@@ -44,6 +45,7 @@
 #include <tuple>
 
 #include "eager/elementwise_loops.h"
+#include "eager/float_math.h"
 #include "eager/interpreter_ops.h"
 
 namespace kiln::eager {
@@ -203,6 +205,18 @@ Status map_elementwise(std::span<const HostTensor* const> ins, HostTensor& out, 
   return {};
 }
 
+/// tanh of an f32 tensor into an f32 output: tanh_floats over ranges split over the cores.
+bool tanh_f32(std::span<const HostTensor* const> ins, HostTensor& out) {
+  if (ins.size() != 1 || ins[0]->meta.dtype != DType::kF32 || out.meta.dtype != DType::kF32 ||
+      ins[0]->meta.numel() != out.meta.numel())
+    return false;
+  const float* x = reinterpret_cast<const float*>(ins[0]->data.data());
+  float* y = reinterpret_cast<float*>(out.data.data());
+  parallel_for(out.meta.numel(), kParallelGrain,
+               [&](int64_t b, int64_t e) { tanh_floats(x + b, y + b, e - b); });
+  return true;
+}
+
 template <typename C>
 Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
   auto run = [&](auto fn) { return map_elementwise<C, C, 1>(ins, out, fn); };
@@ -238,7 +252,8 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
       case OpKind::Rsqrt:
         return run([](C x) { return C(1) / std::sqrt(x); });
       case OpKind::Tanh:
-        return run([](C x) { return std::tanh(x); });
+        if (tanh_f32(ins, out)) return {};
+        return run([](C x) { return tanh_float(x); });
       case OpKind::Sigmoid:
         return run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
       case OpKind::Gelu:
@@ -274,7 +289,7 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
       case OpKind::GeluTanh:
         return run([](C x) {
           const C k = C(0.7978845608028654);  // sqrt(2 / pi)
-          return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+          return C(0.5) * x * (C(1) + tanh_float(k * (x + C(0.044715) * x * x * x)));
         });
       default:
         break;

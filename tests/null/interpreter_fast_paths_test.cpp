@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/host_memory.h"
+#include "eager/float_math.h"
 #include "eager/interpreter.h"
 #include "graph/op.h"
 
@@ -202,6 +203,86 @@ TEST(InterpreterFastPaths, ConcatOfMixedDtypesConvertsEachInput) {
   at.axis = 1;
   const HostTensor y = run(OpKind::Concat, {&a, &b}, at);
   expect_same_bits(y, {-1.0f, -0.5f, 7.0f, 0.0f, 0.5f, -3.0f}, "concat f32 + i32");
+}
+
+// ---- tanh -------------------------------------------------------------------------------------
+
+int64_t ulps_apart(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if ((ia < 0) != (ib < 0)) return a == b ? 0 : std::numeric_limits<int64_t>::max();
+  return std::abs(static_cast<int64_t>(ia) - static_cast<int64_t>(ib));
+}
+
+TEST(InterpreterFastPaths, TanhIsWithinOneUlpOfTheExactValue) {
+  // Every 4099th bit pattern (about a million floats of every sign and exponent) and the
+  // special values: the double tanh rounded to float is the reference.
+  std::vector<float> xs;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) {
+    float v;
+    const auto b = static_cast<uint32_t>(bits);
+    std::memcpy(&v, &b, 4);
+    xs.push_back(v);
+  }
+  for (float v :
+       {0.0f, -0.0f, 1e-30f, -1e-30f, 0x1p-6f, -0x1p-6f, 0.5f, 9.0f, 9.1f, -9.1f, 20.0f, 1e30f,
+        std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::denorm_min()})
+    xs.push_back(v);
+  HostTensor x(TensorMeta{DType::kF32, {static_cast<int64_t>(xs.size())}});
+  std::memcpy(x.data.data(), xs.data(), xs.size() * 4);
+  const HostTensor y = run(OpKind::Tanh, {&x});
+  ASSERT_EQ(y.meta.numel(), x.meta.numel());
+  int bad = 0;
+  for (size_t i = 0; i < xs.size() && bad < 5; ++i) {
+    const float got = f32(y)[i], want = static_cast<float>(std::tanh(static_cast<double>(xs[i])));
+    const bool ok = std::isnan(xs[i]) ? std::isnan(got) : ulps_apart(got, want) <= 1;
+    // The sign of zero and the exact +-1 beyond 9.1 are kept.
+    const bool sign_ok = std::isnan(xs[i]) || std::signbit(got) == std::signbit(xs[i]);
+    if (!ok || !sign_ok) {
+      ++bad;
+      ADD_FAILURE() << "tanh(" << xs[i] << ") is " << got << ", want " << want;
+    }
+  }
+  EXPECT_EQ(eager::tanh_float(9.1f), 1.0f);
+  EXPECT_EQ(eager::tanh_float(-1e30f), -1.0f);
+}
+
+TEST(InterpreterFastPaths, TanhGivesTheScalarFormulasBitsAtEverySize) {
+  std::mt19937 rng(9);
+  for (const Shape& s : std::vector<Shape>{{0}, {1}, {7}, {3, 5, 33}, {4, 128, 3072}}) {
+    HostTensor x = random_f32(s, rng);
+    if (x.meta.numel() > 2) {
+      auto* p = reinterpret_cast<float*>(x.data.data());
+      p[0] = std::numeric_limits<float>::quiet_NaN();
+      p[1] = -0.0f;
+    }
+    std::vector<float> want(static_cast<size_t>(x.meta.numel()));
+    for (size_t i = 0; i < want.size(); ++i) want[i] = eager::tanh_float(f32(x)[i]);
+    expect_same_bits(run(OpKind::Tanh, {&x}), want, "tanh " + shape_str(s));
+    // f16 goes through the same function (then rounds to half).
+    HostTensor h(TensorMeta{DType::kF16, s});
+    for (int64_t i = 0; i < h.meta.numel(); ++i) h.set(i, f32(x)[i]);
+    const HostTensor yh = run(OpKind::Tanh, {&h});
+    HostTensor r(TensorMeta{DType::kF16, {1}});
+    for (int64_t i = 0; i < h.meta.numel() && i < 1000; ++i) {
+      r.set(0, eager::tanh_float(static_cast<float>(h.get(i))));
+      if (std::isnan(r.get(0))) continue;
+      ASSERT_EQ(yh.get(i), r.get(0)) << "f16 tanh, element " << i;
+    }
+  }
+}
+
+TEST(InterpreterFastPaths, GeluTanhUsesTheSameTanh) {
+  std::mt19937 rng(4);
+  const HostTensor x = random_f32({3, 257}, rng);
+  std::vector<float> want(static_cast<size_t>(x.meta.numel()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float v = f32(x)[i], k = 0.7978845608028654f;
+    want[i] = 0.5f * v * (1.0f + eager::tanh_float(k * (v + 0.044715f * v * v * v)));
+  }
+  expect_same_bits(run(OpKind::GeluTanh, {&x}), want, "gelu_tanh");
 }
 
 // ---- outputs in reused buffers ----------------------------------------------------------------
