@@ -19,10 +19,10 @@ struct GemmOperand {
 };
 
 /// c[i * ldc + j] = beta * c[i * ldc + j] + sum over p < k of A(i, p) * B(p, j), for i < m and
-/// j < n, summed in float in OpenBLAS's order. `beta` is 0 (c is overwritten: a NaN in it does not
-/// survive) or 1. Any of m, n and k may be 0 (k = 0 leaves beta * c). Leading dimensions must hold
-/// a row (or with `trans` a column) of the operand; a size beyond OpenBLAS's 32-bit integers uses
-/// a plain float loop in the same terms.
+/// j < n, summed in float in OpenBLAS's order (a product with one row or one column as its sgemv).
+/// `beta` is 0 (c is overwritten: a NaN in it does not survive) or 1. Any of m, n and k may be 0 (k
+/// = 0 leaves beta * c). Leading dimensions must hold a row (or with `trans` a column) of the
+/// operand; a size beyond OpenBLAS's 32-bit integers uses a plain float loop in the same terms.
 void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
            int64_t ldc);
 

@@ -6,6 +6,7 @@
 // padding, strides, dilations, ceil mode, NaN inputs and tensors split over threads.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -285,6 +286,87 @@ TEST(InterpreterFastPaths, GeluTanhUsesTheSameTanh) {
   expect_same_bits(run(OpKind::GeluTanh, {&x}), want, "gelu_tanh");
 }
 
+// ---- products with one row or one column (sgemv) ----------------------------------------------
+
+/// Within the bound of a float dot product of k terms summed in any order: k * 2^-23 * sum |a b|.
+void expect_product(const HostTensor& got, const std::vector<double>& exact,
+                    const std::vector<double>& abs_sum, int64_t k, const std::string& what) {
+  ASSERT_EQ(got.meta.numel(), static_cast<int64_t>(exact.size())) << what;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    const double bound = static_cast<double>(k) * std::ldexp(1.0, -23) * abs_sum[i] +
+                         std::ldexp(1.0, -24) * std::abs(exact[i]);
+    ASSERT_LE(std::abs(double(f32(got)[i]) - exact[i]), bound) << what << ", element " << i;
+  }
+}
+
+TEST(InterpreterFastPaths, MatVecProductsMatchTheDoubleSums) {
+  std::mt19937 rng(12);
+  // [m, k] x [k, n] with m = 1 or n = 1, either operand stored transposed.
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+           {1, 1000, 1024}, {1, 7, 3}, {1, 1, 5}, {37, 1, 19}, {2048, 1, 300}, {1, 5, 1}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        // Batch 1 for a plain a (a batch of m = 1 rows over a shared b is one product of
+        // batch * m rows), 2 for a transposed one (a product per batch element).
+        const int64_t batch = ta ? 2 : 1;
+        const HostTensor a = random_f32(ta ? Shape{batch, k, m} : Shape{batch, m, k}, rng);
+        const HostTensor b = random_f32(tb ? Shape{n, k} : Shape{k, n}, rng);
+        Attrs at;
+        at.trans_a = ta;
+        at.trans_b = tb;
+        const HostTensor y = run(OpKind::MatMul, {&a, &b}, at);
+        std::vector<double> exact, abs_sum;
+        for (int64_t bt = 0; bt < batch; ++bt)
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double e = 0, s = 0;
+              for (int64_t p = 0; p < k; ++p) {
+                const double av = f32(a)[bt * m * k + (ta ? p * m + i : i * k + p)];
+                const double bv = f32(b)[tb ? j * k + p : p * n + j];
+                e += av * bv;
+                s += std::abs(av * bv);
+              }
+              exact.push_back(e);
+              abs_sum.push_back(s);
+            }
+        expect_product(y, exact, abs_sum, k,
+                       "matmul m " + std::to_string(m) + " n " + std::to_string(n) + " k " +
+                           std::to_string(k) + (ta ? " trans_a" : "") + (tb ? " trans_b" : ""));
+      }
+    }
+  }
+}
+
+TEST(InterpreterFastPaths, ConvWithOneOutputChannelAddsItsBias) {
+  std::mt19937 rng(13);
+  const HostTensor x = random_f32({2, 3, 6, 5}, rng), w = random_f32({1, 3, 3, 3}, rng);
+  const HostTensor bias = random_f32({1}, rng);
+  Attrs at;
+  at.window.strides = {1, 1};
+  at.window.pads = {1, 1, 1, 1};
+  at.window.dilations = {1, 1};
+  const HostTensor y = run(OpKind::Conv, {&x, &w, &bias}, at);
+  std::vector<double> exact, abs_sum;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t c = 0; c < 5; ++c) {
+        double e = f32(bias)[0], s = std::abs(e);
+        for (int64_t ci = 0; ci < 3; ++ci)
+          for (int64_t kr = 0; kr < 3; ++kr)
+            for (int64_t kc = 0; kc < 3; ++kc) {
+              const int64_t pr = r - 1 + kr, pc = c - 1 + kc;
+              if (pr < 0 || pr >= 6 || pc < 0 || pc >= 5) continue;
+              const double v =
+                  double(f32(x)[((n * 3 + ci) * 6 + pr) * 5 + pc]) * f32(w)[(ci * 3 + kr) * 3 + kc];
+              e += v;
+              s += std::abs(v);
+            }
+        exact.push_back(e);
+        abs_sum.push_back(s);
+      }
+  expect_product(y, exact, abs_sum, 28, "conv with one output channel");
+}
+
 // ---- outputs in reused buffers ----------------------------------------------------------------
 
 /// Leaves a freed block of `bytes` bytes full of NaN bits in the host block cache, so that the
@@ -316,6 +398,8 @@ TEST(InterpreterFastPaths, KernelsWriteEveryElementOfAReusedBuffer) {
   Attrs sl;
   sl.axis = 1;
   sl.dims = {0, 16, 1};
+  const HostTensor row = random_f32({1, 8}, rng), wide = random_f32({8, 16384}, rng);
+  const HostTensor tall = random_f32({16384, 8}, rng), col = random_f32({8, 1}, rng);
   struct Case {
     OpKind op;
     std::vector<const HostTensor*> ins;
@@ -332,6 +416,8 @@ TEST(InterpreterFastPaths, KernelsWriteEveryElementOfAReusedBuffer) {
       {OpKind::Softmax, {&x}, last},
       {OpKind::Slice, {&x}, sl},
       {OpKind::MatMul, {&x, &x}, {}},
+      {OpKind::MatMul, {&row, &wide}, {}},
+      {OpKind::MatMul, {&tall, &col}, {}},
   };
   for (const Case& c : cases) {
     host_memory::release_cached();
