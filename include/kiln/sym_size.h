@@ -63,6 +63,15 @@ SymSize operator/(const SymSize& a, const SymSize& b);
 SymSize operator%(const SymSize& a, const SymSize& b);
 SymSize sym_min(const SymSize& a, const SymSize& b);
 SymSize sym_max(const SymSize& a, const SymSize& b);
+
+/// A relation between two sizes.
+enum class SizeRelation : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+/// Whether `a rel b` holds. Inside a trace, a relation on symbolic sizes that their ranges do
+/// not decide is decided by the values seen and recorded as a guard (the compiled code is reused
+/// for calls where it holds the same way); one the ranges decide records nothing (`s0 == -1` is
+/// false for every size). Unlike value(), it never fixes a size to one value.
+bool size_relation_holds(const SymSize& a, SizeRelation rel, const SymSize& b,
+                         std::source_location loc = std::source_location::current());
 #define KILN_SYMSIZE_MIXED(op)                 \
   template <std::integral T>                   \
   SymSize operator op(const SymSize& a, T b) { \

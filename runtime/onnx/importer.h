@@ -25,14 +25,17 @@ Expected<Tensor> decode_constant_node(const ::onnx::NodeProto& node, Device devi
 /// Reads a ValueInfoProto's declared type and shape.
 Expected<ValueInfo> decode_value_info(const ::onnx::ValueInfoProto& info);
 
-/// One value while the graph runs. Integer tensors whose elements are known at trace time
-/// (shapes, constants, shape arithmetic) carry them as `shape`: SymSizes that stay symbolic for
-/// dynamic dims. The tensor is built from them only when an op needs it.
+/// One value while the graph runs. Small integer and bool tensors whose elements are known at
+/// trace time (shapes, constants, shape arithmetic, masks of shape values) carry them as
+/// `shape`: SymSizes that stay symbolic for dynamic dims (runtime/onnx/shape_fold.cpp). The
+/// tensor is built from them only when an op needs it.
 struct Val {
   Tensor t;
-  std::optional<std::vector<SymSize>> shape;  // known elements (rank 0 or 1)
-  bool scalar = false;                        // rank 0 (with `shape` set)
+  std::optional<std::vector<SymSize>> shape;  // known elements, row-major
+  Shape dims;                                 // their tensor's dims (with `shape` set)
   DType dtype = DType::kI64;                  // of `shape` values
+  bool scalar() const { return dims.empty(); }
+  size_t rank() const { return dims.size(); }
   // A Cast of known integers to a float type: `t` holds the floats, these the integers (Range
   // reads them, so torch.arange(S, dtype=float) keeps a symbolic length).
   std::optional<std::vector<SymSize>> cast_ints;
@@ -40,6 +43,10 @@ struct Val {
 };
 
 class ModelImpl;
+
+/// Known values (Val::shape) hold at most this many elements: constants up to this size fold,
+/// and a folded result larger than this becomes a tensor.
+constexpr int64_t kMaxKnownElements = 64;
 
 /// What a handler sees of one node.
 class NodeCtx {
@@ -90,6 +97,8 @@ class NodeCtx {
   Tensor materialize(const Val& v);
   Device device() const;
   void set_shape(size_t i, std::vector<SymSize> v, DType dtype, bool scalar);
+  /// Output i as known elements of any rank (`dims` must hold v.size() elements).
+  void set_known(size_t i, std::vector<SymSize> v, DType dtype, Shape dims);
   /// A constant tensor on the model's device (kept alive by the model, shared by content).
   Tensor constant(DType dtype, const Shape& shape, const std::vector<double>& values);
   Tensor constant_i64(const std::vector<int64_t>& values, const Shape& shape);
@@ -141,6 +150,10 @@ std::vector<int64_t> int_elements(const Tensor& t);
 /// Fails naming the node when a shape would hold more than 2^31 elements (corrupt or hostile
 /// size values), before anything is allocated.
 void check_size(const NodeCtx& ctx, const Sizes& shape);
+
+/// Evaluates a node whose inputs are all known values on their elements, so shape subgraphs
+/// stay known (runtime/onnx/shape_fold.cpp); false when it declines (the op handler runs).
+bool fold_known(NodeCtx& c);
 
 /// Builds a tensor from known elements (a constant when static, symbolic sizes otherwise).
 Tensor materialize(ModelImpl& model, const Val& v);

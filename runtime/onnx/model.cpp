@@ -16,7 +16,6 @@ namespace {
 constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 18;
 constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
-constexpr int64_t kMaxFoldedElements = 64;  // integer constants up to this size fold as values
 
 std::string node_label(const ::onnx::NodeProto& n, int index) {
   return n.op_type() + " node '" + (n.name().empty() ? "#" + std::to_string(index) : n.name()) +
@@ -85,14 +84,15 @@ Status check_subgraph_ops(const ::onnx::GraphProto& g, const std::string& where,
   return Status::ok_status();
 }
 
-/// Known elements of a small integer constant, so shape arithmetic on it folds.
+/// Known elements of a small integer or bool constant, so shape arithmetic on it folds.
 void fold_constant(Val& v) {
   const Tensor& t = v.t;
-  if (!is_integral(t.dtype()) || t.dim() > 1 || t.numel() > kMaxFoldedElements) return;
+  if ((!is_integral(t.dtype()) && t.dtype() != DType::kBool) || t.numel() > kMaxKnownElements)
+    return;
   std::vector<SymSize> s;
   for (int64_t d : int_elements(t)) s.emplace_back(d);
   v.shape = std::move(s);
-  v.scalar = t.dim() == 0;
+  v.dims = t.shape();
   v.dtype = t.dtype();
 }
 
@@ -276,7 +276,7 @@ Tensor ModelImpl::constant(DType dtype, const Shape& shape, const std::vector<do
 Tensor materialize(ModelImpl& model, const Val& v) {
   if (v.t.defined()) return v.t;
   const std::vector<SymSize>& s = *v.shape;
-  const Shape shape = v.scalar ? Shape{} : Shape{static_cast<int64_t>(s.size())};
+  const Shape& shape = v.dims;
   bool symbolic = false;
   for (const SymSize& x : s) symbolic |= x.is_symbolic();
   if (!symbolic) {
@@ -289,9 +289,10 @@ Tensor materialize(ModelImpl& model, const Val& v) {
   for (const SymSize& x : s) {
     Tensor e = x.is_symbolic() ? sum(ones({x}, DType::kI64, model.device), {0})
                                : model.constant(DType::kI64, {}, {static_cast<double>(x.hint())});
-    parts.push_back(v.scalar ? e : unsqueeze(e, 0));
+    parts.push_back(v.scalar() ? e : unsqueeze(e, 0));
   }
-  Tensor out = v.scalar ? parts.at(0) : concat(parts, 0);
+  Tensor out = v.scalar() ? parts.at(0) : concat(parts, 0);
+  if (v.rank() > 1) out = reshape(out, Sizes(shape));
   return v.dtype == DType::kI64 ? out : cast(out, v.dtype);
 }
 
@@ -333,7 +334,7 @@ void ModelImpl::run_node(const ::onnx::NodeProto& node, int index,
   ctx.scope = &env;
   const SourceLabel source(node_label(node, index));  // names the graph nodes it records
   try {
-    op_table().at(op_key(node))(ctx);
+    if (!fold_known(ctx)) op_table().at(op_key(node))(ctx);
   } catch (const Error& e) {
     if (e.status().message().find(" node '") != std::string::npos) throw;
     throw Error(e.status().with_context(ctx.where()));

@@ -44,7 +44,10 @@ Tensor NodeCtx::in(size_t i) {
 
 std::vector<SymSize> NodeCtx::ints(size_t i) {
   Val& v = val(i);
-  if (v.shape) return *v.shape;
+  if (v.shape) {
+    if (v.rank() > 1) fail("input " + std::to_string(i) + " must be a scalar or 1-D");
+    return *v.shape;
+  }
   const Tensor& t = v.t;
   if (t.dim() > 1) fail("input " + std::to_string(i) + " must be a scalar or 1-D");
   if (!is_integral(t.dtype()) && t.dtype() != DType::kBool)
@@ -202,7 +205,19 @@ void NodeCtx::set_shape(size_t i, std::vector<SymSize> v, DType dtype, bool scal
   out_[i] = Val{};
   out_[i].shape = std::move(v);
   out_[i].dtype = dtype;
-  out_[i].scalar = scalar;
+  if (!scalar) out_[i].dims = {static_cast<int64_t>(out_[i].shape->size())};
+}
+
+void NodeCtx::set_known(size_t i, std::vector<SymSize> v, DType dtype, Shape dims) {
+  if (i >= out_.size()) return;
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  if (static_cast<int64_t>(v.size()) != n)
+    fail("internal: " + std::to_string(v.size()) + " known elements for dims " + shape_str(dims));
+  out_[i] = Val{};
+  out_[i].shape = std::move(v);
+  out_[i].dtype = dtype;
+  out_[i].dims = std::move(dims);
 }
 
 Tensor NodeCtx::constant(DType dtype, const Shape& shape, const std::vector<double>& values) {

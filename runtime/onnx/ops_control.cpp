@@ -19,7 +19,6 @@ constexpr int64_t kMaxIterations = 1 << 16;  // an unrolled loop longer than thi
 Val known_scalar(int64_t v, DType dtype) {
   Val k;
   k.shape = std::vector<SymSize>{SymSize(v)};
-  k.scalar = true;
   k.dtype = dtype;
   return k;
 }

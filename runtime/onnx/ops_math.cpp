@@ -24,7 +24,7 @@ bool fold_binary(NodeCtx& c, char op) {
   if (!c.has(0) || !c.has(1)) return false;
   Val& a = c.val(0);
   Val& b = c.val(1);
-  if (!a.shape || !b.shape) return false;
+  if (!a.shape || !b.shape || a.rank() > 1 || b.rank() > 1) return false;
   const auto& x = *a.shape;
   const auto& y = *b.shape;
   if (x.size() != y.size() && x.size() != 1 && y.size() != 1) return false;
@@ -53,7 +53,7 @@ bool fold_binary(NodeCtx& c, char op) {
       }
     }
   }
-  c.set_shape(0, std::move(r), promote_types(a.dtype, b.dtype), a.scalar && b.scalar);
+  c.set_shape(0, std::move(r), promote_types(a.dtype, b.dtype), a.scalar() && b.scalar());
   return true;
 }
 

@@ -12,10 +12,7 @@ namespace {
 
 Sizes sizes_of(NodeCtx& c, size_t i) {
   Val& v = c.val(i);
-  if (!v.t.defined() && v.shape) {
-    if (v.scalar) return Sizes{};
-    return Sizes{SymSize(static_cast<int64_t>(v.shape->size()))};
-  }
+  if (!v.t.defined() && v.shape) return Sizes(v.dims);
   return v.t.sizes();
 }
 
@@ -43,7 +40,7 @@ void unsqueeze_op(NodeCtx& c) {
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.fail("axes repeat");
   Val& v = c.val(0);
-  if (v.shape && v.scalar && axes == std::vector<int64_t>{0}) {
+  if (v.shape && v.scalar() && axes == std::vector<int64_t>{0}) {
     c.set_shape(0, *v.shape, v.dtype, false);
     return;
   }
@@ -73,7 +70,7 @@ void squeeze_op(NodeCtx& c) {
              sizes[static_cast<size_t>(a)].str());
   }
   Val& v = c.val(0);
-  if (v.shape && !v.scalar && axes.size() == 1) {
+  if (v.shape && v.rank() == 1 && axes.size() == 1) {
     c.set_shape(0, *v.shape, v.dtype, true);
     return;
   }
@@ -116,8 +113,17 @@ void reshape_op(NodeCtx& c) {
   }
   if (minus_ones > 1) c.fail("the shape has more than one -1");
   Val& v = c.val(0);
-  if (v.shape && out.size() <= 1) {  // a known vector stays known
-    c.set_shape(0, *v.shape, v.dtype, out.size() == 0);
+  if (v.shape && !out.is_symbolic()) {  // known values stay known, in any shape
+    const int64_t n = static_cast<int64_t>(v.shape->size());
+    int64_t rest = 1;
+    for (const SymSize& d : out)
+      if (d.hint() != -1) rest *= d.hint();
+    Shape dims;
+    for (const SymSize& d : out) dims.push_back(d.hint() == -1 ? (rest ? n / rest : 0) : d.hint());
+    int64_t total = 1;
+    for (int64_t d : dims) total *= d;
+    if (total != n) c.fail("cannot reshape " + std::to_string(n) + " elements to " + out.str());
+    c.set_known(0, *v.shape, v.dtype, std::move(dims));
     return;
   }
   c.set(0, reshape(c.in(0), out));
@@ -144,7 +150,7 @@ void flatten_op(NodeCtx& c) {
 void concat_op(NodeCtx& c) {
   bool known = c.inputs() > 0;
   for (size_t i = 0; i < c.inputs(); ++i)
-    known = known && c.has(i) && c.val(i).shape && !c.val(i).scalar;
+    known = known && c.has(i) && c.val(i).shape && c.val(i).rank() == 1;
   if (known) {
     std::vector<SymSize> out;
     DType dt = c.val(0).dtype;
@@ -185,7 +191,7 @@ void slice_op(NodeCtx& c) {
   if (axes.size() != starts.size() || steps.size() != starts.size())
     c.fail("axes or steps length differs from starts");
   Val& v = c.val(0);
-  if (v.shape && !v.scalar && axes.size() == 1) {  // slicing a known vector
+  if (v.shape && v.rank() == 1 && axes.size() == 1) {  // slicing a known vector
     const int64_t n = static_cast<int64_t>(v.shape->size());
     int64_t s = starts[0].value(), e = ends[0].value(), st = steps[0];
     if (st == 0) c.fail("step is 0");
@@ -235,7 +241,7 @@ void gather_op(NodeCtx& c) {
   Val& index = c.val(1);
   const Sizes ds = sizes_of(c, 0);
   const int64_t axis = axis_of(c, c.attr_i("axis", 0), static_cast<int64_t>(ds.size()));
-  if (data.shape && !data.scalar && index.shape) {  // shape[i]
+  if (data.shape && data.rank() == 1 && index.shape && index.rank() <= 1) {  // shape[i]
     const int64_t n = static_cast<int64_t>(data.shape->size());
     std::vector<SymSize> out;
     for (const SymSize& i : *index.shape) {
@@ -246,7 +252,7 @@ void gather_op(NodeCtx& c) {
                " elements");
       out.push_back((*data.shape)[static_cast<size_t>(k)]);
     }
-    c.set_shape(0, std::move(out), data.dtype, index.scalar);
+    c.set_shape(0, std::move(out), data.dtype, index.scalar());
     return;
   }
   Tensor x = c.in(0);
@@ -260,7 +266,7 @@ void gather_op(NodeCtx& c) {
       v.push_back(k);
     }
     idx = c.constant_i64(v, {static_cast<int64_t>(v.size())});
-    if (!index.scalar) is.push_back(static_cast<int64_t>(v.size()));
+    is = Sizes(index.dims);
   } else {
     Tensor raw = c.in(1);
     is = raw.sizes();
@@ -342,7 +348,6 @@ void range_op(NodeCtx& c) {
     if (delta != 1) r = mul(r, scalar(static_cast<double>(delta), dtype));
     Val first;
     first.shape = std::vector<SymSize>{start};
-    first.scalar = true;
     first.dtype = dtype;
     r = add(r, c.materialize(first));
     c.set(0, r);
@@ -397,7 +402,7 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
     if (!to.ok()) throw Error(to.status());
     Val& v = c.val(0);
     if (v.shape && is_integral(*to)) {
-      c.set_shape(0, *v.shape, *to, v.scalar);
+      c.set_known(0, *v.shape, *to, v.dims);
       return;
     }
     if (v.shape) {

@@ -98,6 +98,19 @@ SymSize sym_max(const SymSize& a, const SymSize& b) {
       [](const SymInt& x, const SymInt& y) { return sym_max(x, y); });
 }
 
+bool size_relation_holds(const SymSize& a, SizeRelation rel, const SymSize& b,
+                         std::source_location loc) {
+  const RelOp op = static_cast<RelOp>(rel);
+  static_assert(static_cast<int>(RelOp::kGe) == static_cast<int>(SizeRelation::kGe));
+  if (!a.is_symbolic() && !b.is_symbolic()) return rel_holds(op, a.hint(), b.hint());
+  TraceContext* t = current_trace();
+  if (!t) return rel_holds(op, a.hint(), b.hint());  // escaped its trace: the values it had
+  const SymRel r{op, to_sym_int(a), to_sym_int(b)};
+  auto v = t->shape_env().evaluate_guarding(r, r.str() + " decided at " + loc_str(loc));
+  if (!v.ok()) throw Error(v.status().with_context("'" + t->name() + "'"));
+  return *v;
+}
+
 bool Sizes::is_symbolic() const {
   for (const SymSize& d : dims_)
     if (d.is_symbolic()) return true;

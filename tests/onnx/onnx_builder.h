@@ -74,6 +74,22 @@ class OnnxBuilder {
     a->set_type(::onnx::AttributeProto::FLOAT);
     a->set_f(v);
   }
+  static void attr_ints(::onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  }
+  /// A one-element INT64 tensor attribute (ConstantOfShape's `value`).
+  static void attr_i64_tensor(::onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(::onnx::TensorProto::INT64);
+    t->add_dims(1);
+    t->add_int64_data(v);
+  }
   OnnxBuilder& init_i64(const std::string& name, std::vector<int64_t> v,
                         std::vector<int64_t> dims) {
     auto* t = model_.mutable_graph()->add_initializer();
