@@ -3,9 +3,11 @@
 #include "eager/parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -70,27 +72,50 @@ int cpu_threads() {
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   grain = std::max<int64_t>(grain, 1);
-  const int64_t parts = std::min<int64_t>(cpu_threads(), n / grain);
+  const int threads = cpu_threads();
+  const int64_t parts = std::min<int64_t>(threads, n / grain);
   if (parts <= 1 || tl_in_parallel) {
     if (n > 0) fn(0, n);
     return;
   }
-  std::mutex mu;
-  std::condition_variable done;
-  int64_t remaining = parts - 1;
-  const auto bound = [&](int64_t p) { return n * p / parts; };
-  for (int64_t p = 1; p < parts; ++p) {
-    workers().submit([&, p] {
-      fn(bound(p), bound(p + 1));
+  // Ranges are claimed from a counter, by the caller as well as by the workers, so a worker that
+  // is slow to wake (its core busy elsewhere) leaves its ranges to the caller instead of holding
+  // the call up. Up to 4 ranges per thread (each of at least `grain` iterations) even out the
+  // split. A worker that wakes after every range is claimed touches only the shared state; the
+  // caller returns once every claimed range is done.
+  struct State {
+    std::atomic<int64_t> next{0};
+    int64_t chunks = 0, n = 0, done = 0;  // done: ranges finished, under mu
+    const std::function<void(int64_t, int64_t)>* fn = nullptr;
+    std::mutex mu;
+    std::condition_variable all_done;
+    /// Runs claimed ranges until none is left; returns how many it ran.
+    int64_t drain() {
+      int64_t ran = 0;
+      for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks; ++ran)
+        (*fn)(n * c / chunks, n * (c + 1) / chunks);
+      return ran;
+    }
+    void finished(int64_t ran) {
+      if (ran == 0) return;
       std::lock_guard<std::mutex> lock(mu);
-      if (--remaining == 0) done.notify_one();
-    });
+      done += ran;
+      if (done == chunks) all_done.notify_one();
+    }
+  };
+  auto state = std::make_shared<State>();
+  state->chunks = std::min<int64_t>(parts * 4, n / grain);
+  state->n = n;
+  state->fn = &fn;
+  for (int64_t p = 1; p < parts; ++p) {
+    workers().submit([state] { state->finished(state->drain()); });
   }
   tl_in_parallel = true;
-  fn(0, bound(1));
+  const int64_t ran = state->drain();
   tl_in_parallel = false;
-  std::unique_lock<std::mutex> lock(mu);
-  done.wait(lock, [&] { return remaining == 0; });
+  std::unique_lock<std::mutex> lock(state->mu);
+  state->done += ran;
+  state->all_done.wait(lock, [&] { return state->done == state->chunks; });
 }
 
 }  // namespace kiln::eager
