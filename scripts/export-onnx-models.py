@@ -138,6 +138,31 @@ class RotaryBlock(nn.Module):
         return x + self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
 
 
+class Seq2Seq(nn.Module):
+    """nn.Transformer (encoder-decoder) with a causal mask built from the target length and a
+    bool padding mask over the source: src [B, S, 32], tgt [B, T, 32], src_pad [B, S]."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.t = nn.Transformer(d, 4, 2, 2, 64, dropout=0.0, batch_first=True)
+        self.t.encoder.enable_nested_tensor = False  # the exported graph's semantics in eager too
+
+    def forward(self, src, tgt, src_pad):
+        mask = self.t.generate_square_subsequent_mask(tgt.shape[1])
+        return self.t(src, tgt, tgt_mask=mask, src_key_padding_mask=src_pad)
+
+
+def unit_scores(model, head, inputs):
+    """Scales the last layer so that scores have unit deviation on `inputs` (a randomly
+    initialised transformer's scores are a few hundredths: too close to the tests' 1e-4)."""
+    model.eval()
+    with torch.no_grad():
+        std = float(torch.cat([model(x) for x in inputs]).std())
+        head.weight.mul_(1.0 / std)
+        head.bias.mul_(1.0 / std)
+    return model
+
+
 def calibrate(model, sizes):
     """Data-dependent weights, so that a random deep CNN's scores depend on its input (with
     torchvision's initialisation they collapse to a constant within a few layers), measured on
@@ -261,6 +286,35 @@ def main():
     export(calibrate(torchvision.models.squeezenet1_1(num_classes=10), calibration),
            "squeezenet", ["image"], [(randn(b, 3, h, w),) for b, h, w in image_sizes],
            image_axes, out, ["scores"])
+
+    # Models whose exports compute their shapes (Shape -> arithmetic, Where, ScatterND, Expand,
+    # Pad): each must run as one graph per size class, with no graph break.
+    # A windowed-attention vision transformer: pads to the window, shifted windows with a mask
+    # built by ScatterND, patch merging that pads odd sizes.
+    from torchvision.models.swin_transformer import SwinTransformer
+    swin_sizes = ((2, 56, 56), (3, 40, 72), (2, 44, 52))
+    swin = SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4],
+                           window_size=[4, 4], num_classes=10)
+    unit_scores(swin, swin.head, [torch.randn(b, 3, h, w) for b, h, w in swin_sizes])
+    export(swin, "swin", ["image"], [(randn(b, 3, h, w),) for b, h, w in swin_sizes],
+           image_axes, out, ["scores"])
+    # An encoder-decoder transformer with a causal target mask and a source padding mask.
+    def seq2seq_case(b, s, t):
+        pad = np.zeros((b, s), dtype=bool)
+        pad[1:, s - 2:] = True
+        return (randn(b, s, 32), randn(b, t, 32), pad)
+    export(Seq2Seq(), "seq2seq", ["src", "tgt", "src_pad"],
+           [seq2seq_case(b, s, t) for b, s, t in ((2, 10, 7), (3, 6, 9), (2, 13, 4))],
+           {"src": {0: "batch", 1: "src_len"}, "tgt": {0: "batch", 1: "tgt_len"},
+            "src_pad": {0: "batch", 1: "src_len"}, "y": {0: "batch", 1: "tgt_len"}}, out, ["y"])
+    # A ViT classifier: a class token expanded to the batch.
+    from torchvision.models.vision_transformer import VisionTransformer
+    vit = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=32,
+                            mlp_dim=64, num_classes=10)
+    nn.init.normal_(vit.heads.head.weight, std=0.02)  # torchvision starts the head at zero
+    unit_scores(vit, vit.heads.head, [torch.randn(4, 3, 32, 32)])
+    export(vit, "vit", ["image"], [(randn(b, 3, 32, 32),) for b in (2, 3, 5)],
+           {"image": {0: "batch"}, "scores": {0: "batch"}}, out, ["scores"])
 
 if __name__ == "__main__":
     main()

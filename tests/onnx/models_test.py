@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Runs the PyTorch-exported models of tests/data/onnx through `kiln run` at every committed size
 in one process and checks: the outputs match PyTorch's within 1e-4, each model with dynamic
-axes compiles once for all sizes (the recurrent tagger once per sequence length), the
+axes compiles once for all sizes (the recurrent tagger once per sequence length), exports that
+compute their shapes (swin, seq2seq, vit) run without graph breaks, the
 TopK/NonZero model reports its TopK break through --explain (NonZero is a device kernel). No
 validation-layer message may appear, and on Vulkan no graph may run on the interpreter for
 want of a kernel (`interpreter_fallbacks` in the stats line; a generated model that needs one
@@ -129,6 +130,21 @@ for model in ("mobilenet_v3", "shufflenet", "squeezenet"):
           (model, stats.get("compiles"), n))
     check(stats.get("dynamic_compiles") == "1", "%s: the compile is not symbolic" % model)
     check(stats.get("graph_breaks") == "0", "%s: %s graph breaks" % (model, stats.get("graph_breaks")))
+
+# Exports that compute their shapes from `Shape` (window padding, shifted-window masks built by
+# ScatterND, Expand targets through Where(shape == -1, 1, shape), a causal mask from the target
+# length, a class token expanded to the batch): the shape subgraphs fold while tracing, so no
+# graph breaks. seq2seq and vit: one compile for all sizes. swin's window and patch-merging pads
+# are amounts the Pad needs, guarded per size class (its three sizes fall in three).
+for model, inputs, outputs, compiles in (("seq2seq", ["src", "tgt", "src_pad"], ["y"], 1),
+                                         ("vit", ["image"], ["scores"], 1),
+                                         ("swin", ["image"], ["scores"], 3)):
+    _, stats, n = run(model, inputs, outputs)
+    check(stats.get("calls") == str(n), "%s: %s calls" % (model, stats.get("calls")))
+    check(stats.get("graph_breaks") == "0", "%s: %s graph breaks" % (model, stats.get("graph_breaks")))
+    check(stats.get("compiles") == str(compiles), "%s: %s compiles for %d sizes, expected %d" %
+          (model, stats.get("compiles"), n, compiles))
+    check(stats.get("dynamic_compiles") == stats.get("compiles"), "%s: a compile is not symbolic" % model)
 
 # The fallback count is live: a Relu over 40 concatenated inputs, each with its own named dim,
 # needs more size slots than a kernel has, so on Vulkan that graph runs on the interpreter.
