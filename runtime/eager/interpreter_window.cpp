@@ -2,8 +2,9 @@
 //   Conv: out[n, co, o..] = bias[co] + sum over ci < C / groups and the window of
 //     x[n, g * C / groups + ci, o * stride - pad_begin + k * dilation] * w[co, ci, k..], with
 //     g = co / (C_out / groups); positions in the padding contribute nothing. Computed in f32
-//     (f16 operands converted exactly) as one sgemm per image and group over an im2col matrix
-//     (window positions x output positions, zeros for the padding): float sums in OpenBLAS's
+//     (f16 operands converted exactly) as one sgemm per group over an im2col matrix (window
+//     positions x output positions, zeros for the padding; of one image, or of several side by
+//     side when they fit in 16 MiB): float sums in OpenBLAS's
 //     order starting from the bias, rounded to the output dtype (docs/ops.md). A conv whose
 //     groups each read one input channel (depthwise) sums directly: the bias, then each tap
 //     in row-major window order, in float.
@@ -132,16 +133,17 @@ struct ScratchFloats {
 /// im2col floats per sgemm at most (16 MiB); a larger image is done in chunks of output rows.
 constexpr int64_t kMaxColumns = int64_t{1} << 22;
 
-/// Fills col[(ci * taps + t) * cols + q] for the output rows [r0, r1) (a row: fixed positions in
-/// the two outer spatial dims, all of the innermost; q counts positions from row r0) with the
-/// input value window tap t of channel ci reads there, or 0 in the padding. `x` is the group's
-/// first channel of one image.
-/// im2col for one channel `xc`: its taps' rows of `col` for the output rows [r0, r1).
-void im2col_channel(const Geometry& g, const float* xc, int64_t r0, int64_t r1, float* dst) {
-  const int64_t w = g.out[2], cols = (r1 - r0) * w;
+/// im2col for one channel `xc`: row t (a window tap) of `dst`, at dst + t * ld, gets for each
+/// output position of the output rows [r0, r1) (a row: fixed positions in the two outer spatial
+/// dims, all of the innermost) the input value tap t reads there, or 0 in the padding.
+void im2col_channel(const Geometry& g, const float* xc, int64_t r0, int64_t r1, float* dst,
+                    int64_t ld) {
+  const int64_t w = g.out[2], s2 = g.stride[2];
   for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
     for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-      for (int64_t kd = 0; kd < g.kernel[2]; ++kd, dst += cols) {
+      for (int64_t kd = 0; kd < g.kernel[2]; ++kd, dst += ld) {
+        const int64_t shift = kd * g.dil[2] - g.pad[2];
+        const auto [lo, hi] = columns_inside(shift, s2, g.in[2], w);
         for (int64_t r = r0; r < r1; ++r) {
           float* row = dst + (r - r0) * w;
           const int64_t p0 = (r / g.out[1]) * g.stride[0] - g.pad[0] + ka * g.dil[0];
@@ -150,26 +152,30 @@ void im2col_channel(const Geometry& g, const float* xc, int64_t r0, int64_t r1, 
             std::fill(row, row + w, 0.0f);
             continue;
           }
-          const float* src = xc + (p0 * g.in[1] + p1) * g.in[2];
-          for (int64_t od = 0; od < w; ++od) {
-            const int64_t p2 = od * g.stride[2] - g.pad[2] + kd * g.dil[2];
-            row[od] = p2 >= 0 && p2 < g.in[2] ? src[p2] : 0.0f;
-          }
+          const float* src = xc + (p0 * g.in[1] + p1) * g.in[2] + shift;
+          std::fill(row, row + lo, 0.0f);
+          if (s2 == 1)
+            std::copy(src + lo, src + hi, row + lo);
+          else
+            for (int64_t od = lo; od < hi; ++od) row[od] = src[od * s2];
+          std::fill(row + hi, row + w, 0.0f);
         }
       }
     }
   }
 }
 
-void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int64_t r1,
-            float* col) {
-  const int64_t plane = g.in[0] * g.in[1] * g.in[2], w = g.out[2], cols = (r1 - r0) * w;
+/// im2col of `channels` channels of one image `x` for the output rows [r0, r1): channel ci's
+/// taps are the rows ci * taps .. of `col`, each `ld` floats apart.
+void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int64_t r1, float* col,
+            int64_t ld) {
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2], cols = (r1 - r0) * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   // Channels fill disjoint parts of `col`, split over the cores.
   parallel_for(channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, taps * cols)),
                [&](int64_t c0, int64_t c1) {
                  for (int64_t ci = c0; ci < c1; ++ci)
-                   im2col_channel(g, x + ci * plane, r0, r1, col + ci * taps * cols);
+                   im2col_channel(g, x + ci * plane, r0, r1, col + ci * taps * ld, ld);
                });
 }
 
@@ -218,6 +224,39 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
   });
 }
 
+/// Conv of several images at once (`batch` at a time): per group, their im2col matrices side by
+/// side in one matrix of batch * out_plane columns, one product with the group's weights (packed
+/// once for the images, and a wider product for small images), then each image's rows copied
+/// to its place in y. Each output is the same sum as with one product per image.
+void conv_images_together(const Geometry& g, int64_t groups, int64_t batch, const float* x,
+                          const float* w, const float* bias, float* y) {
+  const int64_t cg = g.c / groups, og = g.c_out / groups;
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t rows = g.out[0] * g.out[1], out_plane = rows * g.out[2];
+  const int64_t depth = cg * g.kernel[0] * g.kernel[1] * g.kernel[2];
+  ScratchFloats col, prod;
+  col.reserve(static_cast<size_t>(depth * batch * out_plane));
+  prod.reserve(static_cast<size_t>(og * batch * out_plane));
+  for (int64_t n0 = 0; n0 < g.n; n0 += batch) {
+    const int64_t nb = std::min(batch, g.n - n0), ld = nb * out_plane;
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      for (int64_t i = 0; i < nb; ++i)
+        im2col(g, cg, x + ((n0 + i) * g.c + grp * cg) * plane, 0, rows, col.data + i * out_plane,
+               ld);
+      if (bias)
+        for (int64_t o = 0; o < og; ++o)
+          std::fill(prod.data + o * ld, prod.data + (o + 1) * ld, bias[grp * og + o]);
+      sgemm(og, ld, depth, {w + grp * og * depth, depth, false}, {col.data, ld, false},
+            bias ? 1.0f : 0.0f, prod.data, ld);
+      for (int64_t i = 0; i < nb; ++i)
+        for (int64_t o = 0; o < og; ++o) {
+          const float* src = prod.data + o * ld + i * out_plane;
+          std::copy(src, src + out_plane, y + ((n0 + i) * g.c_out + grp * og + o) * out_plane);
+        }
+    }
+  }
+}
+
 Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   const Geometry g = geometry(node, ins[0]->meta.shape, out.meta.shape, &ins[1]->meta.shape);
   const int64_t groups = node.attrs.window.groups;
@@ -240,6 +279,15 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   bool direct = taps == 1;
   for (size_t i = 0; i < 3; ++i)
     direct = direct && g.stride[i] == 1 && g.pad[i] == 0 && g.in[i] == g.out[i];
+  // Images whose im2col matrices fit kMaxColumns together go through one product per group
+  // (not 1x1 convs of large images, which would copy their input for little gain).
+  const int64_t per_image = depth * out_plane;
+  const int64_t batch = per_image == 0 ? 1 : std::min<int64_t>(g.n, kMaxColumns / per_image);
+  if (batch > 1 && out.meta.numel() > 0 && (!direct || out_plane < 1024)) {
+    conv_images_together(g, groups, batch, x, w, bias, y);
+    store_floats(out, so);
+    return {};
+  }
   const int64_t chunk =
       g.out[2] == 0 ? rows
                     : std::max<int64_t>(1, kMaxColumns / std::max<int64_t>(1, depth) / g.out[2]);
@@ -261,7 +309,7 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk), cols = (r1 - r0) * g.out[2];
         if (cols == 0) continue;
-        im2col(g, cg, xg, r0, r1, col.data);
+        im2col(g, cg, xg, r0, r1, col.data, cols);
         sgemm(og, cols, depth, {wg, depth, false}, {col.data, cols, false}, beta,
               yg + r0 * g.out[2], out_plane);
       }
