@@ -98,9 +98,81 @@ void bfloat16_from_bits(onnx::ProtoTensor& p, Device device) {
   p.onnx_type = onnx::OnnxType::kBfloat16;
 }
 
+/// Compares a value of any kind (onnx::Value: tensors, strings, sequences, optionals) with the
+/// reference; "" when equal within the tolerance.
+std::string compare_value(const onnx::Value& got, const onnx::Value& want) {
+  using Kind = onnx::Value::Kind;
+  if (got.kind != want.kind) return "a value of another kind (tensor, strings, sequence, optional)";
+  switch (want.kind) {
+    case Kind::kTensor:
+      return compare(got.tensor, onnx::ProtoTensor{"", want.onnx_type, want.tensor}, 1e-3, 1e-7);
+    case Kind::kStrings:
+      if (got.shape != want.shape)
+        return "shape " + shape_str(got.shape) + ", expected " + shape_str(want.shape);
+      for (size_t i = 0; i < want.strings.size(); ++i)
+        if (got.strings[i] != want.strings[i])
+          return fmt::format("string {} is '{}', expected '{}'", i, got.strings[i],
+                             want.strings[i]);
+      return "";
+    case Kind::kSequence:
+    case Kind::kOptional:
+      if (got.elements.size() != want.elements.size())
+        return fmt::format("{} elements, expected {}", got.elements.size(), want.elements.size());
+      for (size_t i = 0; i < want.elements.size(); ++i) {
+        std::string d = compare_value(got.elements[i], want.elements[i]);
+        if (!d.empty()) return fmt::format("element {}: {}", i, d);
+      }
+      return "";
+  }
+  return "unknown kind";
+}
+
+/// A model that takes or returns sequences, optionals or strings runs eagerly on values
+/// (Model::run_values: one op at a time, on Vulkan one dispatch per op).
+CaseResult run_values_case(const onnx::Model& model, const std::vector<fs::path>& sets,
+                           Device device) {
+  for (const fs::path& set : sets) {
+    std::vector<onnx::Value> inputs, expected;
+    const std::vector<fs::path> in = numbered(set, "input_"), out = numbered(set, "output_");
+    if (in.size() != model.inputs().size() || out.size() != model.outputs().size())
+      return {Outcome::kFail, "the data set's inputs or outputs do not match the model's"};
+    for (size_t k = 0; k < in.size(); ++k) {
+      auto v = onnx::load_value_proto(in[k].string(), model.inputs()[k].kind, device);
+      if (!v.ok()) return from_status(v.status());
+      inputs.push_back(std::move(*v));
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+      auto v = onnx::load_value_proto(out[k].string(), model.outputs()[k].kind, Device::cpu());
+      if (!v.ok()) return from_status(v.status());
+      expected.push_back(std::move(*v));
+    }
+    std::vector<onnx::Value> got = model.run_values(inputs);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const std::string diff = compare_value(got.at(i), expected[i]);
+      if (!diff.empty())
+        return {Outcome::kFail, fmt::format("{} output {}: {}", set.filename().string(), i, diff)};
+    }
+  }
+  return {};
+}
+
 CaseResult run_case(const fs::path& dir, Device device) {
   auto model = onnx::Model::load((dir / "model.onnx").string(), device);
   if (!model.ok()) return from_status(model.status());
+  if (!model->tensors_only()) {
+    std::vector<fs::path> sets;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+        sets.push_back(e.path());
+    std::sort(sets.begin(), sets.end());
+    if (sets.empty()) return {Outcome::kFail, "no test_data_set_* directory"};
+    const size_t validation_before = device.is_cpu() ? 0 : validation_messages().size();
+    CaseResult r = run_values_case(*model, sets, device);
+    if (r.outcome == Outcome::kPass && !device.is_cpu() &&
+        validation_messages().size() != validation_before)
+      return {Outcome::kFail, "validation-layer errors: " + validation_messages().back()};
+    return r;
+  }
   onnx::CompiledModel compiled(*model, {.name = dir.filename().string()});
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))

@@ -56,6 +56,25 @@ const char* onnx_type_name(OnnxType type);
 /// The Kiln dtype an ONNX type is computed in, or unimplemented (strings, complex).
 Expected<DType> kiln_dtype(OnnxType type);
 
+/// A value of an ONNX graph input or output in full: a numeric tensor, a string tensor (host
+/// only: Kiln's devices hold no strings), a sequence (ONNX SequenceProto) or an optional
+/// (OptionalProto). Model::run_values takes and returns these.
+struct Value {
+  enum class Kind : uint8_t { kTensor, kStrings, kSequence, kOptional };
+  Kind kind = Kind::kTensor;
+  Tensor tensor;                              // kTensor
+  OnnxType onnx_type = OnnxType::kUndefined;  // kTensor (as declared or read), kStrings
+  std::vector<int64_t> shape;                 // kStrings
+  std::vector<std::string> strings;           // kStrings, row-major
+  std::vector<Value> elements;                // kSequence; kOptional: none (empty) or one
+  static Value of(Tensor t, OnnxType type = OnnxType::kUndefined) {
+    Value v;
+    v.tensor = std::move(t);
+    v.onnx_type = type;
+    return v;
+  }
+};
+
 /// A graph input or output.
 struct ValueInfo {
   std::string name;
@@ -65,7 +84,10 @@ struct ValueInfo {
   std::vector<int64_t> dims;
   /// One entry per dim: the dim_param name ("batch"), empty where the dim is a number/unknown.
   std::vector<std::string> dim_params;
-  bool has_shape = false;   // the file declares a shape (rank known)
+  bool has_shape = false;  // the file declares a shape (rank known)
+  /// What the value is: a numeric tensor (`dtype`), a STRING tensor, a sequence or an optional
+  /// (`onnx_type` is then its innermost element type, when the file says).
+  Value::Kind kind = Value::Kind::kTensor;
   std::string str() const;  // "input: FLOAT[batch, 16]"
 };
 
@@ -100,6 +122,12 @@ class Model {
   /// graph inside kiln::compile, one op at a time outside it). Inputs are in inputs() order
   /// with the dtypes inputs()[i].dtype; throws kiln::Error on a mismatch or a failing op.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  /// The model on values of any kind (sequences, optionals, string tensors: the inputs and
+  /// outputs whose ValueInfo::kind is not kTensor), run eagerly (one op at a time: on Vulkan one
+  /// dispatch per op, never the interpreter). Throws kiln::Error.
+  std::vector<Value> run_values(const std::vector<Value>& inputs) const;
+  /// Whether every input and output is a numeric tensor (what operator() and CompiledModel take).
+  bool tensors_only() const;
 
  private:
   friend class CompiledModel;
@@ -144,6 +172,10 @@ struct ProtoTensor {
 Expected<ProtoTensor> parse_tensor_proto(std::span<const std::byte> bytes,
                                          Device device = Device::cpu());
 Expected<ProtoTensor> load_tensor_proto(const std::string& path, Device device = Device::cpu());
+/// A `.pb` file holding a value of `kind`: a TensorProto (a numeric or STRING tensor), a
+/// SequenceProto or an OptionalProto (of tensors or sequences, nested as the file has them).
+Expected<Value> load_value_proto(const std::string& path, Value::Kind kind,
+                                 Device device = Device::cpu());
 
 /// Element values of `t` as the ONNX type `as` would hold them (wraps integers to the width of
 /// uint8 and friends, truncates to bfloat16 as ONNX 1.12's Cast does), for comparisons.

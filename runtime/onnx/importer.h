@@ -39,7 +39,15 @@ struct Val {
   // A Cast of known integers to a float type: `t` holds the floats, these the integers (Range
   // reads them, so torch.arange(S, dtype=float) keeps a symbolic length).
   std::optional<std::vector<SymSize>> cast_ints;
-  bool defined() const { return t.defined() || shape.has_value(); }
+  // A value of the front end that is not a numeric tensor (ops_sequence.cpp, ops_string.cpp):
+  // a sequence or optional holds its elements here (each a Val, traced as usual), a string
+  // tensor (host only) its strings in `host`.
+  Value::Kind kind = Value::Kind::kTensor;
+  std::shared_ptr<const std::vector<Val>> items;
+  std::shared_ptr<const Value> host;
+  bool defined() const {
+    return t.defined() || shape.has_value() || kind != Value::Kind::kTensor;
+  }
 };
 
 class ModelImpl;
@@ -135,6 +143,7 @@ void register_training_ops(std::map<std::string, OpHandler>& table);
 void register_resize_ops(std::map<std::string, OpHandler>& table);
 void register_scatter_ops(std::map<std::string, OpHandler>& table);  // ops_scatter.cpp
 void register_mel_weight_ops(std::map<std::string, OpHandler>& table);  // ops_mel_weight.cpp
+void register_sequence_ops(std::map<std::string, OpHandler>& table);  // ops_sequence.cpp
 // The handlers of every KILN_KERNEL_OP row of graph/ops.def: `register_<stem>_ops` in
 // runtime/onnx/ops_<stem>.cpp (they build the node with kiln::apply_op, tensor/apply_op.h).
 #define KILN_OP(e, name, cat, arity, attrs)
@@ -155,6 +164,8 @@ void check_size(const NodeCtx& ctx, const Sizes& shape);
 /// stay known (runtime/onnx/shape_fold.cpp); false when it declines (the op handler runs).
 bool fold_known(NodeCtx& c);
 
+/// The error for a sequence, optional or string value where an op needs a numeric tensor.
+Status non_tensor_error(const Val& v);
 /// Builds a tensor from known elements (a constant when static, symbolic sizes otherwise).
 Tensor materialize(ModelImpl& model, const Val& v);
 /// A Conv node's convolution of x by weight (+ bias) with the node's attributes.

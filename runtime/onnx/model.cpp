@@ -275,6 +275,7 @@ Tensor ModelImpl::constant(DType dtype, const Shape& shape, const std::vector<do
 
 Tensor materialize(ModelImpl& model, const Val& v) {
   if (v.t.defined()) return v.t;
+  if (v.kind != Value::Kind::kTensor || !v.shape) throw Error(non_tensor_error(v));
   const std::vector<SymSize>& s = *v.shape;
   const Shape& shape = v.dims;
   bool symbolic = false;
@@ -441,6 +442,9 @@ const std::string& Model::name() const {
   return impl_->name;
 }
 std::vector<Tensor> Model::operator()(const std::vector<Tensor>& inputs) const {
+  if (!tensors_only())
+    throw Error(invalid_argument(impl_->name + ": the model takes or returns sequences, "
+                                 "optionals or strings: run it with run_values"));
   return impl_->run(inputs);
 }
 

@@ -82,6 +82,8 @@ Expected<DType> kiln_dtype(OnnxType type) {
 
 std::string ValueInfo::str() const {
   std::string s = name + ": " + onnx_type_name(onnx_type);
+  if (kind == Value::Kind::kSequence) return name + ": sequence of " + onnx_type_name(onnx_type);
+  if (kind == Value::Kind::kOptional) return name + ": optional " + onnx_type_name(onnx_type);
   if (!has_shape) return s + "[?]";
   s += "[";
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -297,13 +299,31 @@ Expected<ProtoTensor> decode_tensor(const ::onnx::TensorProto& p, Device device,
 Expected<ValueInfo> decode_value_info(const ::onnx::ValueInfoProto& info) {
   ValueInfo v;
   v.name = info.name();
-  if (!info.has_type() || !info.type().has_tensor_type())
-    return unimplemented("value '" + info.name() +
-                         "' is not a tensor (sequences, maps and "
-                         "optionals are not supported)");
-  const auto& tt = info.type().tensor_type();
+  if (!info.has_type()) return unimplemented("value '" + info.name() + "' has no type");
+  // A sequence or optional: its kind, and the innermost element type when the file says.
+  const ::onnx::TypeProto* type = &info.type();
+  if (type->has_sequence_type() || type->has_optional_type()) {
+    v.kind = type->has_sequence_type() ? Value::Kind::kSequence : Value::Kind::kOptional;
+    for (int depth = 0; depth < 8; ++depth) {
+      if (type->has_sequence_type() && type->sequence_type().has_elem_type())
+        type = &type->sequence_type().elem_type();
+      else if (type->has_optional_type() && type->optional_type().has_elem_type())
+        type = &type->optional_type().elem_type();
+      else
+        break;
+    }
+    if (type->has_tensor_type())
+      v.onnx_type = static_cast<OnnxType>(type->tensor_type().elem_type());
+    return v;
+  }
+  if (!type->has_tensor_type())
+    return unimplemented("value '" + info.name() + "' is not a tensor, sequence or optional " +
+                         "(maps are not supported)");
+  const auto& tt = type->tensor_type();
   v.onnx_type = static_cast<OnnxType>(tt.elem_type());
-  auto dt = kiln_dtype(v.onnx_type);
+  if (v.onnx_type == OnnxType::kString) v.kind = Value::Kind::kStrings;
+  auto dt =
+      v.kind == Value::Kind::kStrings ? Expected<DType>(DType::kF32) : kiln_dtype(v.onnx_type);
   if (!dt.ok()) return dt.status().with_context("value '" + info.name() + "'");
   v.dtype = *dt;
   if (tt.has_shape()) {
