@@ -57,7 +57,8 @@ LoopNest<N> coalesce(std::span<const Dim> shape, std::span<const std::vector<int
 }
 
 /// o[i] = fn(p_0[i * s_0], ...) for i < n, with the stride patterns of real graphs (every
-/// operand contiguous, or one broadcast scalar) as loops without strides.
+/// operand contiguous, or one broadcast scalar; for three operands, a contiguous first one) as
+/// loops without strides.
 template <typename T, size_t N, typename Fn>
 void typed_row(T* __restrict o, const std::array<const T*, N>& p, const std::array<int64_t, N>& s,
                int64_t n, Fn& fn) {
@@ -82,6 +83,24 @@ void typed_row(T* __restrict o, const std::array<const T*, N>& p, const std::arr
     if (s[0] == 0 && s[1] == 1) {
       const T av = *a;
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(av, b[i]));
+      return;
+    }
+  } else if constexpr (N == 3) {  // where(mask, x, y): a mask row over rows of x, y a scalar
+    const T* __restrict a = p[0];
+    const T* __restrict b = p[1];
+    const T* __restrict c = p[2];
+    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(a[i], b[i], c[i]));
+      return;
+    }
+    if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+      const T cv = *c;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(a[i], b[i], cv));
+      return;
+    }
+    if (s[0] == 1 && s[1] == 0 && s[2] == 1) {
+      const T bv = *b;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(fn(a[i], bv, c[i]));
       return;
     }
   }

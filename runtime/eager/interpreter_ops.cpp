@@ -378,7 +378,7 @@ Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins
           ins[2]->meta.dtype == DType::kF32 && out.meta.dtype == DType::kF32) {
         // A bool mask selecting between floats (attention masks): the mask as 0 / 1 floats,
         // then the float loop, with the same test (cond != 0) as the generic loop.
-        HostTensor mask(TensorMeta{DType::kF32, ins[0]->meta.shape});
+        HostTensor mask = HostTensor::uninitialized(TensorMeta{DType::kF32, ins[0]->meta.shape});
         const auto* m = reinterpret_cast<const uint8_t*>(ins[0]->data.data());
         auto* f = reinterpret_cast<float*>(mask.data.data());
         for (int64_t i = 0; i < mask.meta.numel(); ++i) f[i] = m[i] != 0 ? 1.0f : 0.0f;

@@ -367,6 +367,34 @@ TEST(InterpreterFastPaths, ConvWithOneOutputChannelAddsItsBias) {
   expect_product(y, exact, abs_sum, 28, "conv with one output channel");
 }
 
+// ---- where ------------------------------------------------------------------------------------
+
+TEST(InterpreterFastPaths, WhereSelectsInEveryContiguousPattern) {
+  std::mt19937 rng(23);
+  // (mask, x, y): all full; a scalar y (attention masks); a scalar x; a threaded size.
+  const std::vector<std::array<Shape, 3>> cases = {
+      {Shape{6, 33}, Shape{6, 33}, Shape{6, 33}},
+      {Shape{6, 33}, Shape{6, 33}, Shape{}},
+      {Shape{6, 33}, Shape{}, Shape{6, 33}},
+      {Shape{1, 256, 256}, Shape{}, Shape{8, 256, 256}},
+      {Shape{1}, Shape{1}, Shape{}},
+      {Shape{0, 3}, Shape{}, Shape{0, 3}},
+  };
+  for (const auto& [sc, sx, sy] : cases) {
+    HostTensor c(TensorMeta{DType::kBool, sc});
+    for (int64_t i = 0; i < c.meta.numel(); ++i) c.set(i, (rng() & 1) != 0 ? 1.0 : 0.0);
+    const HostTensor x = random_f32(sx, rng), y = random_f32(sy, rng);
+    const HostTensor got = run(OpKind::Where, {&c, &x, &y});
+    // Every case broadcasts only leading dims or scalars: index each operand modulo its size.
+    std::vector<float> want(static_cast<size_t>(got.meta.numel()));
+    for (int64_t i = 0; i < got.meta.numel(); ++i)
+      want[static_cast<size_t>(i)] =
+          c.get(i % c.meta.numel()) != 0 ? f32(x)[i % x.meta.numel()] : f32(y)[i % y.meta.numel()];
+    expect_same_bits(got, want,
+                     "where " + shape_str(sc) + " " + shape_str(sx) + " " + shape_str(sy));
+  }
+}
+
 // ---- outputs in reused buffers ----------------------------------------------------------------
 
 /// Leaves a freed block of `bytes` bytes full of NaN bits in the host block cache, so that the
