@@ -144,6 +144,8 @@ void register_resize_ops(std::map<std::string, OpHandler>& table);
 void register_scatter_ops(std::map<std::string, OpHandler>& table);  // ops_scatter.cpp
 void register_mel_weight_ops(std::map<std::string, OpHandler>& table);  // ops_mel_weight.cpp
 void register_sequence_ops(std::map<std::string, OpHandler>& table);  // ops_sequence.cpp
+void register_string_ops(std::map<std::string, OpHandler>& table);    // ops_string.cpp
+void register_tfidf_ops(std::map<std::string, OpHandler>& table);     // ops_tfidf.cpp
 // The handlers of every KILN_KERNEL_OP row of graph/ops.def: `register_<stem>_ops` in
 // runtime/onnx/ops_<stem>.cpp (they build the node with kiln::apply_op, tensor/apply_op.h).
 #define KILN_OP(e, name, cat, arity, attrs)

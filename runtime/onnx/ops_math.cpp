@@ -364,6 +364,8 @@ const std::map<std::string, OpHandler>& op_table() {
     register_scatter_ops(t);
     register_mel_weight_ops(t);
     register_sequence_ops(t);
+    register_string_ops(t);  // after the numeric Cast and CastLike, which it wraps
+    register_tfidf_ops(t);
 #define KILN_OP(e, name, cat, arity, attrs)
 #define KILN_KERNEL_OP(e, name, cat, arity, attrs, variant, stem) register_##stem##_ops(t);
 #include "graph/ops.def"
