@@ -158,6 +158,54 @@ TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZeros) {
   expect_same_bits(y, {0.0f, -0.0f, -0.0f}, "max_pool of signed zeros");
 }
 
+// ---- depthwise conv ---------------------------------------------------------------------------
+
+TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
+  // Short output rows (built output by output) and long ones (tap by tap): both must give the
+  // float sum bias + w * x over the taps inside the input in row-major window order.
+  struct Case {
+    Shape x;
+    int64_t multiplier, kernel, stride, pad, dilation;
+  };
+  const std::vector<Case> cases = {
+      {{1, 6, 8, 8}, 1, 5, 2, 2, 1},    {{2, 4, 9, 11}, 2, 3, 1, 1, 1},
+      {{1, 3, 40, 37}, 1, 3, 1, 1, 1},  {{1, 2, 41, 50}, 1, 5, 2, 2, 1},
+      {{1, 2, 7, 20}, 1, 3, 1, 2, 2},   {{1, 1, 1, 1}, 1, 1, 1, 0, 1},
+      {{2, 48, 33, 33}, 1, 3, 1, 1, 1},  // threads
+  };
+  std::mt19937 rng(41);
+  for (const Case& c : cases) {
+    const int64_t ch = c.x[1], co_n = ch * c.multiplier, h = c.x[2], wd = c.x[3];
+    const HostTensor x = random_f32(c.x, rng);
+    const HostTensor w = random_f32({co_n, 1, c.kernel, c.kernel}, rng);
+    const HostTensor bias = random_f32({co_n}, rng);
+    Attrs a;
+    a.window.strides = {c.stride, c.stride};
+    a.window.pads = {c.pad, c.pad, c.pad, c.pad};
+    a.window.dilations = {c.dilation, c.dilation};
+    a.window.groups = ch;
+    const HostTensor y = run(OpKind::Conv, {&x, &w, &bias}, a);
+    const int64_t oh = y.meta.shape[2], ow = y.meta.shape[3];
+    std::vector<float> want;
+    for (int64_t n = 0; n < c.x[0]; ++n)
+      for (int64_t co = 0; co < co_n; ++co)
+        for (int64_t r = 0; r < oh; ++r)
+          for (int64_t q = 0; q < ow; ++q) {
+            float acc = f32(bias)[co];
+            for (int64_t kr = 0; kr < c.kernel; ++kr)
+              for (int64_t kq = 0; kq < c.kernel; ++kq) {
+                const int64_t pr = r * c.stride - c.pad + kr * c.dilation;
+                const int64_t pq = q * c.stride - c.pad + kq * c.dilation;
+                if (pr < 0 || pr >= h || pq < 0 || pq >= wd) continue;
+                acc += f32(w)[(co * c.kernel + kr) * c.kernel + kq] *
+                       f32(x)[((n * ch + co / c.multiplier) * h + pr) * wd + pq];
+              }
+            want.push_back(acc);
+          }
+    expect_same_bits(y, want, "depthwise conv " + shape_str(c.x));
+  }
+}
+
 // ---- concat -----------------------------------------------------------------------------------
 
 TEST(InterpreterFastPaths, ConcatCopiesEachInputAlongTheAxis) {
