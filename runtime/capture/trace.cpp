@@ -267,6 +267,54 @@ int TraceContext::unbacked_symbol(int64_t hint, const std::string& source) {
   return id;
 }
 
+bool TraceContext::reveal_unbacked(std::initializer_list<const SymInt*> sides,
+                                   const std::string& what) {
+  bool unbacked = false, pending = false;
+  for (const SymInt* side : sides)
+    for (int s : side->free_symbols()) {
+      if (!env_->info(s).unbacked) continue;
+      unbacked = true;
+      pending |= std::find(pending_unbacked_.begin(), pending_unbacked_.end(), s) !=
+                 pending_unbacked_.end();
+    }
+  if (pending) {
+    log(LogTopic::kDynamic, "'" + options_.name + "' runs its graph to decide " + what);
+    flush({});
+  }
+  return unbacked;
+}
+
+void TraceContext::add_size_guard(const SymRel& rel, const std::string& why) {
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kSizeGuard;
+  step.size_guard = rel;
+  step.label = why;
+  step.where = {"data-dependent size " + rel.str(), why};
+  step.is_break = false;
+  log(LogTopic::kGuards,
+      "'" + options_.name + "' checks " + rel.str() + " when it replays (" + why + ")");
+  program_.steps.push_back(std::move(step));
+}
+
+std::optional<bool> TraceContext::decide_data_dependent(const SymRel& rel, const std::string& why) {
+  if (!reveal_unbacked({&rel.lhs, &rel.rhs}, rel.str() + " (" + why + ")")) return std::nullopt;
+  if (env_->statically_known_true(rel)) return true;
+  const SymRel negated{negate(rel.op), rel.lhs, rel.rhs};
+  if (env_->statically_known_true(negated)) return false;
+  const std::vector<int64_t> hints = symbol_hints();
+  const bool holds = rel_holds(rel.op, rel.lhs.evaluate(hints), rel.rhs.evaluate(hints));
+  add_size_guard(holds ? rel : negated, why);
+  return holds;
+}
+
+std::optional<int64_t> TraceContext::data_dependent_value(const SymInt& v, const std::string& why) {
+  if (!reveal_unbacked({&v}, v.str() + " (" + why + ")")) return std::nullopt;
+  const int64_t value = v.evaluate(symbol_hints());
+  const SymRel rel = sym_eq(v, SymInt(value));
+  if (!env_->statically_known_true(rel)) add_size_guard(rel, why);
+  return value;
+}
+
 void TraceContext::sync_unbacked(const std::vector<Tensor>& inputs) {
   if (pending_unbacked_.empty()) return;
   for (const Tensor& t : inputs) {

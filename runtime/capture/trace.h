@@ -94,6 +94,14 @@ class TraceContext {
   /// the next segment with that length as an input dim. Called after each compaction op and,
   /// as a safety net, before every op records.
   void sync_unbacked(const std::vector<Tensor>& inputs);
+  /// Decides `rel` when it involves an unbacked symbol: the segment that defines the symbol runs
+  /// first if it has not (its length is then known), and the outcome is checked at this point
+  /// of every replay (a kSizeGuard step; a replay where it differs traces again). Nothing when
+  /// the relation involves no unbacked symbol (the ShapeEnv guards it at the call's entry).
+  std::optional<bool> decide_data_dependent(const SymRel& rel, const std::string& why);
+  /// The value of `v` when it involves an unbacked symbol, checked the same way (`v == value`);
+  /// nothing otherwise.
+  std::optional<int64_t> data_dependent_value(const SymInt& v, const std::string& why);
 
   /// Ends the trace with `outputs` and returns the program.
   Program finish(const std::vector<Tensor>& outputs);
@@ -122,6 +130,10 @@ class TraceContext {
   /// Compiles and runs the current segment; every live placeholder of it gets a slot.
   void flush(const std::vector<NodeId>& extra_outputs);
   void start_break(const GraphBreak& why);
+  /// True when `sides` involve an unbacked symbol; runs the current segment first when one of
+  /// them is defined there (so its length is known).
+  bool reveal_unbacked(std::initializer_list<const SymInt*> sides, const std::string& what);
+  void add_size_guard(const SymRel& rel, const std::string& why);
   int32_t new_slot(Tensor value);
   std::vector<Tensor> locked_constants() const;
 

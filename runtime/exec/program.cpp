@@ -95,6 +95,17 @@ std::optional<std::vector<Tensor>> Program::replay(const std::vector<Tensor>& ar
         break;
       case ProgramStep::Kind::kScalarRead:
         break;
+      case ProgramStep::Kind::kSizeGuard: {
+        const SymRel& r = s.size_guard;
+        const int64_t lhs = r.lhs.evaluate(values), rhs = r.rhs.evaluate(values);
+        if (!rel_holds(r.op, lhs, rhs)) {
+          failure->description = "data-dependent size: " + r.str() + " held when traced (" +
+                                 s.label + "), now " + std::to_string(lhs) + " " +
+                                 rel_op_str(r.op) + " " + std::to_string(rhs) + " does not";
+          return std::nullopt;
+        }
+        break;
+      }
     }
     if (out.size() != s.out.size())
       throw Error(internal_error("step '" + s.label + "' returned " + std::to_string(out.size()) +

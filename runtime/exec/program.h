@@ -27,12 +27,15 @@ struct GraphBreak {
 
 struct ProgramStep {
   /// kScalarRead: Tensor::item(), a break whose value stays in its slot (replay: nothing).
-  enum class Kind { kSegment, kValueGuard, kHost, kPrint, kScalarRead };
+  /// kSizeGuard: a decision on a data-dependent size (an unbacked symbol, known once the
+  /// segment defining it ran), checked at its place in the program.
+  enum class Kind { kSegment, kValueGuard, kHost, kPrint, kScalarRead, kSizeGuard };
   Kind kind = Kind::kSegment;
   std::shared_ptr<Executable> exe;    // kSegment
   std::vector<int32_t> in;            // slots read
   std::vector<int32_t> out;           // slots written
   HostTensor expected;                // kValueGuard: the value the trace saw
+  SymRel size_guard;                  // kSizeGuard: the relation, which held at trace time
   HostFunction fn;                    // kHost
   std::vector<TensorMeta> out_metas;  // kHost: what later segments were compiled for
   std::string label;  // kHost: function name; kPrint: label; kValueGuard: what read it

@@ -36,6 +36,11 @@ int64_t SymSize::specialize(const std::source_location* loc) const {
     throw Error(invalid_argument("the symbolic size " + str() + " (taken at " + node_->loc +
                                  ") belongs to another trace; take sizes inside the function"));
   const std::string where = loc ? loc_str(*loc) : node_->loc;
+  // A data-dependent size (a nonzero count): its value, checked where the program needs it.
+  if (auto v =
+          t->data_dependent_value(node_->expr, "size " + node_->expr.str() + " used as an integer" +
+                                                   (where.empty() ? "" : " at " + where)))
+    return *v;
   auto v = t->shape_env().evaluate_guarding(
       node_->expr,
       "size " + node_->expr.str() + " used as an integer" + (where.empty() ? "" : " at " + where));
@@ -106,6 +111,7 @@ bool size_relation_holds(const SymSize& a, SizeRelation rel, const SymSize& b,
   TraceContext* t = current_trace();
   if (!t) return rel_holds(op, a.hint(), b.hint());  // escaped its trace: the values it had
   const SymRel r{op, to_sym_int(a), to_sym_int(b)};
+  if (auto dd = t->decide_data_dependent(r, r.str() + " decided at " + loc_str(loc))) return *dd;
   auto v = t->shape_env().evaluate_guarding(r, r.str() + " decided at " + loc_str(loc));
   if (!v.ok()) throw Error(v.status().with_context("'" + t->name() + "'"));
   return *v;

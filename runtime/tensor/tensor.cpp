@@ -94,8 +94,10 @@ void specialize_dims(const TensorImpl& impl, const Loc& loc, const char* what) {
     return;
   for (size_t d = 0; d < impl.sym.size(); ++d) {
     if (impl.sym[d].is_constant()) continue;
-    auto v = impl.trace->shape_env().evaluate_guarding(
-        impl.sym[d], std::string(what) + " dim " + std::to_string(d) + " at " + loc_str(loc));
+    const std::string why = std::string(what) + " dim " + std::to_string(d) + " at " + loc_str(loc);
+    // A data-dependent length (a nonzero count): checked where the program reads it.
+    if (impl.trace->data_dependent_value(impl.sym[d], why)) continue;
+    auto v = impl.trace->shape_env().evaluate_guarding(impl.sym[d], why);
     if (!v.ok()) throw Error(v.status().with_context("'" + impl.trace->name() + "'"));
   }
 }

@@ -2,9 +2,10 @@
 // one compiled function called with new data and new shapes (lengths 0, 1, 2, all), results
 // used by many later ops, several selections per function, outputs reordered / repeated /
 // dropped, concurrent callers, background compilation, check mode, CPU tensors through
-// compile, special values (NaN, -0.0, integer extremes, bool, f16), and shape decisions that
-// need a guard on the length (a clear "data-dependent size" error, never a crash or a wrong
-// answer). Every selection is compared bit for bit with the eager CPU result.
+// compile, special values (NaN, -0.0, integer extremes, bool, f16), the length read as a
+// number (specialised, checked at every replay), and shape decisions inside ops that need a
+// guard on the length (a clear "data-dependent size" error, never a crash or a wrong answer). Every
+// selection is compared bit for bit with the eager CPU result.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -275,30 +276,47 @@ TEST_F(DeviceSelectProbe, GuardsOnTheLengthAreErrors) {
       },
       "reshape2");
   expect_data_dependent(
-      [](const Tensor& a, const Tensor&) {
-        Tensor s = masked_select(a, a > 0);
-        const int64_t n = s.size(0);  // the length as an integer
-        return s * static_cast<double>(n);
-      },
-      "size_int");
-  expect_data_dependent(
-      [](const Tensor& a, const Tensor&) {
-        Tensor s = masked_select(a, a > 0);
-        return s * static_cast<double>(s.numel());
-      },
-      "numel");
-  expect_data_dependent(
-      [](const Tensor& a, const Tensor&) {
-        Tensor s = masked_select(a, a > 0);
-        return s.shape()[0] > 3 ? s : -s;  // control flow on the length
-      },
-      "shape_branch");
-  expect_data_dependent(
       [](const Tensor& a, const Tensor& b) {
         Tensor s = masked_select(a, a > 0);
         return matmul(unsqueeze(s, 0), unsqueeze(masked_select(b, b > 0), 1));
       },
       "matmul_k");
+}
+
+// Reading the length as a number (size(), numel(), shape() in a branch) runs the graph that
+// computes it and specialises the rest of the trace on the value read, with a guard that every
+// replay checks at that point: the same length replays, another one traces again.
+TEST_F(DeviceSelectProbe, ReadingTheLengthSpecialisesWithAReplayGuard) {
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> bodies = {
+      {"size_int",
+       [](const Tensor& a) {
+         Tensor s = masked_select(a, a > 0);
+         return s * static_cast<double>(s.size(0));
+       }},
+      {"numel",
+       [](const Tensor& a) {
+         Tensor s = masked_select(a, a > 0);
+         return s * static_cast<double>(s.numel());
+       }},
+      {"shape_branch", [](const Tensor& a) {
+         Tensor s = masked_select(a, a > 0);
+         return s.shape()[0] > 3 ? s : -s;
+       }}};
+  for (const auto& [label, body] : bodies) {
+    auto fn = compile(body, {.name = "read_" + label});
+    size_t calls = 0;
+    for (int len : {4, 4, 2, 4, 0, 2, 6}) {
+      std::vector<float> v(6, -1.0f);
+      for (int i = 0; i < len; ++i) v[static_cast<size_t>(i)] = 0.5f + static_cast<float>(i);
+      const Tensor a = Tensor::from_vector(v, {6});
+      expect_same(fn(a.to(Device::vulkan())), body(a), label + " length " + std::to_string(len));
+      ++calls;
+    }
+    const CompileStats st = fn.stats();
+    EXPECT_EQ(st.calls, calls) << label;
+    EXPECT_EQ(st.compiles, 4u) << label;  // lengths 4, 2, 0, 6; the repeats replay
+    EXPECT_EQ(st.graph_breaks, 0u) << label;
+  }
 }
 
 TEST_F(DeviceSelectProbe, SliceOfTheLength) {
