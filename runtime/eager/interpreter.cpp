@@ -1,6 +1,7 @@
 // Graph evaluation for the CPU interpreter: binds inputs and constants, runs the nodes in
 // topological order (kernels in interpreter_ops.cpp) and frees each intermediate after its last
 // use. Input and Constant nodes alias the caller's tensors; nothing is copied until the outputs.
+// A Reshape that is the last reader of an intermediate takes over its bytes.
 #include "eager/interpreter.h"
 
 #include <algorithm>
@@ -33,6 +34,17 @@ Status bind_source(const Node& node, std::span<const HostTensor* const> given, c
                             std::to_string(t->meta.nbytes()));
   *bound = t;
   return {};
+}
+
+/// True when `node` is a Reshape whose input is an intermediate computed here (not the caller's
+/// tensor) that no later node or output reads, so its bytes may move into the result instead of
+/// being copied.
+bool reshape_in_place(const Node& node, const std::vector<int>& uses,
+                      const std::vector<const HostTensor*>& value,
+                      const std::vector<HostTensor>& owned) {
+  if (node.op != OpKind::Reshape || node.inputs.size() != 1) return false;
+  const auto in = static_cast<size_t>(node.inputs[0]);
+  return uses[in] == 1 && value[in] == &owned[in] && owned[in].data.size() == node.meta.nbytes();
 }
 
 /// Per-op wall times of one interpret() call, logged under the perf topic when it ends.
@@ -100,9 +112,16 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
     }
     const auto start =
         times.on() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    owned[id] = eager::writes_every_element(node.op) ? HostTensor::uninitialized(node.meta)
-                                                     : HostTensor(node.meta);
-    Status s = eager::eval_node(node, args, owned[id]);
+    Status s;
+    if (reshape_in_place(node, uses, value, owned)) {
+      // The last reader of an intermediate reshapes it: its bytes are the result as they are.
+      owned[id].meta = node.meta;
+      owned[id].data = std::move(owned[static_cast<size_t>(node.inputs[0])].data);
+    } else {
+      owned[id] = eager::writes_every_element(node.op) ? HostTensor::uninitialized(node.meta)
+                                                       : HostTensor(node.meta);
+      s = eager::eval_node(node, args, owned[id]);
+    }
     if (times.on())
       times.add(node.op,
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

@@ -443,6 +443,53 @@ TEST(InterpreterFastPaths, WhereSelectsInEveryContiguousPattern) {
   }
 }
 
+// ---- reshape of an intermediate ----------------------------------------------------------------
+
+Attrs shape_attrs(std::vector<int64_t> dims) {
+  Attrs a;
+  a.dims = std::move(dims);
+  return a;
+}
+
+TEST(InterpreterFastPaths, ReshapeOfALastUseTakesItsBytesAndLeavesOtherReadersAlone) {
+  std::mt19937 rng(3);
+  const HostTensor x = random_f32({4, 64}, rng);
+  const HostTensor x_before = x;
+  Graph g;
+  const NodeId in = g.add_input(x.meta);
+  const NodeId relu = g.add(OpKind::Relu, {in}, {}).value();
+  const NodeId relu2 = g.add(OpKind::Relu, {in}, {}).value();  // a graph output too
+  const NodeId neg = g.add(OpKind::Neg, {in}, {}).value();
+  const NodeId flat_in = g.add(OpKind::Reshape, {in}, shape_attrs({256})).value();      // an input
+  const NodeId flat_relu = g.add(OpKind::Reshape, {relu}, shape_attrs({256})).value();  // last use
+  const NodeId flat_neg = g.add(OpKind::Reshape, {neg}, shape_attrs({8, 32})).value();
+  const NodeId again = g.add(OpKind::Add, {neg, neg}, {}).value();  // neg is read after its reshape
+  const NodeId flat_relu2 = g.add(OpKind::Reshape, {relu2}, shape_attrs({256})).value();
+  g.set_outputs({flat_in, flat_relu, flat_neg, again, flat_relu, relu2, flat_relu2});
+  const HostTensor* inputs[] = {&x};
+  auto r = interpret(g, inputs, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const std::vector<HostTensor>& out = *r;
+  ASSERT_EQ(out.size(), 7u);
+  std::vector<float> ident, relu_v, neg_v, twice;
+  for (int64_t i = 0; i < 256; ++i) {
+    const float v = f32(x)[i];
+    ident.push_back(v);
+    relu_v.push_back(v < 0.0f ? 0.0f : v);
+    neg_v.push_back(-v);
+    twice.push_back(-v + -v);
+  }
+  expect_same_bits(out[0], ident, "reshape of the input");
+  expect_same_bits(out[1], relu_v, "reshape of relu (its last use)");
+  expect_same_bits(out[2], neg_v, "reshape of neg (read again later)");
+  expect_same_bits(out[3], twice, "neg + neg after the reshape");
+  expect_same_bits(out[4], relu_v, "the same output listed twice");
+  expect_same_bits(out[5], relu_v, "an output that is also reshaped");
+  expect_same_bits(out[6], relu_v, "the reshape of an output");
+  EXPECT_EQ(out[2].meta.shape, (Shape{8, 32}));
+  EXPECT_EQ(std::memcmp(x.data.data(), x_before.data.data(), x.data.size()), 0);
+}
+
 // ---- outputs in reused buffers ----------------------------------------------------------------
 
 /// Leaves a freed block of `bytes` bytes full of NaN bits in the host block cache, so that the
