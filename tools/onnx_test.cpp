@@ -15,6 +15,7 @@
 #include "kiln/kiln.h"
 #include "kiln/onnx.h"
 #include "tools/commands.h"
+#include "tools/onnx_test_random.h"
 
 namespace fs = std::filesystem;
 
@@ -25,7 +26,9 @@ namespace {
 // The ops the conformance bar is measured on (docs/conformance.md): a case is "in the list"
 // when every op of its model is one of these.
 
-enum class Outcome { kPass, kFail, kUnsupported, kBadReference };
+// kRandom: a case with random ops, whose reference values no runtime reproduces; it is checked
+// instead (onnx_test_random.h) and counted apart, neither a pass nor a failure.
+enum class Outcome { kPass, kFail, kUnsupported, kBadReference, kRandom };
 
 /// Cases whose reference outputs contradict their own model: a mismatch there is reported as
 /// BADREF with the reason (not a failure, not a pass); a match is a pass.
@@ -247,12 +250,13 @@ std::vector<fs::path> find_cases(const std::vector<std::string>& roots) {
 }
 
 struct Tally {
-  int pass = 0, fail = 0, unsupported = 0, bad_reference = 0;
+  int pass = 0, fail = 0, unsupported = 0, bad_reference = 0, random = 0;
   int fallback_pass = 0;  // passed with a graph on the interpreter (no device lowering)
   std::set<std::string> fallback_ops;
   std::vector<std::string> failures;  // FAIL: an error or a wrong value
   std::vector<std::string> unsupported_cases;
   std::vector<std::string> bad_reference_cases;
+  std::vector<std::string> random_cases;
   std::vector<std::string> fallback_cases;
 };
 
@@ -301,6 +305,14 @@ int onnx_test_main(const OnnxTestOptions& options) {
       set_log_sink({});
       if (r.outcome == Outcome::kFail && bad_references().count(name))
         r = {Outcome::kBadReference, bad_references().at(name) + " (" + r.reason + ")"};
+      if (r.outcome == Outcome::kFail && has_random_op(dir.string())) {
+        const std::string why = check_random_case(dir.string(), device);
+        r = why.empty() ? CaseResult{Outcome::kRandom,
+                                     "random values (not comparable): the reference's shapes, 0 or "
+                                     "1 where it "
+                                     "holds only those, the interpreter's bits under a fixed seed"}
+                        : CaseResult{Outcome::kFail, "random case: " + why};
+      }
       Tally& t = tallies[dname];
       if (r.outcome == Outcome::kPass && !fallbacks.empty()) {
         ++t.fallback_pass;
@@ -314,10 +326,12 @@ int onnx_test_main(const OnnxTestOptions& options) {
       const char* tag = r.outcome == Outcome::kPass           ? "PASS  "
                         : r.outcome == Outcome::kFail         ? "FAIL  "
                         : r.outcome == Outcome::kBadReference ? "BADREF"
+                        : r.outcome == Outcome::kRandom       ? "RANDOM"
                                                               : "UNSUP ";
       (r.outcome == Outcome::kPass           ? t.pass
        : r.outcome == Outcome::kFail         ? t.fail
        : r.outcome == Outcome::kBadReference ? t.bad_reference
+       : r.outcome == Outcome::kRandom       ? t.random
                                              : t.unsupported)++;
       std::string reason = r.reason;
       std::replace(reason.begin(), reason.end(), '\n', ' ');
@@ -327,6 +341,7 @@ int onnx_test_main(const OnnxTestOptions& options) {
       if (r.outcome != Outcome::kPass)
         (r.outcome == Outcome::kFail           ? t.failures
          : r.outcome == Outcome::kBadReference ? t.bad_reference_cases
+         : r.outcome == Outcome::kRandom       ? t.random_cases
                                                : t.unsupported_cases)
             .push_back(fmt::format("{}: {}", name, reason));
       if (!options.quiet || r.outcome != Outcome::kPass)
@@ -338,12 +353,13 @@ int onnx_test_main(const OnnxTestOptions& options) {
   int rc = 0;
   std::string report = "";
   for (const auto& [dname, t] : tallies) {
-    const int total = t.pass + t.fail + t.unsupported + t.bad_reference;
+    const int total = t.pass + t.fail + t.unsupported + t.bad_reference + t.random;
     const double rate = total ? 100.0 * t.pass / total : 0.0;
     const std::string line = fmt::format(
-        "summary {}: {} pass, {} fail, {} unsupported{} of {} cases ({:.1f}% pass)", dname, t.pass,
-        t.fail, t.unsupported,
-        t.bad_reference ? fmt::format(", {} with a wrong reference", t.bad_reference) : "", total,
+        "summary {}: {} pass, {} fail, {} unsupported{}{} of {} cases ({:.1f}% pass)", dname,
+        t.pass, t.fail, t.unsupported,
+        t.bad_reference ? fmt::format(", {} with a wrong reference", t.bad_reference) : "",
+        t.random ? fmt::format(", {} random (checked, not comparable)", t.random) : "", total,
         rate);
     fmt::print("{}\n", line);
     report += "    " + line + "\n";
@@ -385,6 +401,7 @@ int onnx_test_main(const OnnxTestOptions& options) {
       list("Failing cases", t.failures);
       list("Passing cases that ran a graph on the interpreter", t.fallback_cases);
       list("Cases with a wrong reference", t.bad_reference_cases);
+      list("Random cases (checked, not compared with the reference)", t.random_cases);
       list("Unsupported cases", t.unsupported_cases);
     }
   }

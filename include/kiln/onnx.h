@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -172,6 +173,12 @@ struct ProtoTensor {
 Expected<ProtoTensor> parse_tensor_proto(std::span<const std::byte> bytes,
                                          Device device = Device::cpu());
 Expected<ProtoTensor> load_tensor_proto(const std::string& path, Device device = Device::cpu());
+/// The seed of random nodes without a `seed` attribute (RandomUniform, RandomNormal, their Like
+/// forms, Bernoulli, training-mode Dropout). Unset (the default), each such node draws a fresh
+/// seed whenever it is traced; set, a node's seed is derived from this one and the node's
+/// output name, so runs repeat and Vulkan gives the interpreter's bits. Process-wide.
+void set_default_seed(std::optional<uint64_t> seed);
+
 /// A `.pb` file holding a value of `kind`: a TensorProto (a numeric or STRING tensor), a
 /// SequenceProto or an OptionalProto (of tensors or sequences, nested as the file has them).
 Expected<Value> load_value_proto(const std::string& path, Value::Kind kind,
