@@ -16,6 +16,7 @@ random streams of the ones before them, and so their files, stay unchanged.
 """
 import os
 import sys
+from collections import OrderedDict
 
 import numpy as np
 import torch
@@ -152,6 +153,92 @@ class Seq2Seq(nn.Module):
         return self.t(src, tgt, tgt_mask=mask, src_key_padding_mask=src_pad)
 
 
+class DetectorFeatures(nn.Module):
+    """A small conv backbone for the detectors: one map at stride 8 (`maps=1`, Faster R-CNN
+    reads its `out_channels`) or maps at strides 8 and 16 (SSD)."""
+
+    def __init__(self, maps):
+        super().__init__()
+        self.maps = maps
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.Conv2d(8, 16, 3, 2, 1),
+                                  nn.ReLU(), nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
+        self.down = nn.Sequential(nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
+        self.out_channels = 16
+
+    def forward(self, x):
+        a = self.stem(x)
+        if self.maps == 1:
+            return a
+        return OrderedDict([("0", a), ("1", self.down(a))])
+
+
+class Detector(nn.Module):
+    """A torchvision detector on one image [3, H, W] -> boxes [N, 4], scores [N], labels [N]."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, image):
+        d = self.model([image])[0]
+        return d["boxes"], d["scores"], d["labels"]
+
+
+def ssd_detector():
+    """torchvision's SSD (its transform, default boxes, SSDHead, per-class NMS, top-k) on the
+    small backbone, 4 classes, 96x96."""
+    from torchvision.models.detection.anchor_utils import DefaultBoxGenerator
+    from torchvision.models.detection.ssd import SSD, SSDHead
+    anchors = DefaultBoxGenerator([[2], [2, 3]])
+    model = SSD(DetectorFeatures(2), anchors, (96, 96), num_classes=4,
+                head=SSDHead([16, 16], anchors.num_anchors_per_location(), 4),
+                score_thresh=0.05, detections_per_img=10, topk_candidates=40, nms_thresh=0.45)
+    for p in model.head.classification_head.parameters():
+        nn.init.normal_(p, std=0.8)  # scores that spread out (random init gives near-uniform ones)
+    return Detector(model)
+
+
+def faster_rcnn_detector():
+    """torchvision's two-stage Faster R-CNN (RPN with TopK and NMS, RoiAlign through
+    MultiScaleRoIAlign, a box head, per-class NMS) on the small backbone, 4 classes, 96x96."""
+    from torchvision.models.detection.anchor_utils import AnchorGenerator
+    from torchvision.models.detection.faster_rcnn import (FasterRCNN, FastRCNNPredictor,
+                                                          TwoMLPHead)
+    from torchvision.ops import MultiScaleRoIAlign
+    model = FasterRCNN(DetectorFeatures(1), num_classes=None, min_size=96, max_size=96,
+                       rpn_anchor_generator=AnchorGenerator(sizes=((16, 32),),
+                                                            aspect_ratios=((0.5, 1.0, 2.0),)),
+                       box_roi_pool=MultiScaleRoIAlign(["0"], 7, 2),
+                       box_head=TwoMLPHead(16 * 49, 64), box_predictor=FastRCNNPredictor(64, 4),
+                       rpn_pre_nms_top_n_test=40, rpn_post_nms_top_n_test=20,
+                       box_detections_per_img=10, box_score_thresh=0.05)
+    for p in list(model.roi_heads.box_predictor.parameters()) + list(model.rpn.head.parameters()):
+        nn.init.normal_(p, std=0.8 if p.dim() > 1 or p.shape[0] < 64 else 0.3)
+    return Detector(model)
+
+
+def detector_images(model, rng, count):
+    """Images (a few boxes of colour on dark noise) whose detections agree between float32 and
+    float64: no score or overlap sits near a tie or a threshold, where the order of NMS and
+    top-k is discontinuous and any other rounding could change it."""
+    images = []
+    while len(images) < count:
+        image = 0.1 * rng.random((3, 96, 96)).astype(np.float32)
+        for _ in range(3):
+            y, x = rng.integers(0, 70, 2)
+            h, w = rng.integers(12, 26, 2)
+            image[:, y:y + h, x:x + w] += rng.random((3, 1, 1)).astype(np.float32)
+        with torch.no_grad():
+            a = model(torch.from_numpy(image))
+            b = model.double()(torch.from_numpy(image).double())
+            model.float()
+        if (a[0].shape == b[0].shape and torch.equal(a[2], b[2]) and
+                torch.allclose(a[0].double(), b[0], atol=1e-3) and
+                torch.allclose(a[1].double(), b[1], atol=1e-4)):
+            images.append((image,))
+    return images
+
+
 def unit_scores(model, head, inputs):
     """Scales the last layer so that scores have unit deviation on `inputs` (a randomly
     initialised transformer's scores are a few hundredths: too close to the tests' 1e-4)."""
@@ -211,12 +298,12 @@ def calibrate(model, sizes):
     return model
 
 
-def export(model, name, inputs, cases, dynamic_axes, out, output_names):
+def export(model, name, inputs, cases, dynamic_axes, out, output_names, opset=OPSET):
     model.eval()
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     args = tuple(torch.from_numpy(a) for a in cases[0])
-    torch.onnx.export(model, args, os.path.join(d, "model.onnx"), opset_version=OPSET,
+    torch.onnx.export(model, args, os.path.join(d, "model.onnx"), opset_version=opset,
                       input_names=inputs, output_names=output_names, dynamic_axes=dynamic_axes,
                       do_constant_folding=True)
     for k, arrays in enumerate(cases):
@@ -315,6 +402,21 @@ def main():
     unit_scores(vit, vit.heads.head, [torch.randn(4, 3, 32, 32)])
     export(vit, "vit", ["image"], [(randn(b, 3, 32, 32),) for b in (2, 3, 5)],
            {"image": {0: "batch"}, "scores": {0: "batch"}}, out, ["scores"])
+
+    # Detectors: NonMaxSuppression, TopK, RoiAlign and data-dependent sizes (the number of boxes
+    # above a threshold, after NMS) in one model; three images, whose numbers of candidates
+    # differ.
+    # Faster R-CNN at opset 15: torchvision 0.14 writes RoiAlign without its
+    # coordinate_transformation_mode, whose default became half_pixel in opset 16, while
+    # torchvision's roi_align (aligned=False) computes output_half_pixel, RoiAlign-10's only
+    # mode. At opset 16 and later the file means something else than the PyTorch model (ONNX
+    # Runtime and Kiln agree on the file: boxes differ from PyTorch's by up to 74 pixels).
+    for name, make, seed, opset in (("ssd", ssd_detector, 1, OPSET),
+                                    ("faster_rcnn", faster_rcnn_detector, 2, 15)):
+        torch.manual_seed(seed)
+        model = make().eval()
+        export(model, name, ["image"], detector_images(model, rng, 3), None, out,
+               ["boxes", "scores", "labels"], opset)
 
 if __name__ == "__main__":
     main()

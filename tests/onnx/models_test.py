@@ -2,7 +2,8 @@
 """Runs the PyTorch-exported models of tests/data/onnx through `kiln run` at every committed size
 in one process and checks: the outputs match PyTorch's within 1e-4, each model with dynamic
 axes compiles once for all sizes (the recurrent tagger once per sequence length), exports that
-compute their shapes (swin, seq2seq, vit) run without graph breaks, the
+compute their shapes (swin, seq2seq, vit) run without graph breaks, two detectors (ssd,
+faster_rcnn) match PyTorch, the
 TopK/NonZero model reports its TopK break through --explain (NonZero is a device kernel). No
 validation-layer message may appear, and on Vulkan no graph may run on the interpreter for
 want of a kernel (`interpreter_fallbacks` in the stats line; a generated model that needs one
@@ -145,6 +146,15 @@ for model, inputs, outputs, compiles in (("seq2seq", ["src", "tgt", "src_pad"], 
     check(stats.get("compiles") == str(compiles), "%s: %s compiles for %d sizes, expected %d" %
           (model, stats.get("compiles"), n, compiles))
     check(stats.get("dynamic_compiles") == stats.get("compiles"), "%s: a compile is not symbolic" % model)
+
+# Detectors from torchvision (SSD; Faster R-CNN with its RPN and RoiAlign): TopK,
+# NonMaxSuppression and sizes that depend on the data (boxes above a score threshold, after NMS)
+# in one model, on three images whose numbers of candidates differ. A length read as a number is
+# guarded at its place in the program, so each image traces once here; on Vulkan no graph runs
+# on the interpreter for want of a kernel (TopK and NMS are host steps by design).
+for model in ("ssd", "faster_rcnn"):
+    _, stats, n = run(model, ["image"], ["boxes", "scores", "labels"])
+    check(stats.get("calls") == str(n), "%s: %s calls" % (model, stats.get("calls")))
 
 # The fallback count is live: a Relu over 40 concatenated inputs, each with its own named dim,
 # needs more size slots than a kernel has, so on Vulkan that graph runs on the interpreter.
