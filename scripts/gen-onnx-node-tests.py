@@ -6,8 +6,8 @@ Usage: /usr/bin/python3 scripts/gen-onnx-node-tests.py OUTDIR
 
 The generators use NumPy aliases (np.float, np.int, ...) that NumPy 1.24 removed; they are
 restored before onnx is imported. The output is deterministic (the generators seed NumPy).
-Sequence, map and optional values are written with onnx's own helpers (Kiln reports those
-cases as unsupported).
+Sequence, map and optional values are written with onnx's own helpers (SequenceProto,
+OptionalProto: `kiln onnx-test` reads them).
 """
 import os
 import shutil
