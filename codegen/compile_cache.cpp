@@ -47,7 +47,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   // Every capability, in declaration order: the structured binding stops compiling when a field
   // is added to TargetCaps (add it here and bump kGraphKeyFormat).
   const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, max_texel_elements,
-               max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
+               texels_cover_storage, max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
                storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit,
                matmul, device_key] = options.caps;
   w.u32(subgroup_size);
@@ -55,6 +55,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.boolean(subgroup_vote);
   w.boolean(texel_rgba32f);
   w.u64(max_texel_elements);
+  w.boolean(texels_cover_storage);
   w.u32(max_workgroup_invocations);
   w.u32(max_workgroup_count_x);
   w.u32(max_shared_memory);

@@ -57,11 +57,11 @@ std::string helper_source(const char* name) {
 /// int64 are separate files: a kernel may name int64_t only with the int64 extension, which
 /// devices without shaderInt64 lack.
 struct Helpers {
-  std::string int64 = helper_source("kiln_int64.glsl");      // every kernel that uses int64
-  std::string pow = helper_source("kiln_pow.glsl");          // kiln_pow, kiln_ipow (int)
-  std::string pow64 = helper_source("kiln_pow_int64.glsl");  // kiln_ipow (int64)
-  std::string div = helper_source("kiln_div.glsl");          // kiln_div
-  std::string mod64 = helper_source("kiln_mod_int64.glsl");  // kiln_mod, kiln_fmod (int64)
+  std::string int64 = helper_source("kiln_int64.glsl");        // every kernel that uses int64
+  std::string pow = helper_source("kiln_pow.glsl");            // kiln_pow, kiln_ipow (int)
+  std::string pow64 = helper_source("kiln_pow_int64.glsl");    // kiln_ipow (int64)
+  std::string div = helper_source("kiln_div.glsl");            // kiln_div
+  std::string mod64 = helper_source("kiln_mod_int64.glsl");    // kiln_mod, kiln_fmod (int64)
   std::string pairs = helper_source("kiln_int64_pairs.glsl");  // int64 without shaderInt64
 };
 
@@ -185,8 +185,12 @@ std::string Emitter::declarations() const {
 bool Emitter::texel_binding(size_t b) const {
   if (max_texels_ == 0 || b == 0 || !vec_use_[b] || scalar_use_[b]) return false;
   const Node& n = graph_.node(bindings_[b]);
-  return !n.sym.empty() && n.sym.back().is_constant() && n.sym.back().constant_value() % 4 == 0 &&
-         static_cast<uint64_t>(n.meta.numel()) / 4 <= max_texels_;
+  if (n.sym.empty() || !n.sym.back().is_constant() || n.sym.back().constant_value() % 4 != 0)
+    return false;
+  // A symbolic size may outgrow the texel limit at a later call: only where it cannot.
+  for (const SymInt& d : n.sym)
+    if (!d.is_constant() && !symbolic_texels_) return false;
+  return static_cast<uint64_t>(n.meta.numel()) / 4 <= max_texels_;
 }
 
 std::vector<uint32_t> Emitter::texel_bindings() const {

@@ -133,7 +133,12 @@ class Emitter {
   /// through rgba32f storage texel buffers (`imageLoad`), which lavapipe fetches far cheaper
   /// than storage buffers. Loads go through `kiln_load<b>(i)` macros, defined by
   /// declarations() once every use of the binding is known.
-  void set_texel_loads(uint64_t max_texels) { max_texels_ = max_texels; }
+  /// Inputs read as whole vec4s become texel buffers when they fit `max_texels`; one of
+  /// symbolic size only when `symbolic_fits` (the texel limit covers any storage buffer).
+  void set_texel_loads(uint64_t max_texels, bool symbolic_fits) {
+    max_texels_ = max_texels;
+    symbolic_texels_ = symbolic_fits;
+  }
   /// The bindings declarations() declares as texel buffers (Kernel::texel_bindings).
   std::vector<uint32_t> texel_bindings() const;
 
@@ -195,6 +200,7 @@ class Emitter {
   const FusionDecision& fusion_;
   bool vec4_;
   uint64_t max_texels_ = 0;  // > 0: texel loads (set_texel_loads)
+  bool symbolic_texels_ = false;
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;
   bool pairs_ = false;  // kiln_int64_pairs.glsl defined in declarations()

@@ -26,6 +26,10 @@ struct TargetCaps {
   bool subgroup_vote = false;     // GL_KHR_shader_subgroup_vote (subgroupAll) in compute shaders
   bool texel_rgba32f = false;     // rgba32f storage texel buffers (imageBuffer loads)
   uint64_t max_texel_elements = 0;
+  /// Every buffer a storage binding can take (maxStorageBufferRange) also fits the texel limit:
+  /// an operand whose size is symbolic may then be a texel buffer. Otherwise only operands of
+  /// static size within max_texel_elements are (SwiftShader: 65536 texels, 1 MiB).
+  bool texels_cover_storage = false;
   uint32_t max_workgroup_invocations = 128;
   uint32_t max_workgroup_count_x = 65535;
   uint32_t max_shared_memory = 16384;

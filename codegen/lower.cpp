@@ -163,7 +163,8 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
                                     const CodegenOptions& opt, bool vec4) {
   const Node& n = g.node(root);
   Emitter e(g, fusion, vec4);
-  if (vec4 && opt.caps.texel_rgba32f) e.set_texel_loads(opt.caps.max_texel_elements);
+  if (vec4 && opt.caps.texel_rgba32f)
+    e.set_texel_loads(opt.caps.max_texel_elements, opt.caps.texels_cover_storage);
   e.set_root(root);
   e.bind_output(root);
   const SymShape outer(n.sym.begin(), n.sym.end() - (n.sym.empty() ? 0 : 1));

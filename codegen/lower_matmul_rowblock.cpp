@@ -135,10 +135,14 @@ std::string rowblock_body(const RowBlockShape& s, const std::string& m, const st
   return b;
 }
 
-/// Texel-buffer operands need the format, and element counts within the device's texel limit
-/// (checked at the hints; a larger call fails the dispatch check with a clear error).
+/// Texel-buffer operands need the format, and element counts within the device's texel limit:
+/// at every size, so an operand of symbolic size only where the limit covers any storage buffer.
 bool use_texel_operands(const Node& a, const Node& b, const TargetCaps& caps) {
   if (!caps.texel_rgba32f) return false;
+  if (!caps.texels_cover_storage)
+    for (const Node* n : {&a, &b})
+      for (const SymInt& d : n->sym)
+        if (!d.is_constant()) return false;
   const uint64_t limit = caps.max_texel_elements;
   return static_cast<uint64_t>(a.meta.numel()) / 4 <= limit / 2 &&
          static_cast<uint64_t>(b.meta.numel()) / 4 <= limit;

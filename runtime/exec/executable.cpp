@@ -35,6 +35,7 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   c.subgroup_vote = info.subgroup_vote;
   c.texel_rgba32f = info.texel_rgba32f;
   c.max_texel_elements = info.max_texel_buffer_elements;
+  c.texels_cover_storage = info.max_texel_buffer_elements >= info.max_storage_buffer_range / 16;
   c.max_workgroup_invocations = info.max_workgroup_invocations;
   c.max_workgroup_count_x = info.max_workgroup_count[0];
   c.max_shared_memory = info.max_shared_memory;

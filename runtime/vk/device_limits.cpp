@@ -8,7 +8,7 @@ namespace kiln::vk {
 namespace {
 
 constexpr const char* kKnownKeys =
-    "invocations, shared, subgroup, int64, float16, storage16, int8, storage8, unified";
+    "invocations, shared, subgroup, texels, int64, float16, storage16, int8, storage8, unified";
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -34,6 +34,7 @@ constexpr Field kFields[] = {
     {"invocations", &DeviceLimits::invocations, nullptr},
     {"shared", &DeviceLimits::shared, nullptr},
     {"subgroup", &DeviceLimits::subgroup, nullptr},
+    {"texels", &DeviceLimits::texels, nullptr},
     {"int64", nullptr, &DeviceLimits::int64},
     {"float16", nullptr, &DeviceLimits::float16},
     {"storage16", nullptr, &DeviceLimits::storage16},
@@ -149,6 +150,9 @@ void apply_device_limits(const DeviceLimits& limits, DeviceInfo& info) {
       info.subgroup_ballot = info.subgroup_vote = false;
     }
   }
+  if (limits.texels)
+    info.max_texel_buffer_elements =
+        std::min<uint64_t>(info.max_texel_buffer_elements, *limits.texels);
   if (limits.int64 == false) info.shader_int64 = false;
   if (limits.float16 == false) info.shader_float16 = info.storage_buffer_16bit = false;
   if (limits.storage16 == false) info.storage_buffer_16bit = false;

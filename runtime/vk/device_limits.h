@@ -27,6 +27,7 @@ struct DeviceLimits {
   std::optional<uint32_t> invocations;
   std::optional<uint32_t> shared;
   std::optional<uint32_t> subgroup;
+  std::optional<uint32_t> texels;  // maxTexelBufferElements (SwiftShader: 65536)
   std::optional<bool> int64;
   std::optional<bool> float16;
   std::optional<bool> storage16;

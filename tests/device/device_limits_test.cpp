@@ -212,6 +212,36 @@ TEST_F(DeviceLimits, SmallWorkgroupsSharedMemoryAndSubgroups) {
       x, w, bias);
 }
 
+// A texel limit as small as SwiftShader's (65536 texels; here 4096): vec4 loads of an operand
+// whose size is symbolic must not be texel buffers, since a later call may pass the limit
+// (formerly: "a texel buffer of N bytes ... at most 4096 texels" at the larger call). Static
+// operands within the limit may still be.
+TEST_F(DeviceLimits, SymbolicOperandsOutgrowASmallTexelLimit) {
+  Device dev = open("texels=4096");
+  if (dev.is_cpu()) return;
+  EXPECT_EQ(info(dev).max_texel_buffer_elements, 4096u);
+  EXPECT_NE(info(dev).limits.find("texels=4096"), std::string::npos) << info(dev).limits;
+  auto body = [](const Tensor& x, const Tensor& y) { return relu(x * 2.0 + y) - y; };
+  CompileOptions co;
+  co.name = "texel_limit";
+  co.dynamic = Dynamic::kTrue;
+  auto fn = compile(body, co);
+  for (int64_t rows : {8, 40, 300}) {  // 300 x 64 floats = 4800 texels
+    const Tensor x = rnd(DType::kF32, {rows, 64}), y = rnd(DType::kF32, {rows, 64});
+    test::expect_close(fn(x.to(dev), y.to(dev)), body(x, y), Tol{1e-6, 1e-6},
+                       "rows " + std::to_string(rows));
+  }
+  EXPECT_EQ(fn.stats().compiles, 1u);
+  for (const EntryInfo& e : fn.entries()) EXPECT_TRUE(e.on_device) << e.graph;
+  // Row-block matmuls read A and B through texel buffers on devices with 8-lane subgroups.
+  auto mm = compile([](const Tensor& a, const Tensor& b) { return matmul(a, b); }, co);
+  for (int64_t rows : {8, 300}) {
+    const Tensor a = rnd(DType::kF32, {rows, 64}), b = rnd(DType::kF32, {64, 64});
+    test::expect_close(mm(a.to(dev), b.to(dev)), matmul(a, b), Tol{1e-4, 1e-4},
+                       "matmul rows " + std::to_string(rows));
+  }
+}
+
 TEST_F(DeviceLimits, NoSubgroupOperations) {
   Device dev = open("subgroup=0");
   if (dev.is_cpu()) return;
