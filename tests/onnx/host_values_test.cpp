@@ -182,5 +182,32 @@ TEST(OnnxHostValues, RandomSeeds) {
   }
 }
 
+// MelWeightMatrix of 2 mel bins over a 8-point DFT at 8 kHz, 0 to 4 kHz: the edges are mels
+// 0, 2146/4, 2*2146/4, ... back in hertz, as bins floor(9 hz / 8000) = 0, 0, 1, 2; filter 0
+// rises over [0, 0] (one bin: 1 at bin 0) and falls over [0, 1) (1 at bin 0), filter 1 rises
+// over bins 0..1 (0, 1) and falls over [1, 2) (1 at bin 1).
+TEST(OnnxHostValues, MelWeightMatrixByHandAndErrors) {
+  OnnxBuilder b;
+  b.input("n", TensorProto::INT64, {}).input("dft", TensorProto::INT64, {});
+  b.input("rate", TensorProto::INT64, {}).input("lo", TensorProto::FLOAT, {});
+  b.input("hi", TensorProto::FLOAT, {}).output("w", TensorProto::FLOAT);
+  b.node("MelWeightMatrix", {"n", "dft", "rate", "lo", "hi"}, {"w"});
+  onnx::Model m = load(b);
+  const auto i64 = [](int64_t v) { return Tensor::from_vector(std::vector<int64_t>{v}, {}); };
+  const auto f32 = [](float v) { return Tensor::from_vector(std::vector<float>{v}, {}); };
+  std::vector<Tensor> r = m({i64(2), i64(8), i64(8000), f32(0), f32(4000)});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].shape(), (Shape{5, 2}));
+  EXPECT_EQ(r[0].to_vector<float>(), (F{1, 0, 0, 1, 0, 0, 0, 0, 0, 0}));
+  EXPECT_NE(error_of([&] {
+              m({i64(0), i64(8), i64(8000), f32(0), f32(4000)});
+            }).find("num_mel_bins must be positive"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              m({i64(2), i64(8), i64(8000), f32(0), f32(40000)});
+            }).find("above the Nyquist frequency"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::test
