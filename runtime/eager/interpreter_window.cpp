@@ -181,8 +181,7 @@ void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int
 
 /// One output channel per input channel (depthwise convs, with any channel multiplier):
 /// y[co] = bias + sum over the window taps in row-major order of w * x[co / multiplier],
-/// accumulated in float per output position, planes split over the cores. Long output rows are
-/// built tap by tap (a vector loop per row and tap), short ones output by output.
+/// accumulated in float per output position, planes split over the cores.
 void conv_per_channel(const Geometry& g, const float* x, const float* w, const float* bias,
                       float* y) {
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
@@ -197,17 +196,6 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
       const float* xc = x + (n * g.c + co / multiplier) * plane;
       const float* wc = w + co * taps;
       float* yc = y + nc * out_plane;
-      if (g.out[2] < 16) {  // short rows: output by output, the taps in the same order
-        int64_t at = 0;
-        for (int64_t a = 0; a < g.out[0]; ++a)
-          for (int64_t bb = 0; bb < g.out[1]; ++bb)
-            for (int64_t d = 0; d < g.out[2]; ++d) {
-              float acc = bias ? bias[co] : 0.0f;
-              for_each_tap(g, {a, bb, d}, [&](int64_t p, int64_t t) { acc += wc[t] * xc[p]; });
-              yc[at++] = acc;
-            }
-        continue;
-      }
       std::fill(yc, yc + out_plane, bias ? bias[co] : 0.0f);
       for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
         for (int64_t kb = 0; kb < g.kernel[1]; ++kb)
@@ -292,10 +280,10 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   for (size_t i = 0; i < 3; ++i)
     direct = direct && g.stride[i] == 1 && g.pad[i] == 0 && g.in[i] == g.out[i];
   // Images whose im2col matrices fit kMaxColumns together go through one product per group
-  // (not 1x1 convs of large images, which would copy their input for little gain).
+  // (not the direct 1x1 convs, which would copy their input for it: slower here).
   const int64_t per_image = depth * out_plane;
   const int64_t batch = per_image == 0 ? 1 : std::min<int64_t>(g.n, kMaxColumns / per_image);
-  if (batch > 1 && out.meta.numel() > 0 && (!direct || out_plane < 1024)) {
+  if (batch > 1 && out.meta.numel() > 0 && !direct) {
     conv_images_together(g, groups, batch, x, w, bias, y);
     store_floats(out, so);
     return {};

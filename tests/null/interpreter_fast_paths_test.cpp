@@ -161,8 +161,9 @@ TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZeros) {
 // ---- depthwise conv ---------------------------------------------------------------------------
 
 TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
-  // Short output rows (built output by output) and long ones (tap by tap): both must give the
-  // float sum bias + w * x over the taps inside the input in row-major window order.
+  // Short and long output rows, strides, padding wider than the window reach, dilation and a
+  // channel multiplier: each output is the float sum bias + w * x over the taps inside the
+  // input in row-major window order.
   struct Case {
     Shape x;
     int64_t multiplier, kernel, stride, pad, dilation;
