@@ -2,10 +2,12 @@
 #include "tools/onnx_test_random.h"
 
 #include <fmt/core.h>
+#include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <vector>
 
@@ -55,15 +57,29 @@ bool same_bits(double a, double b) {
 
 }  // namespace
 
-bool has_random_op(const std::string& case_dir) {
-  auto s = onnx::summarize((fs::path(case_dir) / "model.onnx").string());
-  if (!s.ok()) return false;
-  static const std::set<std::string> random = {
-      "Bernoulli",   "RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike",
-      "Multinomial", "Dropout"};
-  for (const std::string& op : s->op_types)
-    if (random.count(op)) return true;
+namespace {
+
+/// A random node in `g` or its subgraphs: a random op, or a Dropout given a training_mode input
+/// (an inference Dropout is the identity and is compared by value like any op).
+bool random_node(const ::onnx::GraphProto& g) {
+  static const std::set<std::string> random = {"Bernoulli",         "RandomUniform",
+                                               "RandomUniformLike", "RandomNormal",
+                                               "RandomNormalLike",  "Multinomial"};
+  for (const auto& n : g.node()) {
+    if (random.count(n.op_type())) return true;
+    if (n.op_type() == "Dropout" && n.input_size() >= 3 && !n.input(2).empty()) return true;
+    for (const auto& a : n.attribute())
+      if (a.has_g() && random_node(a.g())) return true;
+  }
   return false;
+}
+
+}  // namespace
+
+bool has_random_op(const std::string& case_dir) {
+  std::ifstream in(fs::path(case_dir) / "model.onnx", std::ios::binary);
+  ::onnx::ModelProto m;
+  return in && m.ParseFromIstream(&in) && random_node(m.graph());
 }
 
 std::string check_random_case(const std::string& case_dir, Device device) {

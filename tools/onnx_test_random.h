@@ -8,8 +8,8 @@
 
 namespace kiln::tools {
 
-/// Whether the case's model has a random op (Bernoulli, RandomUniform(Like),
-/// RandomNormal(Like), Multinomial, Dropout: training-mode dropout is random).
+/// Whether the case's model has a random node: Bernoulli, RandomUniform(Like),
+/// RandomNormal(Like), Multinomial, or a Dropout given a training_mode input.
 bool has_random_op(const std::string& case_dir);
 
 /// Checks a random case on `device` with a fixed default seed: every output has the shape of
