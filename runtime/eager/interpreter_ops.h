@@ -202,6 +202,8 @@ Status eval_spectral(const Node& node, std::span<const HostTensor* const> ins, H
 /// MaskedSelect (interpreter_select.cpp): sizes `out` itself (the result's length is the
 /// mask's count, which the node's meta only bounds).
 Status eval_compaction(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// MaxPool, MaxPoolIndices and AvgPool (interpreter_pool.cpp), dispatched by eval_window.
+Status eval_pool(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 /// ConvTranspose (interpreter_conv_transpose.cpp), dispatched by eval_window.
 Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 

@@ -8,14 +8,7 @@
 //     order starting from the bias, rounded to the output dtype (docs/ops.md). A conv whose
 //     groups each read one input channel (depthwise) sums directly: the bias, then each tap
 //     in row-major window order, in float.
-//   MaxPool: the maximum over the window's positions inside the input (NaN propagates; a
-//     window with no position inside the input gives -inf, or the integer minimum).
-//   MaxPoolIndices: the flat index into x (over N, C and the spatial dims; storage_order 1
-//     orders the spatial dims column-major) of the first maximum in window order (row-major
-//     over the window; the first NaN wins); an empty window gives the window's channel base.
-//   AvgPool: the double sum over positions inside the input divided by their count, or with
-//     count_include_pad by the count of positions inside the padded input
-//     [-pad_begin, D + pad_end) per dim (0 / 0 = NaN for an empty window).
+//   MaxPool, MaxPoolIndices, AvgPool: interpreter_pool.cpp.
 //   GatherND: data[batch.., indices[i.., 0..m), rest..]; an index in [-size, 0) counts from the
 //     end, one outside [-size, size) is an error Status naming it.
 // Spatial dims are handled as three, missing ones having size 1 and a trivial window.
@@ -31,88 +24,10 @@
 #include "eager/elementwise_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
+#include "eager/window_geometry.h"
 
 namespace kiln::eager {
 namespace {
-
-/// A window op's geometry over exactly three spatial dims.
-struct Geometry {
-  int64_t n = 1, c = 1, c_out = 1;
-  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0},
-      pad_end{0, 0, 0}, dil{1, 1, 1};
-};
-
-Geometry geometry(const Node& node, const Shape& x, const Shape& out, const Shape* w) {
-  Geometry g;
-  const auto& at = node.attrs.window;
-  const size_t k = x.size() - 2, lead = 3 - k;
-  g.n = x[0];
-  g.c = x[1];
-  g.c_out = out[1];
-  for (size_t i = 0; i < k; ++i) {
-    g.in[lead + i] = x[2 + i];
-    g.out[lead + i] = out[2 + i];
-    g.kernel[lead + i] = w ? (*w)[2 + i] : at.kernel[i];
-    g.stride[lead + i] = at.strides[i];
-    g.pad[lead + i] = at.pads[i];
-    g.pad_end[lead + i] = at.pads[k + i];
-    g.dil[lead + i] = at.dilations[i];
-  }
-  return g;
-}
-
-/// Calls fn(n, c, o[3], out_offset) for every output element in row-major order.
-template <typename Fn>
-void for_each_output(const Geometry& g, Fn&& fn) {
-  int64_t o = 0;
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t c = 0; c < g.c_out; ++c)
-      for (int64_t a = 0; a < g.out[0]; ++a)
-        for (int64_t b = 0; b < g.out[1]; ++b)
-          for (int64_t d = 0; d < g.out[2]; ++d) fn(n, c, std::array<int64_t, 3>{a, b, d}, o++);
-}
-
-/// Calls fn(offset within one [D, H, W] plane, window index) for the window positions of output
-/// position `o` that lie inside the input.
-template <typename Fn>
-void for_each_tap(const Geometry& g, const std::array<int64_t, 3>& o, Fn&& fn) {
-  for (int64_t a = 0; a < g.kernel[0]; ++a) {
-    const int64_t p0 = o[0] * g.stride[0] - g.pad[0] + a * g.dil[0];
-    if (p0 < 0 || p0 >= g.in[0]) continue;
-    for (int64_t b = 0; b < g.kernel[1]; ++b) {
-      const int64_t p1 = o[1] * g.stride[1] - g.pad[1] + b * g.dil[1];
-      if (p1 < 0 || p1 >= g.in[1]) continue;
-      for (int64_t d = 0; d < g.kernel[2]; ++d) {
-        const int64_t p2 = o[2] * g.stride[2] - g.pad[2] + d * g.dil[2];
-        if (p2 < 0 || p2 >= g.in[2]) continue;
-        fn((p0 * g.in[1] + p1) * g.in[2] + p2, (a * g.kernel[1] + b) * g.kernel[2] + d);
-      }
-    }
-  }
-}
-
-/// Window positions of output `o` inside the padded input [-pad, in + pad_end) per dim.
-int64_t padded_count(const Geometry& g, const std::array<int64_t, 3>& o) {
-  int64_t count = 1;
-  for (size_t i = 0; i < 3; ++i) {
-    int64_t c = 0;
-    for (int64_t k = 0; k < g.kernel[i]; ++k) {
-      const int64_t p = o[i] * g.stride[i] - g.pad[i] + k * g.dil[i];
-      c += p >= -g.pad[i] && p < g.in[i] + g.pad_end[i];
-    }
-    count *= c;
-  }
-  return count;
-}
-
-/// The columns [lo, hi) of an output row whose tap at offset `shift` (kd * dilation - pad) falls
-/// inside an input row of `in` elements, read at od * stride + shift.
-std::pair<int64_t, int64_t> columns_inside(int64_t shift, int64_t stride, int64_t in, int64_t out) {
-  int64_t lo = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
-  int64_t hi = in - 1 - shift < 0 ? 0 : (in - 1 - shift) / stride + 1;
-  lo = std::min(lo, out);
-  return {lo, std::clamp(hi, lo, out)};
-}
 
 /// Floats for im2col: not zeroed (im2col writes every element), from the host block cache, so
 /// that a conv does not fault in and clear a fresh buffer on every call.
@@ -319,150 +234,6 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   return {};
 }
 
-/// One plane of an f32 max pool, output by output in window order exactly as max_pool's generic
-/// loop: the first tap taken, then any greater value or a NaN, and nothing after a NaN.
-void max_pool_plane_exact(const Geometry& g, const float* xc, float* y) {
-  for (int64_t a = 0; a < g.out[0]; ++a)
-    for (int64_t b = 0; b < g.out[1]; ++b)
-      for (int64_t d = 0; d < g.out[2]; ++d) {
-        float acc = -std::numeric_limits<float>::infinity();
-        bool any = false;
-        for_each_tap(g, {a, b, d}, [&](int64_t p, int64_t) {
-          const float v = xc[p];
-          if (std::isnan(acc)) return;
-          if (v > acc || !any || std::isnan(v)) acc = v;
-          any = true;
-        });
-        *y++ = acc;
-      }
-}
-
-/// f32 max pool, planes (image, channel) split over the cores. Each output row is built tap by
-/// tap in window order with y = v > y ? v : y (a vector max) from -inf, which gives what the
-/// exact loop gives whenever the window holds no NaN (strict >: the first of equal values
-/// stays; an empty window stays -inf). A plane that reads a NaN is redone by the exact loop.
-void max_pool_f32(const Geometry& g, const float* x, float* out) {
-  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
-  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  const int64_t grain =
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
-  parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
-    for (int64_t pc = b; pc < e; ++pc) {
-      const float* xc = x + pc * plane;
-      float* y = out + pc * out_plane;
-      bool nan = false;
-      const int64_t s2 = g.stride[2];
-      for (int64_t oa = 0; oa < g.out[0]; ++oa)
-        for (int64_t ob = 0; ob < g.out[1]; ++ob) {
-          float* yr = y + (oa * g.out[1] + ob) * g.out[2];
-          std::fill(yr, yr + g.out[2], -std::numeric_limits<float>::infinity());
-          for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
-            const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
-            if (p0 < 0 || p0 >= g.in[0]) continue;
-            for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-              const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
-              if (p1 < 0 || p1 >= g.in[1]) continue;
-              for (int64_t kd = 0; kd < g.kernel[2]; ++kd) {
-                const int64_t shift = kd * g.dil[2] - g.pad[2];
-                const auto [lo, hi] = columns_inside(shift, s2, g.in[2], g.out[2]);
-                const float* xr = xc + (p0 * g.in[1] + p1) * g.in[2] + shift;
-                bool row_nan = false;
-                if (s2 == 1) {
-                  for (int64_t od = lo; od < hi; ++od) {
-                    const float v = xr[od];
-                    row_nan |= v != v;
-                    yr[od] = v > yr[od] ? v : yr[od];
-                  }
-                } else {
-                  for (int64_t od = lo; od < hi; ++od) {
-                    const float v = xr[od * s2];
-                    row_nan |= v != v;
-                    yr[od] = v > yr[od] ? v : yr[od];
-                  }
-                }
-                nan |= row_nan;
-              }
-            }
-          }
-        }
-      if (nan) max_pool_plane_exact(g, xc, y);
-    }
-  });
-}
-
-/// max_pool, or with `indices` max_pool_indices: the flat input index (over N, C and the
-/// spatial dims, row-major or with storage_order 1 column-major spatial dims) of the first
-/// maximum in window order.
-template <typename C>
-Status max_pool(const Node& node, const HostTensor& in, HostTensor& out, bool indices) {
-  const Geometry g = geometry(node, in.meta.shape, out.meta.shape, nullptr);
-  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
-  Reader<C> x = reader<C>(in);
-  Writer<C> wr = writer<C>(out);
-  C lowest = -std::numeric_limits<C>::infinity();
-  if constexpr (std::is_integral_v<C>)
-    lowest = in.meta.dtype == DType::kI32 ? std::numeric_limits<int32_t>::lowest()
-                                          : std::numeric_limits<int64_t>::lowest();
-  if constexpr (std::is_same_v<C, float>) {
-    if (!indices && in.meta.dtype == DType::kF32 && out.meta.dtype == DType::kF32) {
-      max_pool_f32(g, reinterpret_cast<const float*>(in.data.data()),
-                   reinterpret_cast<float*>(out.data.data()));
-      return {};
-    }
-  }
-  Writer<int64_t> wi = writer<int64_t>(out);
-  const bool column_major = node.attrs.window.storage_order == 1;
-  for_each_output(g, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& o, int64_t at) {
-    C acc = lowest;
-    int64_t arg = -1;
-    const int64_t base = (n * g.c + c) * plane;
-    for_each_tap(g, o, [&](int64_t p, int64_t) {
-      const C v = x(base + p);
-      bool take = v > acc || arg < 0;
-      if constexpr (std::is_floating_point_v<C>) {
-        if (std::isnan(acc)) return;
-        take = take || std::isnan(v);
-      }
-      if (!take) return;
-      acc = v;
-      arg = p;
-    });
-    if (!indices) {
-      wr(at, acc);
-      return;
-    }
-    int64_t flat = std::max<int64_t>(arg, 0);
-    if (column_major) {
-      const int64_t p2 = flat % g.in[2], p1 = flat / g.in[2] % g.in[1],
-                    p0 = flat / (g.in[1] * g.in[2]);
-      flat = (p2 * g.in[1] + p1) * g.in[0] + p0;
-    }
-    wi(at, base + flat);
-  });
-  return {};
-}
-
-Status avg_pool(const Node& node, const HostTensor& in, HostTensor& out) {
-  const Geometry g = geometry(node, in.meta.shape, out.meta.shape, nullptr);
-  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
-  const bool include_pad = node.attrs.window.count_include_pad;
-  Reader<double> x = reader<double>(in);
-  Writer<double> wr = writer<double>(out);
-  for_each_output(g, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& o, int64_t at) {
-    double sum = 0;
-    int64_t count = 0;
-    const int64_t base = (n * g.c + c) * plane;
-    for_each_tap(g, o, [&](int64_t p, int64_t) {
-      sum += x(base + p);
-      ++count;
-    });
-    if (include_pad) count = padded_count(g, o);
-    wr(at, sum / static_cast<double>(count));
-  });
-  return {};
-}
-
 Status gather_nd(const Node& node, const HostTensor& data, const HostTensor& idx, HostTensor& out) {
   const Shape& ds = data.meta.shape;
   const Shape& is = idx.meta.shape;
@@ -508,13 +279,9 @@ Status eval_window(const Node& node, std::span<const HostTensor* const> ins, Hos
     case OpKind::Conv:
       return conv(node, ins, out);
     case OpKind::MaxPool:
-    case OpKind::MaxPoolIndices: {
-      const bool indices = node.op == OpKind::MaxPoolIndices;
-      if (is_floating(ins[0]->meta.dtype)) return max_pool<float>(node, *ins[0], out, indices);
-      return max_pool<int64_t>(node, *ins[0], out, indices);
-    }
+    case OpKind::MaxPoolIndices:
     case OpKind::AvgPool:
-      return avg_pool(node, *ins[0], out);
+      return eval_pool(node, ins, out);
     case OpKind::GatherND:
       return gather_nd(node, *ins[0], *ins[1], out);
     case OpKind::Resize:
