@@ -63,7 +63,11 @@ float tanh_float(float x) {
   return tanh_one(x);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// The AVX2 clone is chosen by an ifunc resolver, which the dynamic loader runs before a
+// sanitizer's runtime is up: instrumented, it crashes every ThreadSanitizer binary at start.
+// Sanitizer builds take the plain loop (the same bits).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void tanh_floats(const float* __restrict x, float* __restrict y, int64_t n) {
