@@ -14,8 +14,16 @@ namespace kiln {
 /// Indices of the non-zero elements in row-major order: i64[count, rank].
 HostTensor host_nonzero(const HostTensor& x);
 
-/// The k largest (largest=true) or smallest elements along the last dim, sorted in that order
-/// (ties keep the lower index first); values keep x's dtype, indices are i64.
+/// TopK's order, a total order on a row's positions: for largest, a comes before b when
+/// x[a] > x[b], or they are equal (-0.0 == 0.0) and a < b; NaN comes before every number (the
+/// largest, as in PyTorch), two NaNs by position. For smallest, x[a] < x[b] and NaN after every
+/// number. `out` (i64 [..., k], k <= the last dim of x, which has rank >= 1) gets the first k
+/// positions of each row in that order. The kernel (codegen/lower_topk.cpp) ranks by the same
+/// order.
+void topk_indices(const HostTensor& x, int64_t k, bool largest, HostTensor& out);
+
+/// The k largest (largest=true) or smallest elements along the last dim in topk_indices'
+/// order; values keep x's dtype, indices are i64.
 Expected<std::pair<HostTensor, HostTensor>> host_topk(const HostTensor& x, int64_t k, bool largest);
 
 }  // namespace kiln

@@ -2,7 +2,6 @@
 // on it) stay SymSize vectors, so shape computations over dynamic dims fold symbolically.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "onnx/importer.h"
 
@@ -424,20 +423,6 @@ void register_shape_ops(std::map<std::string, OpHandler>& t) {
     Tensor x = c.in(0);
     if (x.dim() == 0) c.note_break(x, "nonzero of a scalar has no device lowering");
     c.set(0, permute(nonzero(x), {1, 0}));
-  };
-  t["TopK"] = [](NodeCtx& c) {
-    Tensor x = c.in(0);
-    const int64_t rank = x.dim();
-    const int64_t axis = axis_of(c, c.attr_i("axis", -1), rank);
-    const int64_t k = c.opset() >= 10 ? c.scalar_int(1) : c.attr_i("k", 0);
-    std::vector<int64_t> perm(static_cast<size_t>(rank));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::swap(perm[static_cast<size_t>(axis)], perm.back());
-    const bool moved = axis != rank - 1;
-    c.note_break(x, "topk has no device lowering");
-    auto [values, indices] = topk(moved ? permute(x, perm) : x, k, c.attr_i("largest", 1) != 0);
-    c.set(0, moved ? permute(values, perm) : values);
-    c.set(1, moved ? permute(indices, perm) : indices);
   };
   t["Split"] = [](NodeCtx& c) {
     Tensor x = c.in(0);

@@ -324,15 +324,17 @@ Tensor nonzero_host(const Tensor& a, Loc loc) {
 }
 
 std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest, Loc loc) {
-  auto out = host_op(
-      "topk", {a},
-      [k, largest](const std::vector<Tensor>& in) {
-        auto r = value_or_throw(host_topk(to_host(in[0]), k, largest));
-        return std::vector<Tensor>{from_host(std::move(r.first), Device::cpu()),
-                                   from_host(std::move(r.second), Device::cpu())};
-      },
-      loc);
-  return {out.at(0), out.at(1)};
+  if (!a.defined()) throw Error(invalid_argument("topk: undefined tensor at " + loc_str(loc)));
+  if (a.dim() == 0) throw Error(invalid_argument("topk of a rank-0 tensor at " + loc_str(loc)));
+  const TensorMeta meta = a.meta();  // the traced sizes, as the op's shape rule checks k <= N
+  if (k < 0 || k > meta.shape.back())
+    throw Error(invalid_argument("topk: k = " + std::to_string(k) + " is out of range for " +
+                                 meta.str() + " at " + loc_str(loc)));
+  Attrs attrs;
+  attrs.dims = {k};
+  attrs.index = largest ? 1 : 0;
+  Tensor indices = apply_op(OpKind::TopKIndices, {a}, std::move(attrs), loc);
+  return {gather(a, a.dim() - 1, indices, loc), indices};
 }
 
 void print(const std::string& label, const Tensor& t, Loc loc) {

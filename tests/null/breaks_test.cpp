@@ -201,20 +201,26 @@ TEST_F(Breaks, OpsWithoutDeviceLoweringRunOnTheInterpreter) {
   auto fn = [](const Tensor& x) {
     Tensor idx = nonzero(x > 0.0);
     auto [vals, where] = topk(x, 3);
-    return std::vector<Tensor>{cast(idx, DType::kF32) * 2.0, vals + 1.0};
+    Tensor scalar_hits = nonzero(sum(x, {0}));  // of a rank-0 tensor: [hits, 0], a host op
+    return std::vector<Tensor>{cast(idx, DType::kF32) * 2.0, vals + 1.0,
+                               cast(scalar_hits, DType::kF32)};
   };
   auto f = compile(fn, {.name = "cpu_only"});
   Tensor x = vec({0.5f, -1.f, 2.f, 0.f, 3.f});
   auto out = f(x);
   EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{0.f, 4.f, 8.f}));
   EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{4.f, 3.f, 1.5f}));
-  // topk is a break; nonzero is not (a kernel whose length is a size symbol, docs/capture.md).
+  EXPECT_EQ(out[2].meta().str(), "f32[1, 0]");
+  // nonzero of a rank-0 tensor is a break; topk is a kernel, and so is nonzero of a vector (its
+  // length a size symbol, docs/capture.md).
   ExplainReport r = f.explain();
   ASSERT_EQ(r.graph_break_count, 1u);
-  EXPECT_NE(r.break_reasons[0].find("topk has no device lowering"), std::string::npos);
+  EXPECT_NE(r.break_reasons[0].find("nonzero has no device lowering"), std::string::npos)
+      << r.break_reasons[0];
   // A different count of non-zeros is another value of that symbol: same entry, right answer.
   auto out2 = f(vec({1.f, 1.f, 1.f, 1.f, -1.f}));
   EXPECT_EQ(out2[0].to_vector<float>(), (std::vector<float>{0.f, 2.f, 4.f, 6.f}));
+  EXPECT_EQ(out2[1].to_vector<float>(), (std::vector<float>{2.f, 2.f, 2.f}));
   EXPECT_EQ(f.stats().recompiles, 0u);
 }
 

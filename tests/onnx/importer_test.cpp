@@ -178,7 +178,7 @@ TEST(OnnxImporter, InputElementTypesAreChecked) {
   EXPECT_EQ(c({x, mask})[0].to_vector<float>(), (std::vector<float>{1.5f, 0.f}));
 }
 
-TEST(OnnxImporter, TopKIsAGraphBreakWithItsReason) {
+TEST(OnnxImporter, TopKStaysInTheGraph) {
   OnnxBuilder b;
   b.input("x", TensorProto::FLOAT, {2, 5})
       .output("v", TensorProto::FLOAT)
@@ -193,8 +193,23 @@ TEST(OnnxImporter, TopKIsAGraphBreakWithItsReason) {
   EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{5, 4, 9, 8}));
   EXPECT_EQ(out[1].to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 2, 3}));
   const ExplainReport r = c.explain();
+  EXPECT_EQ(r.graph_break_count, 0u);
+  EXPECT_EQ(r.graph_count, 1u);
+}
+
+TEST(OnnxImporter, UniqueIsAGraphBreakWithItsReason) {
+  OnnxBuilder b;
+  b.input("x", TensorProto::FLOAT, {5}).output("y", TensorProto::FLOAT);
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Unique", {"r"}, {"y"});
+  auto m = onnx::Model::parse(as_bytes(b.bytes()));
+  ASSERT_TRUE(m.ok());
+  onnx::CompiledModel c(*m);
+  auto out = c({Tensor::from_vector(std::vector<float>{3, -1, 3, 0, 2}, {5})});
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{0, 2, 3}));
+  const ExplainReport r = c.explain();
   ASSERT_EQ(r.graph_break_count, 1u);
-  EXPECT_NE(r.break_reasons[0].find("TopK node 'v' (opset 17): topk has no device lowering"),
+  EXPECT_NE(r.break_reasons[0].find("Unique node 'y' (opset 17): call to host function 'Unique'"),
             std::string::npos)
       << r.break_reasons[0];
 }

@@ -1,0 +1,71 @@
+// topk_indices on shaders/scatter.comp's driver: one invocation per INPUT element (row r,
+// position i), which counts the elements of its row that come before it in TopK's order
+// (eager/host_ops.h: x[m] beats x[i] when it is larger, or smaller for smallest, or equal with
+// m < i; NaN beats every number for largest and loses to every number for smallest, two NaNs
+// by position). That rank is i's place in the sorted row, so an invocation whose rank is below
+// k stores i at out[r * k + rank]: the ranks of a row are a permutation, and every output
+// element has exactly one writer. O(N) per invocation, one loop of N trips (Kernel::loop_trips:
+// a row longer than gallivm's loop limit is reported unimplemented, and the op then runs on the
+// interpreter). The input's elementwise producers fold into the loads.
+#include <algorithm>
+#include <string>
+
+#include "codegen/lower_internal.h"
+
+namespace kiln {
+
+Expected<Kernel> topk_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                             const CodegenOptions& opt, KernelVariant variant) {
+  constexpr uint32_t kLocalSize = 64;
+  const Node& n = g.node(root);
+  const Node& x = g.node(n.inputs[0]);
+  const int64_t k = n.attrs.dims[0];
+  const bool largest = n.attrs.index == 1;
+  const DType acc = x.meta.dtype == DType::kF16    ? DType::kF32
+                    : x.meta.dtype == DType::kBool ? DType::kI32
+                                                   : x.meta.dtype;
+  const std::string T = glsl_compute_type(acc);
+
+  Emitter e(g, fusion, false);
+  e.set_root(root);
+  e.bind_output(root);
+  // kiln_x(uint j): x's element at flat position j, in the compute type `acc`.
+  Index at = e.decompose("j", x.sym, "q", 0);
+  std::string value = glsl_convert(e.value(x.id, at), x.meta.dtype, acc);
+  std::string body = T + " kiln_x(uint j) {\n" + e.take_body() + "  return " + value + ";\n}\n\n";
+  e.reset_scope();
+
+  // Whether w (at position m) comes before v (at position i) in the row's order.
+  const std::string ahead = glsl_binary(largest ? ">" : "<", "w", "v", acc);
+  const std::string equal = glsl_binary("==", "w", "v", acc);
+  std::string beats = ahead + " || (" + equal + " && m < i)";
+  if (is_floating(acc))
+    beats = largest ? "nw ? (!nv || m < i) : (!nv && (" + beats + "))"
+                    : "nw ? (nv && m < i) : (nv || " + beats + ")";
+
+  const std::string row = e.size(x.sym.back()), kk = std::to_string(k) + "u";
+  std::string el = "void kiln_element(uint o) {\n" + e.take_body();
+  el += "  const uint n = " + row + ";\n  const uint i = o % n, base = o - i;\n";
+  el += "  const " + T + " v = kiln_x(o);\n";
+  if (is_floating(acc)) el += "  const bool nv = isnan(v);\n";
+  el += "  uint rank = 0u;\n  for (uint m = 0u; m < n; ++m) {\n";
+  el += "    const " + T + " w = kiln_x(base + m);\n";
+  if (is_floating(acc)) el += "    const bool nw = isnan(w);\n";
+  el += "    if (" + beats + ") ++rank;\n  }\n";
+  el += "  if (rank < " + kk + ") " +
+        glsl_store("o / n * " + kk + " + rank", glsl_from_uint("i", DType::kI64), DType::kI64) +
+        ";\n}\n";
+
+  KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, variant, opt.caps));
+  kern.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);
+  kern.groups = {groups_for(sym_numel(x.sym), kern.local_size), 1, 1};
+  kern.loop_trips = x.sym.back() + SymInt(1);  // the row, and the driver's loop
+  KILN_ASSIGN_OR_RETURN(kern.glsl,
+                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
+                                      {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},
+                                       {"KILN_OUTPUTS", e.size(sym_numel(x.sym))}},
+                                      kern, opt.caps));
+  return kern;
+}
+
+}  // namespace kiln
