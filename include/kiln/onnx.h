@@ -3,9 +3,9 @@
 /// over kiln::Tensor, which kiln::compile captures like any other (docs/onnx.md).
 ///
 /// Every node maps to Kiln's Tensor API, so the rules of the C++ front end hold unchanged: an
-/// op without a device lowering (NonZero, TopK) is a graph break with its reason, a value read
-/// on the host (a Reshape whose target shape is computed from data) is a graph break guarded
-/// by that value. Shape arithmetic (Shape, Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul,
+/// op without a device lowering (Unique, NonMaxSuppression) is a graph break with its reason, a
+/// value read on the host (a Reshape whose target shape is computed from data) is a graph break
+/// guarded by that value. Shape arithmetic (Shape, Gather, Concat, Unsqueeze, Slice, Cast, Add, Mul,
 /// ... on shapes) is folded at trace time over symbolic sizes, so graph inputs whose dims are
 /// named (`dim_param`) stay symbolic: one compiled shape class serves every size.
 ///
@@ -156,7 +156,7 @@ class CompiledModel {
   /// `kiln precompile` does (docs/cache.md, "Shipping a warm cache").
   Status precompile(const std::vector<std::vector<int64_t>>& input_shapes);
   /// kiln's explain report; each break reason of the latest trace is prefixed with the ONNX
-  /// node that caused it ("TopK node '/TopK' (opset 17): topk has no device lowering at ...").
+  /// node that caused it ("Unique node '/Unique' (opset 17): unique has no device lowering ...").
   ExplainReport explain() const;
 
  private:

@@ -386,14 +386,18 @@ Tensor masked_select(const Tensor& x, const Tensor& mask, Loc loc = Loc::current
 /// (torch.nonzero). A data-dependent length like masked_select's; of a rank-0 tensor it is a
 /// host op (a graph break inside kiln::compile).
 Tensor nonzero(const Tensor& a, Loc loc = Loc::current());
+/// The k largest (or smallest) elements along the last dim, sorted; values and i64 indices.
+/// Equal elements keep the lower index first; NaN counts as the largest (first for largest,
+/// last for smallest); -0.0 equals 0.0. A kernel op (topk_indices) ranks each row and a gather
+/// reads the values, so inside kiln::compile it is no graph break. k outside [0, N] and a
+/// rank-0 tensor are invalid_argument errors.
+std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest = true,
+                               Loc loc = Loc::current());
 
 // --- Ops without a device lowering, and host interaction -------------------------------------
 // Inside kiln::compile each of these is a graph break: the graph so far is compiled and run,
 // the op runs on the CPU interpreter, and capture resumes in a new graph after it.
 
-/// The k largest (or smallest) elements along the last dim, sorted; values and i64 indices.
-std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest = true,
-                               Loc loc = Loc::current());
 /// Prints `label: values` to stdout; inside a compiled function it prints on every call.
 void print(const std::string& label, const Tensor& t, Loc loc = Loc::current());
 
