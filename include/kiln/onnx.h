@@ -5,10 +5,10 @@
 /// Every node maps to Kiln's Tensor API, so the rules of the C++ front end hold unchanged: an
 /// op without a device lowering (Unique, NonMaxSuppression) is a graph break with its reason, a
 /// value read on the host (a Reshape whose target shape is computed from data) is a graph break
-/// guarded by that value. Shape arithmetic (Shape, Gather, Concat, Unsqueeze, Slice, Cast, Add,
-/// Mul,
-/// ... on shapes) is folded at trace time over symbolic sizes, so graph inputs whose dims are
-/// named (`dim_param`) stay symbolic: one compiled shape class serves every size.
+/// guarded by that value. Shape subgraphs (Shape, Gather, Concat, arithmetic, comparisons,
+/// Where, ScatterND ... on shapes) are folded at trace time over symbolic sizes, so graph
+/// inputs whose dims are named (`dim_param`) stay symbolic: one compiled shape class serves
+/// every size.
 ///
 /// Element types Kiln lacks are computed in a wider or nearest type: double and bfloat16 as
 /// f32; int8, uint8, int16, uint16 as i32; uint32 and uint64 as i64. ValueInfo::onnx_type keeps
