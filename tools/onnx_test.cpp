@@ -162,21 +162,6 @@ CaseResult run_values_case(const onnx::Model& model, const std::vector<fs::path>
 CaseResult run_case(const fs::path& dir, Device device) {
   auto model = onnx::Model::load((dir / "model.onnx").string(), device);
   if (!model.ok()) return from_status(model.status());
-  if (!model->tensors_only()) {
-    std::vector<fs::path> sets;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
-        sets.push_back(e.path());
-    std::sort(sets.begin(), sets.end());
-    if (sets.empty()) return {Outcome::kFail, "no test_data_set_* directory"};
-    const size_t validation_before = device.is_cpu() ? 0 : validation_messages().size();
-    CaseResult r = run_values_case(*model, sets, device);
-    if (r.outcome == Outcome::kPass && !device.is_cpu() &&
-        validation_messages().size() != validation_before)
-      return {Outcome::kFail, "validation-layer errors: " + validation_messages().back()};
-    return r;
-  }
-  onnx::CompiledModel compiled(*model, {.name = dir.filename().string()});
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
@@ -184,6 +169,14 @@ CaseResult run_case(const fs::path& dir, Device device) {
   std::sort(sets.begin(), sets.end());
   if (sets.empty()) return {Outcome::kFail, "no test_data_set_* directory"};
   const size_t validation_before = device.is_cpu() ? 0 : validation_messages().size();
+  if (!model->tensors_only()) {
+    CaseResult r = run_values_case(*model, sets, device);
+    if (r.outcome == Outcome::kPass && !device.is_cpu() &&
+        validation_messages().size() != validation_before)
+      return {Outcome::kFail, "validation-layer errors: " + validation_messages().back()};
+    return r;
+  }
+  onnx::CompiledModel compiled(*model, {.name = dir.filename().string()});
   for (const fs::path& set : sets) {
     std::vector<Tensor> inputs;
     for (const fs::path& p : numbered(set, "input_")) {
