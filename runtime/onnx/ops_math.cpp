@@ -19,47 +19,8 @@ bool is_int(DType d) {
   return d == DType::kI32 || d == DType::kI64 || d == DType::kBool;
 }
 
-/// Shape arithmetic: both operands known, elementwise with broadcasting of scalars.
-bool fold_binary(NodeCtx& c, char op) {
-  if (!c.has(0) || !c.has(1)) return false;
-  Val& a = c.val(0);
-  Val& b = c.val(1);
-  if (!a.shape || !b.shape || a.rank() > 1 || b.rank() > 1) return false;
-  const auto& x = *a.shape;
-  const auto& y = *b.shape;
-  if (x.size() != y.size() && x.size() != 1 && y.size() != 1) return false;
-  const size_t n = std::max(x.size(), y.size());
-  std::vector<SymSize> r;
-  for (size_t i = 0; i < n; ++i) {
-    const SymSize& p = x[x.size() == 1 ? 0 : i];
-    const SymSize& q = y[y.size() == 1 ? 0 : i];
-    switch (op) {
-      case '+':
-        r.push_back(p + q);
-        break;
-      case '-':
-        r.push_back(p - q);
-        break;
-      case '*':
-        r.push_back(p * q);
-        break;
-      default: {  // integer division truncates toward zero
-        if (q.is_symbolic() || p.is_symbolic()) {
-          r.push_back(p / q);  // sizes are positive: floor == trunc
-        } else {
-          if (q.hint() == 0) c.fail("integer division by zero");
-          r.push_back(SymSize(p.hint() / q.hint()));
-        }
-      }
-    }
-  }
-  c.set_shape(0, std::move(r), promote_types(a.dtype, b.dtype), a.scalar() && b.scalar());
-  return true;
-}
-
 void binary(std::map<std::string, OpHandler>& t, const char* name, Binary f, char fold) {
   t[name] = [f, fold](NodeCtx& c) {
-    if (fold && fold_binary(c, fold)) return;
     Tensor a = c.in(0), b = c.in(1);
     if (fold == '/' && is_int(a.dtype()) && is_int(b.dtype())) {
       // ONNX integer division truncates toward zero; Kiln's div is true division.
