@@ -81,6 +81,7 @@ enum class KernelVariant {
   kComplexPart,     // real, imag, abs of complex64, view_as_real / view_as_complex
   kCompaction,      // masked_select, nonzero: one workgroup's stream compaction
   kScan,            // cumsum: teams of invocations scan lines in chunks with a running carry
+  kIm2col,          // im2col: a conv's input windows as a matrix, an invocation per 4 elements
 };
 const char* kernel_variant_name(KernelVariant v);
 

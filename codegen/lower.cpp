@@ -438,6 +438,8 @@ const char* kernel_variant_name(KernelVariant v) {
       return "compaction";
     case KernelVariant::kScan:
       return "scan";
+    case KernelVariant::kIm2col:
+      return "im2col";
   }
   return "?";
 }

@@ -3,10 +3,17 @@
 /// templates in shaders/ -> SPIR-V (shaderc) -> spirv-val.
 #pragma once
 
+#include <optional>
+
 #include "codegen/kernel.h"
 #include "kiln/status.h"
 
 namespace kiln {
+
+/// The graph a device with `caps` runs for `graph`: convs the row-block product serves become
+/// im2col + matmul + a view back to NCHW (codegen/conv_lowering.cpp); nullopt when nothing
+/// changes. Inputs, constants and outputs keep their order; node ids do not.
+Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const TargetCaps& caps);
 
 /// Fuses and emits GLSL for every kernel of `graph` (SPIR-V not yet compiled).
 /// Unsupported dtype/feature combinations return unimplemented (the caller falls back).

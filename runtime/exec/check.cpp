@@ -196,7 +196,7 @@ void run_check(const Executable& exe, const CompileOptions& options, Device devi
                std::span<const int64_t> values) {
   const KernelPlan* plan = exe.plan();
   if (!plan) return;
-  const Graph& g = exe.graph();
+  const Graph& g = exe.device_graph();
   // The same graph with every kernel's output a graph output: the device computes each kernel
   // root into memory it can read back, the interpreter hands out the same nodes.
   std::vector<NodeId> outs = g.outputs();

@@ -180,7 +180,8 @@ void dump_compile(const DumpRequest& req, const Executable& exe) {
     log(LogTopic::kWarning, "KILN_DUMP_DIR: cannot create " + dir.string() + ": " + ec.message());
     return;
   }
-  const Graph& graph = exe.graph();
+  // The graph the kernels index: the traced one as codegen lowered it for the device.
+  const Graph& graph = exe.device_graph();
   bool ok = write_text(dir / "graph.txt", graph.to_string());
   ok &= write_text(dir / "guards.txt", req.guards);
 

@@ -172,15 +172,21 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
   copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
   copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
   copts.caps = caps_of(vk_device_->info());
+  {
+    Expected<std::optional<Graph>> lowered = lower_for_device(graph_, copts.caps);
+    if (!lowered.ok()) return lowered.status().with_context("compiling '" + options.name + "'");
+    lowered_ = std::move(lowered).value();
+  }
+  const Graph& graph = device_graph();
   // The device's measured kernel rates, when the graph's matmul kernel choice needs them
   // (calibrating the device on first use).
-  copts.caps.matmul = rates_for_compile(graph_, vk_device_, copts.caps);
+  copts.caps.matmul = rates_for_compile(graph, vk_device_, copts.caps);
   copts.disk_cache = vk_device_->disk_cache();
   auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
   };
   auto t = std::chrono::steady_clock::now();
-  Expected<KernelPlan> plan = plan_kernels(graph_, copts);
+  Expected<KernelPlan> plan = plan_kernels(graph, copts);
   const double plan_ms = ms_since(t);
   t = std::chrono::steady_clock::now();
   Status st = plan.ok() ? compile_kernels(*plan, copts) : plan.status();
@@ -217,10 +223,9 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
                              " ms, SPIR-V " + std::to_string(spirv_ms) + " ms, pipelines " +
                              std::to_string(ms_since(t) - spirv_ms) + " ms");
   plan_ = std::move(plan).value();
-  nonempty_ = nonempty_sizes(graph_);
+  nonempty_ = nonempty_sizes(graph);
   loop_limit_ = copts.caps.loop_limit;
-  auto replayer =
-      std::make_unique<Replayer>(graph_, *plan_, pipelines_, vk_device_, device_, name_);
+  auto replayer = std::make_unique<Replayer>(graph, *plan_, pipelines_, vk_device_, device_, name_);
   std::lock_guard<std::mutex> lock(pool_mu_);
   idle_.push_back(replayer.get());
   replayers_.push_back(std::move(replayer));
@@ -489,8 +494,8 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
   // The shape of every node at this binding (symbolic graphs; static ones use the metas).
   std::vector<Shape> shapes;
   if (symbolic) {
-    shapes.reserve(graph_.size());
-    for (const Node& n : graph_.nodes()) {
+    shapes.reserve(device_graph().size());
+    for (const Node& n : device_graph().nodes()) {
       shapes.push_back(evaluate_shape(n.sym, values));
       int64_t count = 1;
       for (Dim d : shapes.back()) {
@@ -518,7 +523,8 @@ Expected<std::vector<Tensor>> Executable::run_device(const std::vector<Tensor>& 
     }
   }
   if (replayer == nullptr) {  // every slot is running a call on another thread
-    auto made = std::make_unique<Replayer>(graph_, *plan_, pipelines_, vk_device_, device_, name_);
+    auto made =
+        std::make_unique<Replayer>(device_graph(), *plan_, pipelines_, vk_device_, device_, name_);
     replayer = made.get();
     std::lock_guard<std::mutex> lock(pool_mu_);
     replayers_.push_back(std::move(made));

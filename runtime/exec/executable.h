@@ -78,6 +78,9 @@ class Executable {
   int num_symbols() const { return num_symbols_; }
 
   const Graph& graph() const { return graph_; }
+  /// The graph the device plan indexes: graph() as codegen lowered it for the device (convs as
+  /// im2col + matmul, codegen/lower.h), or graph() itself.
+  const Graph& device_graph() const { return lowered_ ? *lowered_ : graph_; }
   /// The kernels, when running on a device (nullptr for the interpreter and while compiling).
   const KernelPlan* plan() const { return on_device() ? &*plan_ : nullptr; }
   bool on_device() const { return state() == State::kDevice; }
@@ -119,6 +122,7 @@ class Executable {
                                            std::span<const int64_t> values);
 
   Graph graph_;
+  std::optional<Graph> lowered_;  // set by compile_device before the plan is published
   int num_symbols_ = 0;
   struct Defined {  // an unbacked symbol a MaskedSelect of this graph defines
     int symbol = -1;

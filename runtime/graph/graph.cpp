@@ -57,6 +57,16 @@ NodeId Graph::add_constant(const TensorMeta& meta, int64_t index, const std::str
   return nodes_.back().id;
 }
 
+NodeId Graph::add_copy(const Node& n, std::vector<NodeId> inputs) {
+  Node c = n;
+  c.id = static_cast<NodeId>(nodes_.size());
+  c.inputs = std::move(inputs);
+  nodes_.push_back(std::move(c));
+  if (n.op == OpKind::Input) inputs_.push_back(nodes_.back().id);
+  if (n.op == OpKind::Constant) constants_.push_back(nodes_.back().id);
+  return nodes_.back().id;
+}
+
 Expected<NodeId> Graph::add(OpKind op, std::vector<NodeId> inputs, Attrs attrs,
                             const std::string& loc, SymShape target) {
   if (op == OpKind::Input || op == OpKind::Constant)

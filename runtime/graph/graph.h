@@ -55,6 +55,15 @@ class Graph {
   Expected<NodeId> add(OpKind op, std::vector<NodeId> inputs, Attrs attrs = {},
                        const std::string& loc = "", SymShape target = {});
 
+  /// `n` appended as it is (op, attrs, metas, symbolic shape; no shape rule runs) with
+  /// `inputs` as its inputs: for a pass that rebuilds a graph around some of its nodes. An
+  /// Input or Constant keeps its index and joins inputs() or constants().
+  NodeId add_copy(const Node& n, std::vector<NodeId> inputs);
+  /// The symbol hints and unbacked symbols of `other` (a graph this one was rebuilt from).
+  void copy_symbols_of(const Graph& other) {
+    hints_ = other.hints_;
+    unbacked_ = other.unbacked_;
+  }
   /// The ShapeEnv that symbolic decisions record their guards in (not owned; may be null).
   void set_shape_env(ShapeEnv* env) { env_ = env; }
   /// The value each symbol had when the graph was recorded (indexed by symbol id); codegen

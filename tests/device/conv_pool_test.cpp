@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "device/test_util.h"
+#include "exec/calibration.h"
+#include "vk/device.h"
 
 namespace kiln {
 namespace {
@@ -155,6 +157,72 @@ TEST_F(DeviceConvPool, ConvAsImplicitGemm) {
         return relu(conv(relu(xx * 2.0 - 1.0), tanh(ww), bb, {1, 1}, {1, 1, 1, 1}));
       },
       rnd(DType::kF32, {2, 6, 10, 9}), rnd(DType::kF32, {24, 6, 3, 3}), rnd(DType::kF32, {24}));
+}
+
+// Where the device has the row-block product, 2-D f32 convs whose window holds a multiple of 4
+// taps run as im2col + product (codegen/conv_lowering.cpp): A·B (weight · im2col columns) for
+// one image (the product is NCHW as it is) and for several (a permute the consumer folds), A·Bᵀ
+// (im2col rows · weightᵀ) where that wastes less of the blocks, a 1x1 conv of one image with no
+// im2col at all; strides, dilations, asymmetric pads, 1x1 outputs, no bias, and producers that
+// fold into the im2col loads. Each compiled case's kernels show which form ran.
+TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
+  const bool rowblock = has_rowblock_kernel(Device::vulkan().vulkan_device()->info());
+  struct Case {
+    ConvCase c;
+    const char* form;  // "im2col", "direct" (1x1, no im2col)
+  };
+  const std::vector<Case> cases = {
+      {{{1, 8, 12, 12}, {32, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true}, "im2col"},
+      {{{3, 8, 9, 7}, {20, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true}, "im2col"},
+      {{{2, 4, 17, 19}, {33, 4, 3, 3}, {2, 2}, {1, 0, 1, 2}, {1, 2}, 1, false}, "im2col"},
+      {{{1, 64, 3, 3}, {130, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true}, "im2col"},
+      {{{2, 16, 5, 5}, {24, 16, 5, 5}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, "im2col"},
+      {{{1, 12, 16, 16}, {32, 12, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, "direct"},
+      {{{2, 12, 7, 5}, {17, 12, 1, 1}, {2, 1}, {0, 1, 0, 1}, {1, 1}, 1, true}, "im2col"},
+  };
+  for (const Case& cs : cases) {
+    const ConvCase& c = cs.c;
+    Tensor x = rnd(DType::kF32, c.x), w = rnd(DType::kF32, c.w), b = rnd(DType::kF32, {c.w[0]});
+    const std::string label =
+        window_label("im2col conv", c.x, {c.w.begin() + 2, c.w.end()}, c.s, c.p, c.d) +
+        (c.bias ? " bias" : "");
+    auto fn = [c](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+      return conv(xx, ww, c.bias ? bb : Tensor(), c.s, c.p, c.d, c.groups);
+    };
+    check(label, Tol{1e-4, 1e-4}, fn, x, w, b);
+    auto compiled = compile(fn, {.name = "im2col_form"});
+    (void)compiled(x.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
+    std::string kernels;
+    const std::vector<EntryInfo> entries = compiled.entries();
+    ASSERT_EQ(entries.size(), 1u) << label;
+    for (const std::string& k : entries[0].kernels) kernels += k + " ";
+    const bool im2col = kernels.find("im2col") != std::string::npos,
+               conv_kernel = kernels.find("conv") != std::string::npos;
+    if (!rowblock) {
+      EXPECT_TRUE(conv_kernel && !im2col) << label << ": " << kernels;
+    } else if (std::string(cs.form) == "im2col") {
+      EXPECT_TRUE(im2col && !conv_kernel) << label << ": " << kernels;
+    } else {
+      EXPECT_TRUE(!im2col && !conv_kernel && kernels.find("matmul") != std::string::npos)
+          << label << ": " << kernels;
+    }
+  }
+  // Producers of x fold into the im2col loads; the consumer reads the permuted product.
+  check(
+      "relu(conv(relu(x * 2 - 1), w) + b) * 3, 2 images", Tol{1e-4, 1e-4},
+      [](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+        return relu(conv(relu(xx * 2.0 - 1.0), ww, bb, {1, 1}, {1, 1, 1, 1})) * 3.0;
+      },
+      rnd(DType::kF32, {2, 8, 10, 9}), rnd(DType::kF32, {24, 8, 3, 3}), rnd(DType::kF32, {24}));
+  // Two convs in a row with a residual add: the second im2col reads the first product's view.
+  check(
+      "conv(relu(conv(x))) + x", Tol{1e-4, 1e-4},
+      [](const Tensor& xx, const Tensor& w1, const Tensor& w2) {
+        Tensor h = relu(conv(xx, w1, Tensor(), {1, 1}, {1, 1, 1, 1}));
+        return conv(h, w2, Tensor(), {1, 1}, {1, 1, 1, 1}) + xx;
+      },
+      rnd(DType::kF32, {2, 16, 6, 6}), rnd(DType::kF32, {16, 16, 3, 3}),
+      rnd(DType::kF32, {16, 16, 3, 3}));
 }
 
 struct PoolCase {
