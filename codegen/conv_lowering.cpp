@@ -12,7 +12,8 @@
 //         channels, 256-column blocks of positions (needs N·P a multiple of 4);
 //   A·Bᵀ: im2col rows [N·P, K] · weight [C_out, K]ᵀ  -> [N·P, C_out]: 32-row blocks of
 //         positions, 128-column blocks of output channels.
-// A view puts the product back in NCHW (a reshape for A·B at N = 1, else a permute the
+// With symbolic batch or spatial sizes always A·Bᵀ (the product's M may be symbolic, its N may
+// not). A view puts the product back in NCHW (a reshape for A·B at N = 1, else a permute the
 // consumers fold into their loads); the bias is the product's epilogue. A 1x1 conv with stride 1
 // and no padding of one image reads its input as [C, H·W] directly, with no im2col.
 #include <optional>
@@ -41,14 +42,14 @@ enum class Form { kNone, kAB, kABt };
 /// How (and whether) conv `n` runs as im2col + product on a target with the row-block kernel.
 Form form_of(const Graph& g, const Node& n) {
   if (n.op != OpKind::Conv || n.attrs.window.groups != 1 || n.meta.rank() != 4) return Form::kNone;
-  if (n.meta.dtype != DType::kF32 || !all_constant(n.sym)) return Form::kNone;
-  for (NodeId id : n.inputs) {
-    const Node& in = g.node(id);
-    if (in.meta.dtype != DType::kF32 || !all_constant(in.sym)) return Form::kNone;
-  }
-  // The weight is the product's stored operand as it is (reshaped): a graph input or weight.
+  if (n.meta.dtype != DType::kF32) return Form::kNone;
+  for (NodeId id : n.inputs)
+    if (g.node(id).meta.dtype != DType::kF32) return Form::kNone;
+  // The weight is the product's stored operand as it is (reshaped): a graph input or weight of
+  // static shape. The channel count is static too (K = C·KH·KW must be a constant).
   const Node& w = g.node(n.inputs[1]);
   if (w.op != OpKind::Input && w.op != OpKind::Constant) return Form::kNone;
+  if (!all_constant(w.sym) || !g.node(n.inputs[0]).sym[1].is_constant()) return Form::kNone;
   const Shape& xs = g.node(n.inputs[0]).meta.shape;
   const int64_t c_out = n.meta.shape[1], k = xs[1] * w.meta.shape[2] * w.meta.shape[3];
   const int64_t positions = n.meta.shape[0] * n.meta.shape[2] * n.meta.shape[3];
@@ -56,7 +57,8 @@ Form form_of(const Graph& g, const Node& n) {
   if (k * positions * 4 > kMaxIm2colBytes) return Form::kNone;
   const int64_t ab = round_up(c_out, 32) * round_up(positions, 256);
   const int64_t abt = round_up(positions, 32) * round_up(c_out, 128);
-  return positions % 4 == 0 && ab <= abt ? Form::kAB : Form::kABt;
+  // With symbolic sizes only A·Bᵀ: the row-block kernel takes a symbolic M, not a symbolic N.
+  return all_constant(n.sym) && positions % 4 == 0 && ab <= abt ? Form::kAB : Form::kABt;
 }
 
 bool direct_1x1(const Graph& g, const Node& n) {
@@ -112,7 +114,10 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
   if (b >= 0) {
     KILN_ASSIGN_OR_RETURN(m, out.add(OpKind::Add, {m, b}, {}, loc));
   }
-  KILN_ASSIGN_OR_RETURN(NodeId r, reshape(out, m, {batch, oh, ow, c_out}, loc));
+  Attrs nhwc;
+  nhwc.dims = {batch, oh, ow, c_out};
+  KILN_ASSIGN_OR_RETURN(NodeId r, out.add(OpKind::Reshape, {m}, std::move(nhwc), loc,
+                                          {n.sym[0], n.sym[2], n.sym[3], n.sym[1]}));
   Attrs perm;
   perm.dims = {0, 3, 1, 2};
   return out.add(OpKind::Permute, {r}, std::move(perm), loc);
@@ -138,9 +143,10 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
     Expected<NodeId> id =
         lower_conv(out, graph, n, form, ins[0], ins[1], ins.size() == 3 ? ins[2] : -1);
     if (!id.ok()) return id.status().with_context("lowering conv %" + std::to_string(n.id));
-    if (out.node(*id).meta != n.meta)
+    if (out.node(*id).meta != n.meta || out.node(*id).sym != n.sym)
       return internal_error("lowering conv %" + std::to_string(n.id) + " gave " +
-                            out.node(*id).meta.str() + " for " + n.meta.str());
+                            out.node(*id).meta.str() + " " + sym_shape_str(out.node(*id).sym) +
+                            " for " + n.meta.str() + " " + sym_shape_str(n.sym));
     map[static_cast<size_t>(n.id)] = *id;
   }
   std::vector<NodeId> outputs;

@@ -172,7 +172,7 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
   copts.fuse = options.fuse && !env_flag("KILN_DISABLE_FUSION");
   copts.vectorize = options.vectorize && !env_flag("KILN_DISABLE_VEC4");
   copts.caps = caps_of(vk_device_->info());
-  {
+  if (!env_flag("KILN_DISABLE_IM2COL")) {  // a kill switch: convs stay convs
     Expected<std::optional<Graph>> lowered = lower_for_device(graph_, copts.caps);
     if (!lowered.ok()) return lowered.status().with_context("compiling '" + options.name + "'");
     lowered_ = std::move(lowered).value();

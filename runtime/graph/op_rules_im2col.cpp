@@ -1,5 +1,5 @@
-// im2col's shape rule (graph/shape_rule.h): x [N, C, H, W] f32 of static sizes (codegen lowers
-// only convs of static shape this way), Attrs::window's kernel, strides, pads and dilations for
+// im2col's shape rule (graph/shape_rule.h): x [N, C, H, W] f32 with a static channel count,
+// Attrs::window's kernel, strides, pads and dilations for
 // the two spatial dims; the window must fit the padded input. Attrs::index is the layout: rows
 // (0) gives f32 [N * OH * OW, C * KH * KW], columns (1) its transpose.
 #include "graph/shape_rule.h"
@@ -15,22 +15,32 @@ Expected<SymMeta> im2col_shape(ShapeRule& r) {
   if (w.kernel.size() != 2 || w.strides.size() != 2 || w.dilations.size() != 2 ||
       w.pads.size() != 4)
     return r.error("needs a 2-D window: kernel, strides and dilations of 2, pads of 4");
-  for (const SymInt& d : r.shape(0))
-    if (!d.is_constant()) return r.error("needs static sizes");
-  const Shape& x = r.meta(0).shape;
-  int64_t positions = x[0], taps = x[1];
+  const SymShape& x = r.shape(0);
+  if (!x[1].is_constant()) return r.error("needs a static channel count");
+  SymInt positions = x[0];
+  int64_t taps = x[1].constant_value();
   for (size_t i = 0; i < 2; ++i) {
     if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 || w.pads[i] < 0 ||
         w.pads[i + 2] < 0)
       return r.error("kernel, strides and dilations must be >= 1, pads >= 0");
-    const int64_t o = window_output_size(x[i + 2], w.kernel[i], w.strides[i], w.pads[i],
-                                         w.pads[i + 2], w.dilations[i], false);
-    if (o < 0) return r.error("the window is larger than the padded input");
-    positions *= o;
+    // At the traced sizes (the conv this stands for guarded the window's fit).
+    if (window_output_size(r.meta(0).shape[i + 2], w.kernel[i], w.strides[i], w.pads[i],
+                           w.pads[i + 2], w.dilations[i], false) < 0)
+      return r.error("the window is larger than the padded input");
+    // As the conv's rule writes the output size (graph/sym_rules.cpp), so that the two agree.
+    const int64_t extent = w.dilations[i] * (w.kernel[i] - 1) + 1;
+    const SymInt& d = x[i + 2];
+    const SymInt o =
+        d.is_constant()
+            ? SymInt(window_output_size(d.constant_value(), w.kernel[i], w.strides[i], w.pads[i],
+                                        w.pads[i + 2], w.dilations[i], false))
+            : sym_floordiv(d + SymInt(w.pads[i] + w.pads[i + 2] - extent), SymInt(w.strides[i])) +
+                  SymInt(1);
+    positions = positions * o;
     taps *= w.kernel[i];
   }
-  SymShape out = a.index == 0 ? SymShape{SymInt(positions), SymInt(taps)}
-                              : SymShape{SymInt(taps), SymInt(positions)};
+  SymShape out =
+      a.index == 0 ? SymShape{positions, SymInt(taps)} : SymShape{SymInt(taps), positions};
   return SymMeta{DType::kF32, out};
 }
 

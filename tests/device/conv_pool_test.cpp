@@ -377,5 +377,31 @@ TEST_F(DeviceConvPool, ImplicitGemmConvWithSymbolicSizes) {
   EXPECT_EQ(compiled.stats().compiles, 1u);
 }
 
+// Symbolic batch and image sizes through im2col + product (A·Bᵀ: a symbolic number of
+// positions is the product's M), strided and padded.
+TEST_F(DeviceConvPool, Im2colConvWithSymbolicSizes) {
+  const bool rowblock = has_rowblock_kernel(Device::vulkan().vulkan_device()->info());
+  Tensor w = rnd(DType::kF32, {20, 8, 3, 3}).to(Device::vulkan());
+  Tensor b = rnd(DType::kF32, {20}).to(Device::vulkan());
+  auto fn = [w, b](const Tensor& x) { return relu(conv(x, w, b, {2, 1}, {1, 1, 1, 1})); };
+  auto compiled = compile(fn, {.name = "sym_im2col", .dynamic = Dynamic::kTrue});
+  Tensor w_cpu = w.to(Device::cpu()), b_cpu = b.to(Device::cpu());
+  for (Shape s : {Shape{2, 8, 9, 8}, Shape{3, 8, 17, 13}, Shape{2, 8, 2, 2}}) {
+    Tensor x = rnd(DType::kF32, s);
+    test::poison_device_memory(1 << 20);
+    Tensor got = compiled(x.to(Device::vulkan()));
+    Tensor want = relu(conv(x, w_cpu, b_cpu, {2, 1}, {1, 1, 1, 1}));
+    test::expect_close(got, want, Tol{1e-4, 1e-4}, "symbolic im2col " + shape_str(s));
+  }
+  // Two compiles for these sizes, with the lowering or without it (KILN_DISABLE_IM2COL=1
+  // gives the same count); every entry runs the lowered form.
+  EXPECT_LE(compiled.stats().compiles, 2u);
+  for (const EntryInfo& entry : compiled.entries()) {
+    std::string kernels;
+    for (const std::string& k : entry.kernels) kernels += k + " ";
+    EXPECT_EQ(kernels.find("im2col") != std::string::npos, rowblock) << kernels;
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -112,6 +112,38 @@ TEST(ConvLowering, FormsAndTheLoweredGraphComputesTheConv) {
   EXPECT_FALSE(plain->has_value());
 }
 
+// A conv over a symbolic batch and image: A·Bᵀ (a symbolic M), and the lowered output's
+// symbolic shape is the conv's own.
+TEST(ConvLowering, SymbolicSizesTakeTheTransposedForm) {
+  ShapeEnv env;
+  const SymInt n(env.symbol(env.create_symbol(2, "input 0 dim 0")));
+  const SymInt h(env.symbol(env.create_symbol(9, "input 0 dim 2")));
+  const SymInt w(env.symbol(env.create_symbol(7, "input 0 dim 3")));
+  Graph g;
+  g.set_shape_env(&env);
+  NodeId x = g.add_input({DType::kF32, {2, 8, 9, 7}}, "", {n, SymInt(8), h, w});
+  NodeId wt = g.add_input({DType::kF32, {24, 8, 3, 3}});
+  Attrs a;
+  a.window.strides = {2, 1};
+  a.window.pads = {1, 1, 1, 1};
+  a.window.dilations = {1, 1};
+  NodeId c = add(g, OpKind::Conv, {x, wt}, a);
+  g.set_outputs({c});
+  g.canonicalize(env);
+  g.set_shape_env(nullptr);
+  auto lowered = lower_for_device(g, test::shuffle_options().caps);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().to_string();
+  ASSERT_TRUE(lowered->has_value());
+  const Graph& lg = **lowered;
+  EXPECT_EQ(form_of(lg), "ABt") << lg.to_string();
+  EXPECT_EQ(lg.node(lg.outputs()[0]).sym, g.node(c).sym) << lg.to_string();
+  auto plan = plan_kernels(lg, test::shuffle_options());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  std::string kernels;
+  for (const Kernel& k : plan->kernels) kernels += k.name + " ";
+  EXPECT_NE(kernels.find("im2col"), std::string::npos) << kernels;
+}
+
 TEST(ConvLowering, Im2colShapeRuleRejectsWhatTheKernelCannotTake) {
   Graph g;
   NodeId x = g.add_input({DType::kF32, {1, 2, 5, 5}});
