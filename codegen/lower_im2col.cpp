@@ -76,10 +76,29 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   // layout, positions for the columns layout), stored as one vec4.
   el += "void kiln_element(uint o) {\n";
   if (rows) {
-    el += "  const uint p = o / " + u(taps / 4) + ", t = o % " + u(taps / 4) + " * 4u;\n";
-    el +=
-        "  b0v.data[o] = vec4(kiln_tap(p, t), kiln_tap(p, t + 1u), kiln_tap(p, t + 2u), "
-        "kiln_tap(p, t + 3u));\n}\n";
+    // Row p whole: its position is decomposed once, then the taps run in order with (c, ky,
+    // kx) stepped by compares, not divided out of t (a symbolic size makes every division a
+    // scalar one per lane on a CPU driver).
+    el = "void kiln_element(uint p) {\n";
+    el += "  const uint img = p / " + ohw + ", oy = p / " + ow + " % " + oh + ", ox = p % " + ow +
+          ";\n";
+    el += "  const int y0 = int(oy * " + u(w.strides[0]) + ") - " + i(w.pads[0]) +
+          ", x0 = int(ox * " + u(w.strides[1]) + ") - " + i(w.pads[1]) + ";\n";
+    el += "  const int ih = int(" + in_h + "), iw = int(" + in_w + ");\n";
+    el += "  uint c = 0u, ky = 0u, kx = 0u;\n";
+    el += "  for (uint q = 0u; q < " + u(taps / 4) + "; ++q) {\n";
+    el += "    vec4 r;\n";
+    for (int l = 0; l < 4; ++l) {
+      const std::string ls = std::to_string(l);
+      el += "    { const int iy = y0 + int(ky * " + u(w.dilations[0]) + "), ix = x0 + int(kx * " +
+            u(w.dilations[1]) + ");\n";
+      el += "      const float v = kiln_x(img, c, uint(clamp(iy, 0, ih - 1)), uint(clamp(ix, 0, "
+            "iw - 1)));\n";
+      el += "      r[" + ls + "] = (iy >= 0 && iy < ih && ix >= 0 && ix < iw) ? v : 0.0;\n";
+      el += "      ++kx; if (kx == " + u(kw) + ") { kx = 0u; ++ky; } if (ky == " + u(kh) +
+            ") { ky = 0u; ++c; } }\n";
+    }
+    el += "    b0v.data[p * " + u(taps / 4) + " + q] = r;\n  }\n}\n";
   } else {
     const int64_t p4 = positions.constant_value() / 4;
     el += "  const uint t = o / " + u(p4) + ", p = o % " + u(p4) + " * 4u;\n";
@@ -88,18 +107,17 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
         "kiln_tap(p + 3u, t));\n}\n";
   }
   e.store_output_vec4();
-  const SymInt groups4 = positions * SymInt(taps / 4);  // vec4 groups
+  // The driver's items: rows (rows layout) or vec4 groups (columns layout).
+  const SymInt groups4 = rows ? positions : positions * SymInt(taps / 4);
   const std::string outputs = e.size(groups4);
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, variant, opt.caps));
   kern.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);
-  const int64_t hint = n.meta.numel() / 4;
-  const int64_t groups =
-      positions.is_constant()
-          ? std::clamp<int64_t>((hint + kern.local_size - 1) / kern.local_size, 1, kMaxGroups)
-          : kMaxGroups;
-  kern.groups = {SymInt(groups), 1, 1};
-  kern.loop_trips = sym_floordiv(groups4, SymInt(groups * kern.local_size)) + SymInt(2);
+  const SymInt groups = sym_min(groups_for(groups4, kern.local_size), SymInt(kMaxGroups));
+  kern.groups = {groups, 1, 1};
+  kern.loop_trips =
+      sym_floordiv(groups4, SymInt(kMaxGroups * static_cast<int64_t>(kern.local_size))) +
+      SymInt(2 + (rows ? taps / 4 : 0));
   KILN_ASSIGN_OR_RETURN(kern.glsl,
                         kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
                                       {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},
