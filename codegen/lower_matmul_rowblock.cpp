@@ -162,7 +162,11 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   RowBlockShape s;
   s.abt = n.attrs.trans_b;
   s.local_size = s.abt ? 32 : 64;
-  s.cols = s.abt ? 4 : 1;
+  // A·Bᵀ: 4 columns per lane (128 per workgroup), or 2 where C has at most 64 columns (a conv's
+  // output channels as the product's columns, codegen/conv_lowering.cpp), so that half the
+  // lanes do not compute clamped copies (measured on lavapipe: docs/perf.md).
+  const bool narrow = s.abt && b.sym[0].is_constant() && b.sym[0].constant_value() <= 64;
+  s.cols = s.abt ? (narrow ? 2 : 4) : 1;
   const int64_t k = a.sym.back().constant_value();
   SymInt m = 1;
   for (size_t d = 0; d + 1 < a.sym.size(); ++d) m = m * a.sym[d];
