@@ -4,18 +4,17 @@
 // the product loop: index arithmetic, bounds checks and scalar loads for every multiply-add.
 // Storing the gathered matrix first (one im2col kernel, memory-bound and cheap next to the
 // product) lets the row-block kernel run the product on vec4 loads with nothing else in its
-// loop. On lavapipe that is 2-5x faster per conv (docs/perf.md).
+// loop. On lavapipe that is 1.8-4.3x faster on 3x3 convs of 128 to 512 channels and even on
+// a 64-channel 56x56 one, whose im2col matrix is large next to its product (docs/perf.md).
 //
-// The product's orientation is chosen per conv from how much of each kernel's blocks would
-// hold real rows and columns (the row-block kernel computes whole blocks):
-//   A·B:  weight [C_out, K] · im2col columns [K, N·P]  -> [C_out, N·P]: 32-row blocks of output
-//         channels, 256-column blocks of positions (needs N·P a multiple of 4);
-//   A·Bᵀ: im2col rows [N·P, K] · weight [C_out, K]ᵀ  -> [N·P, C_out]: 32-row blocks of
-//         positions, 128-column blocks of output channels.
-// With symbolic batch or spatial sizes always A·Bᵀ (the product's M may be symbolic, its N may
-// not). A view puts the product back in NCHW (a reshape for A·B at N = 1, else a permute the
-// consumers fold into their loads); the bias is the product's epilogue. A 1x1 conv with stride 1
-// and no padding of one image reads its input as [C, H·W] directly, with no im2col.
+// The product is A·Bᵀ: im2col rows [N·P, K] (one row per output position, its K = C·KH·KW taps
+// in the weight's order) times the weight [C_out, K] transposed, giving [N·P, C_out]; a
+// reshape and a permute (which consumers fold into their loads) put it back in NCHW, and the
+// bias is the product's epilogue. The row-block kernel takes a symbolic M, so symbolic batch
+// and image sizes work. (The other orientation, weight · im2col columns, needs a static N·P and
+// an im2col that divides every element's position out of its index: slower on lavapipe, measured
+// in docs/perf.md; it remains for the 1x1 conv with stride 1 and no padding of one image, whose
+// input read as [C, H·W] is already the columns matrix, so that no im2col runs at all.)
 #include <optional>
 
 #include "codegen/lower.h"
@@ -27,14 +26,17 @@ namespace {
 /// The largest im2col matrix stored (bytes): past it the implicit kernel, which stores nothing.
 constexpr int64_t kMaxIm2colBytes = int64_t{256} << 20;
 
-int64_t round_up(int64_t v, int64_t m) {
-  return (v + m - 1) / m * m;
-}
-
 bool all_constant(const SymShape& s) {
   for (const SymInt& d : s)
     if (!d.is_constant()) return false;
   return true;
+}
+
+bool direct_1x1(const Graph& g, const Node& n) {
+  const Attrs::Window& w = n.attrs.window;
+  const Node& wt = g.node(n.inputs[1]);
+  return n.meta.shape[0] == 1 && wt.meta.shape[2] == 1 && wt.meta.shape[3] == 1 &&
+         w.strides == std::vector<int64_t>{1, 1} && w.pads == std::vector<int64_t>{0, 0, 0, 0};
 }
 
 enum class Form { kNone, kAB, kABt };
@@ -55,17 +57,11 @@ Form form_of(const Graph& g, const Node& n) {
   const int64_t positions = n.meta.shape[0] * n.meta.shape[2] * n.meta.shape[3];
   if (k % 4 != 0 || c_out < 16 || positions == 0) return Form::kNone;
   if (k * positions * 4 > kMaxIm2colBytes) return Form::kNone;
-  const int64_t ab = round_up(c_out, 32) * round_up(positions, 256);
-  const int64_t abt = round_up(positions, 32) * round_up(c_out, 128);
-  // With symbolic sizes only A·Bᵀ: the row-block kernel takes a symbolic M, not a symbolic N.
-  return all_constant(n.sym) && positions % 4 == 0 && ab <= abt ? Form::kAB : Form::kABt;
-}
-
-bool direct_1x1(const Graph& g, const Node& n) {
-  const Attrs::Window& w = n.attrs.window;
-  const Node& wt = g.node(n.inputs[1]);
-  return n.meta.shape[0] == 1 && wt.meta.shape[2] == 1 && wt.meta.shape[3] == 1 &&
-         w.strides == std::vector<int64_t>{1, 1} && w.pads == std::vector<int64_t>{0, 0, 0, 0};
+  // A·B only for the 1x1 conv of one image that needs no im2col; everything else A·Bᵀ, whose
+  // im2col (rows layout) steps through a row's taps where the columns layout divides every
+  // element's position out (measured on lavapipe: the columns layout made a 64-channel 56x56
+  // conv slower than the implicit kernel, the rows layout faster; docs/perf.md).
+  return all_constant(n.sym) && positions % 4 == 0 && direct_1x1(g, n) ? Form::kAB : Form::kABt;
 }
 
 Expected<NodeId> reshape(Graph& g, NodeId x, Shape shape, const std::string& loc) {

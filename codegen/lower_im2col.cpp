@@ -1,7 +1,7 @@
-// im2col on shaders/scatter.comp's driver: an invocation per 4 consecutive output elements
-// (grid-stride), which finds each one's position (n, oy, ox) and tap (c, ky, kx) and loads the
-// input there, or 0 in the padding, and stores the 4 as a vec4. The matrix's rows are a
-// multiple of 4 long in both layouts (the lowering's condition). The input's elementwise
+// im2col (rows layout) on shaders/scatter.comp's driver: an invocation per row (output position,
+// grid-stride), which decomposes its position (n, oy, ox) once, steps through the taps (c, ky,
+// kx), loads the input there, or 0 in the padding, and stores vec4s of 4 taps (a row is a
+// multiple of 4 long: the lowering's condition). The input's elementwise
 // producers and views (a permuted product, a bias add, an activation) fold into the load.
 // Batch and spatial sizes may be symbolic; channels and the window are constants.
 #include <algorithm>
@@ -24,8 +24,9 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const bool rows = n.attrs.index == 0;
   const SymInt positions = rows ? n.sym[0] : n.sym[1];
   const int64_t taps = (rows ? n.sym[1] : n.sym[0]).constant_value();
-  if (!rows && !(positions.is_constant() && positions.constant_value() % 4 == 0))
-    return unimplemented("im2col columns: " + positions.str() + " positions, not a multiple of 4");
+  // The device lowering emits the rows layout only (codegen/conv_lowering.cpp); the columns
+  // layout runs on the interpreter.
+  if (!rows) return unimplemented("im2col: the columns layout has no kernel");
   if (taps % 4 != 0)
     return unimplemented("im2col: " + std::to_string(taps) + " taps, not a multiple of 4");
   const int64_t kh = w.kernel[0], kw = w.kernel[1];
@@ -56,26 +57,8 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const std::string oh = e.size(out_hw[0]), ow = e.size(out_hw[1]),
                     ohw = e.size(out_hw[0] * out_hw[1]), in_h = e.size(x.sym[2]),
                     in_w = e.size(x.sym[3]);
-  // kiln_tap(p, t): element (position p, tap t) of the matrix.
-  std::string el = "float kiln_tap(uint p, uint t) {\n";
-  el += "  const uint img = p / " + ohw + ", oy = p / " + ow + " % " + oh + ", ox = p % " + ow +
-        ";\n";
-  el += "  const uint c = t / " + u(kh * kw) + ", ky = t / " + u(kw) + " % " + u(kh) +
-        ", kx = t % " + u(kw) + ";\n";
-  el += "  const int iy = int(oy * " + u(w.strides[0]) + " + ky * " + u(w.dilations[0]) + ") - " +
-        i(w.pads[0]) + ";\n";
-  el += "  const int ix = int(ox * " + u(w.strides[1]) + " + kx * " + u(w.dilations[1]) + ") - " +
-        i(w.pads[1]) + ";\n";
-  el += "  const bool inside = iy >= 0 && iy < int(" + in_h + ") && ix >= 0 && ix < int(" + in_w +
-        ");\n";
-  // The load at a clamped position, then the select: no branch around the load.
-  el += "  const float v = kiln_x(img, c, uint(clamp(iy, 0, int(" + in_h +
-        ") - 1)), uint(clamp(ix, 0, int(" + in_w + ") - 1)));\n";
-  el += "  return inside ? v : 0.0;\n}\n\n";
-  // Element group o: the 4 elements from 4 o on, along the matrix's rows (taps for the rows
-  // layout, positions for the columns layout), stored as one vec4.
-  el += "void kiln_element(uint o) {\n";
-  if (rows) {
+  std::string el;
+  {
     // Row p whole: its position is decomposed once, then the taps run in order with (c, ky,
     // kx) stepped by compares, not divided out of t (a symbolic size makes every division a
     // scalar one per lane on a CPU driver).
@@ -92,23 +75,18 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
       const std::string ls = std::to_string(l);
       el += "    { const int iy = y0 + int(ky * " + u(w.dilations[0]) + "), ix = x0 + int(kx * " +
             u(w.dilations[1]) + ");\n";
-      el += "      const float v = kiln_x(img, c, uint(clamp(iy, 0, ih - 1)), uint(clamp(ix, 0, "
-            "iw - 1)));\n";
+      el +=
+          "      const float v = kiln_x(img, c, uint(clamp(iy, 0, ih - 1)), uint(clamp(ix, 0, "
+          "iw - 1)));\n";
       el += "      r[" + ls + "] = (iy >= 0 && iy < ih && ix >= 0 && ix < iw) ? v : 0.0;\n";
       el += "      ++kx; if (kx == " + u(kw) + ") { kx = 0u; ++ky; } if (ky == " + u(kh) +
             ") { ky = 0u; ++c; } }\n";
     }
     el += "    b0v.data[p * " + u(taps / 4) + " + q] = r;\n  }\n}\n";
-  } else {
-    const int64_t p4 = positions.constant_value() / 4;
-    el += "  const uint t = o / " + u(p4) + ", p = o % " + u(p4) + " * 4u;\n";
-    el +=
-        "  b0v.data[o] = vec4(kiln_tap(p, t), kiln_tap(p + 1u, t), kiln_tap(p + 2u, t), "
-        "kiln_tap(p + 3u, t));\n}\n";
   }
   e.store_output_vec4();
-  // The driver's items: rows (rows layout) or vec4 groups (columns layout).
-  const SymInt groups4 = rows ? positions : positions * SymInt(taps / 4);
+  // The driver's items: the matrix's rows.
+  const SymInt groups4 = positions;
   const std::string outputs = e.size(groups4);
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, variant, opt.caps));
@@ -117,7 +95,7 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.groups = {groups, 1, 1};
   kern.loop_trips =
       sym_floordiv(groups4, SymInt(kMaxGroups * static_cast<int64_t>(kern.local_size))) +
-      SymInt(2 + (rows ? taps / 4 : 0));
+      SymInt(2 + taps / 4);
   KILN_ASSIGN_OR_RETURN(kern.glsl,
                         kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
                                       {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},

@@ -160,11 +160,10 @@ TEST_F(DeviceConvPool, ConvAsImplicitGemm) {
 }
 
 // Where the device has the row-block product, 2-D f32 convs whose window holds a multiple of 4
-// taps run as im2col + product (codegen/conv_lowering.cpp): A·B (weight · im2col columns) for
-// one image (the product is NCHW as it is) and for several (a permute the consumer folds), A·Bᵀ
-// (im2col rows · weightᵀ) where that wastes less of the blocks, a 1x1 conv of one image with no
-// im2col at all; strides, dilations, asymmetric pads, 1x1 outputs, no bias, and producers that
-// fold into the im2col loads. Each compiled case's kernels show which form ran.
+// taps run as im2col + product (codegen/conv_lowering.cpp: im2col rows · weightᵀ, then a
+// permute the consumer folds), and a 1x1 conv of one image as weight · x with no im2col;
+// strides, dilations, asymmetric pads, 1x1 outputs, partial row and column blocks, no bias, and
+// producers that fold into the im2col loads. Each compiled case's kernels show which form ran.
 TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
   const bool rowblock = has_rowblock_kernel(Device::vulkan().vulkan_device()->info());
   struct Case {

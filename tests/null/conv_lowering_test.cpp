@@ -1,6 +1,6 @@
 // Convs lowered for a device with the row-block product (codegen/conv_lowering.cpp), without a
-// device: which form each conv takes (A·B over im2col columns, A·Bᵀ over im2col rows, the
-// direct 1x1 product, or left as a conv), and the lowered graph interpreted (im2col on the
+// device: which form each conv takes (A·Bᵀ over im2col rows, the direct 1x1 product of one
+// image, or left as a conv), and the lowered graph interpreted (im2col on the
 // interpreter, the product, the views back to NCHW) against the conv itself on random data.
 #include <gtest/gtest.h>
 
@@ -64,14 +64,14 @@ HostTensor random_host(const TensorMeta& meta, std::mt19937& rng) {
 
 TEST(ConvLowering, FormsAndTheLoweredGraphComputesTheConv) {
   const std::vector<Case> cases = {
-      {{1, 8, 12, 12}, {32, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "AB"},
-      {{2, 8, 10, 9}, {24, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "AB", false},
+      {{1, 8, 12, 12}, {32, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "ABt"},
+      {{2, 8, 10, 9}, {24, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "ABt", false},
       {{3, 8, 9, 7}, {20, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "ABt"},
       {{2, 4, 17, 19}, {33, 4, 3, 3}, {2, 2}, {1, 0, 1, 2}, {1, 2}, "ABt", false},
       {{1, 64, 3, 3}, {130, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "ABt"},
       {{2, 16, 5, 5}, {24, 16, 5, 5}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "ABt"},
       {{1, 12, 16, 16}, {32, 12, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "direct"},
-      {{2, 12, 7, 5}, {17, 12, 1, 1}, {2, 1}, {0, 1, 0, 1}, {1, 1}, "AB"},
+      {{2, 12, 7, 5}, {17, 12, 1, 1}, {2, 1}, {0, 1, 0, 1}, {1, 1}, "ABt"},
       // Left as convs: taps not a multiple of 4, few output channels, a computed weight, 1-D.
       {{1, 3, 13, 11}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, "none"},
       {{1, 8, 6, 6}, {8, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "none"},
