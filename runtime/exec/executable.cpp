@@ -174,8 +174,12 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
   copts.caps = caps_of(vk_device_->info());
   if (!env_flag("KILN_DISABLE_IM2COL")) {  // a kill switch: convs stay convs
     Expected<std::optional<Graph>> lowered = lower_for_device(graph_, copts.caps);
-    if (!lowered.ok()) return lowered.status().with_context("compiling '" + options.name + "'");
-    lowered_ = std::move(lowered).value();
+    if (lowered.ok()) {
+      lowered_ = std::move(lowered).value();
+    } else {  // the traced graph still compiles: its convs stay on the implicit-GEMM kernel
+      log(LogTopic::kWarning, "'" + options.name + "': conv lowering failed (" +
+                                  lowered.status().message() + "); compiling the traced graph");
+    }
   }
   const Graph& graph = device_graph();
   // The device's measured kernel rates, when the graph's matmul kernel choice needs them
