@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codegen/lower_internal.h"
+#include "graph/window_size.h"
 
 namespace kiln {
 
@@ -42,18 +43,8 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   std::string body = "float kiln_x(uint n, uint c, uint y, uint x) {\n" + e.take_body() +
                      "  return " + v + ";\n}\n\n";
   e.reset_scope();
-  // The output's spatial sizes as the conv's rule writes them (graph/op_rules_im2col.cpp).
-  SymInt out_hw[2];
-  for (size_t d = 0; d < 2; ++d) {
-    const SymInt& s = x.sym[d + 2];
-    const int64_t extent = w.dilations[d] * (w.kernel[d] - 1) + 1;
-    out_hw[d] =
-        s.is_constant()
-            ? SymInt(window_output_size(s.constant_value(), w.kernel[d], w.strides[d], w.pads[d],
-                                        w.pads[d + 2], w.dilations[d], false))
-            : sym_floordiv(s + SymInt(w.pads[d] + w.pads[d + 2] - extent), SymInt(w.strides[d])) +
-                  SymInt(1);
-  }
+  // The output's spatial sizes as the conv's rule writes them (graph/window_size.h).
+  const SymInt out_hw[2] = {window_output_sym(x.sym[2], w, 0), window_output_sym(x.sym[3], w, 1)};
   const std::string oh = e.size(out_hw[0]), ow = e.size(out_hw[1]),
                     ohw = e.size(out_hw[0] * out_hw[1]), in_h = e.size(x.sym[2]),
                     in_w = e.size(x.sym[3]);

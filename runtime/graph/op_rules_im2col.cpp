@@ -3,6 +3,19 @@
 // the two spatial dims; the window must fit the padded input. Attrs::index is the layout: rows
 // (0) gives f32 [N * OH * OW, C * KH * KW], columns (1) its transpose.
 #include "graph/shape_rule.h"
+#include "graph/window_size.h"
+
+namespace kiln {
+
+SymInt window_output_sym(const SymInt& in, const Attrs::Window& w, size_t dim) {
+  const int64_t k = w.kernel[dim], s = w.strides[dim], pb = w.pads[dim], pe = w.pads[dim + 2],
+                d = w.dilations[dim];
+  if (in.is_constant())
+    return SymInt(window_output_size(in.constant_value(), k, s, pb, pe, d, false));
+  return sym_floordiv(in + SymInt(pb + pe - (d * (k - 1) + 1)), SymInt(s)) + SymInt(1);
+}
+
+}  // namespace kiln
 
 namespace kiln::detail {
 
@@ -27,15 +40,7 @@ Expected<SymMeta> im2col_shape(ShapeRule& r) {
     if (window_output_size(r.meta(0).shape[i + 2], w.kernel[i], w.strides[i], w.pads[i],
                            w.pads[i + 2], w.dilations[i], false) < 0)
       return r.error("the window is larger than the padded input");
-    // As the conv's rule writes the output size (graph/sym_rules.cpp), so that the two agree.
-    const int64_t extent = w.dilations[i] * (w.kernel[i] - 1) + 1;
-    const SymInt& d = x[i + 2];
-    const SymInt o =
-        d.is_constant()
-            ? SymInt(window_output_size(d.constant_value(), w.kernel[i], w.strides[i], w.pads[i],
-                                        w.pads[i + 2], w.dilations[i], false))
-            : sym_floordiv(d + SymInt(w.pads[i] + w.pads[i + 2] - extent), SymInt(w.strides[i])) +
-                  SymInt(1);
+    const SymInt o = window_output_sym(x[i + 2], w, i);
     positions = positions * o;
     taps *= w.kernel[i];
   }
