@@ -39,7 +39,7 @@ bool direct_1x1(const Graph& g, const Node& n) {
          w.strides == std::vector<int64_t>{1, 1} && w.pads == std::vector<int64_t>{0, 0, 0, 0};
 }
 
-enum class Form { kNone, kAB, kABt };
+enum class Form { kNone, kDirect, kABt };
 
 /// How (and whether) conv `n` runs as im2col + product on a target with the row-block kernel.
 Form form_of(const Graph& g, const Node& n) {
@@ -61,7 +61,7 @@ Form form_of(const Graph& g, const Node& n) {
   // im2col (rows layout) steps through a row's taps where the columns layout divides every
   // element's position out (measured on lavapipe: the columns layout made a 64-channel 56x56
   // conv slower than the implicit kernel, the rows layout faster; docs/perf.md).
-  return all_constant(n.sym) && positions % 4 == 0 && direct_1x1(g, n) ? Form::kAB : Form::kABt;
+  return all_constant(n.sym) && positions % 4 == 0 && direct_1x1(g, n) ? Form::kDirect : Form::kABt;
 }
 
 Expected<NodeId> reshape(Graph& g, NodeId x, Shape shape, const std::string& loc) {
@@ -80,29 +80,19 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
                 ow = n.meta.shape[3];
   const int64_t k = ws[1] * ws[2] * ws[3];
   KILN_ASSIGN_OR_RETURN(NodeId wm, reshape(out, w, {c_out, k}, loc));
-  Attrs cols;
-  cols.window = n.attrs.window;
-  cols.window.kernel = {ws[2], ws[3]};
-  cols.index = form == Form::kAB ? 1 : 0;
   NodeId m = -1;
-  if (form == Form::kAB) {
-    NodeId bm = -1;
-    if (direct_1x1(g, n)) {
-      KILN_ASSIGN_OR_RETURN(bm, reshape(out, x, {ws[1], oh * ow}, loc));
-    } else {
-      KILN_ASSIGN_OR_RETURN(bm, out.add(OpKind::Im2col, {x}, cols, loc));
-    }
+  if (form == Form::kDirect) {  // weight · x read as [C, H·W]: already NCHW for one image
+    KILN_ASSIGN_OR_RETURN(NodeId bm, reshape(out, x, {ws[1], oh * ow}, loc));
     KILN_ASSIGN_OR_RETURN(m, out.add(OpKind::MatMul, {wm, bm}, {}, loc));
     if (b >= 0) {
       KILN_ASSIGN_OR_RETURN(NodeId bc, reshape(out, b, {c_out, 1}, loc));
       KILN_ASSIGN_OR_RETURN(m, out.add(OpKind::Add, {m, bc}, {}, loc));
     }
-    if (batch == 1) return reshape(out, m, {1, c_out, oh, ow}, loc);
-    KILN_ASSIGN_OR_RETURN(NodeId r, reshape(out, m, {c_out, batch, oh, ow}, loc));
-    Attrs perm;
-    perm.dims = {1, 0, 2, 3};
-    return out.add(OpKind::Permute, {r}, std::move(perm), loc);
+    return reshape(out, m, {1, c_out, oh, ow}, loc);
   }
+  Attrs cols;  // rows layout (index 0): [N·P, K]
+  cols.window = n.attrs.window;
+  cols.window.kernel = {ws[2], ws[3]};
   KILN_ASSIGN_OR_RETURN(NodeId am, out.add(OpKind::Im2col, {x}, cols, loc));
   Attrs tb;
   tb.trans_b = true;
