@@ -1,15 +1,20 @@
 // The interpreter's float GEMM: OpenBLAS's cblas_sgemm on row-major operands, with the cases BLAS
 // leaves to the caller (an empty product, a sum over k = 0, sizes beyond 32-bit integers) handled
-// here. OpenBLAS (Debian's pthreads build) splits one large product over the cores itself and may
-// be called from several threads at once (docs/runtime.md "Threads").
+// here. OpenBLAS runs single-threaded; a large product is split into blocks of rows or columns
+// over the interpreter's own workers (parallel.h), whose caller runs the blocks no worker has
+// claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are busy with
+// other work, a small conv took 35x longer with them (docs/runtime.md "Threads").
 #include "eager/gemm.h"
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <string_view>
 
 #include "eager/interpreter_ops.h"
+#include "eager/parallel.h"
 
 namespace kiln::eager {
 namespace {
@@ -52,10 +57,55 @@ void gemv(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOpera
                 c, bi(ldc));
 }
 
+/// Whether Kiln splits products itself (OpenBLAS set to one thread on first use) or leaves
+/// OpenBLAS's threading as the process set it (KILN_OPENBLAS_THREADS=keep).
+bool split_products() {
+  static const bool split = [] {
+    const char* v = std::getenv("KILN_OPENBLAS_THREADS");
+    if (v != nullptr && std::string_view(v) == "keep") return false;
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  return split;
+}
+
+void sgemm_serial(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta,
+                  float* c, int64_t ldc);
+
 }  // namespace
 
 void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
            int64_t ldc) {
+  // Blocks of at least 64 rows or columns and 2^18 multiply-adds, at most 16; their count
+  // depends on the sizes only, so a result does not depend on the number of threads.
+  constexpr int64_t kMinBlock = 64, kBlockWork = int64_t{1} << 18, kMaxBlocks = 16;
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const bool by_rows = m > n;
+  const int64_t along = by_rows ? m : n;
+  const int64_t blocks = std::min<int64_t>(
+      {kMaxBlocks, along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
+  if (!split_products() || blocks < 2 || cpu_threads() < 2) {
+    sgemm_serial(m, n, k, a, b, beta, c, ldc);
+    return;
+  }
+  parallel_for(blocks, 1, [&](int64_t first, int64_t last) {
+    const int64_t lo = along * first / blocks, hi = along * last / blocks;
+    if (by_rows) {  // rows lo..hi of A and C
+      GemmOperand ab = a;
+      ab.data += a.trans ? lo : lo * a.ld;
+      sgemm_serial(hi - lo, n, k, ab, b, beta, c + lo * ldc, ldc);
+    } else {  // columns lo..hi of B and C
+      GemmOperand bb = b;
+      bb.data += b.trans ? lo * b.ld : lo;
+      sgemm_serial(m, hi - lo, k, a, bb, beta, c + lo, ldc);
+    }
+  });
+}
+
+namespace {
+
+void sgemm_serial(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta,
+                  float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS implementations differ on k = 0; the product is the empty sum
     for (int64_t i = 0; i < m; ++i)
@@ -88,6 +138,8 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
     }
   }
 }
+
+}  // namespace
 
 const float* as_floats(const HostTensor& t, std::vector<float>& scratch) {
   if (t.meta.dtype == DType::kF32) return t.ptr<float>();

@@ -166,6 +166,14 @@ const std::vector<MatCase>& mat_cases() {
       {{4, 3, 1}, {1, 6}},                 // k = 1
       {{65, 129}, {129, 33}},              // larger, odd
       {{2, 4, 31, 16}, {2, 4, 16, 31}},    // attention-like scores
+      // Large enough to be split into blocks over the workers (gemm.cpp): by rows, by columns,
+      // with transposed operands, one-row and one-column products (sgemv per block).
+      {{300, 100}, {100, 40}},                // 4 blocks of rows
+      {{100, 301}, {40, 100}, true, true},    // rows of a^T, b^T
+      {{20, 100}, {100, 333}},                // columns
+      {{20, 100}, {333, 100}, false, true},   // columns of b^T
+      {{1, 600}, {600, 1000}},                // one row, columns split
+      {{1000, 600}, {600, 1}},                // one column, rows split
   };
   return cases;
 }
@@ -231,7 +239,8 @@ TEST(InterpreterGemmTest, ConcurrentCallsFromSeveralThreads) {
   // caller its own correct product.
   constexpr int kThreads = 4, kCalls = 8;
   std::vector<MatCase> cases = {
-      {{3, 40, 33}, {33, 47}}, {{96, 70}, {70, 81}}, {{2, 17, 9}, {2, 9, 5}}};
+      {{3, 40, 33}, {33, 47}}, {{96, 70}, {70, 81}}, {{2, 17, 9}, {2, 9, 5}},
+      {{130, 70}, {70, 150}}};  // the last split into blocks: workers under several callers
   std::vector<std::string> failures(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
