@@ -11,10 +11,18 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <string_view>
 
+#include "kiln/logging.h"
 #include "eager/interpreter_ops.h"
 #include "eager/parallel.h"
+
+// DYNAMIC_ARCH OpenBLAS's kernel choice (choose_openblas_kernels below); absent elsewhere.
+extern "C" {
+void gotoblas_dynamic_init(void) __attribute__((weak));
+void gotoblas_dynamic_quit(void) __attribute__((weak));
+}
 
 namespace kiln::eager {
 namespace {
@@ -57,12 +65,51 @@ void gemv(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOpera
                 c, bi(ldc));
 }
 
-/// Whether Kiln splits products itself (OpenBLAS set to one thread on first use) or leaves
-/// OpenBLAS's threading as the process set it (KILN_OPENBLAS_THREADS=keep).
-bool split_products() {
+/// OpenBLAS's cores whose float kernels use neither AVX2 nor FMA.
+bool pre_avx2_core(std::string_view core) {
+  for (std::string_view old : {"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom",
+                               "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge",
+                               "Opteron", "Opteron(SSE3)", "Barcelona", "Bobcat", "Nano",
+                               "Bulldozer", "Piledriver"})
+    if (core == old) return true;
+  return false;
+}
+
+/// A DYNAMIC_ARCH OpenBLAS (Debian's) picks its kernels by CPU model at load. A model newer than
+/// the library falls back to its oldest x86-64 kernels (0.3.21 runs Prescott's SSE3 kernels on
+/// Intel's model 207, which has AVX-512): there products take 2x as long. Unless the process set
+/// OPENBLAS_CORETYPE, pick the kernels by the CPU's features instead, before Kiln's first
+/// product. The two entry points exist only in DYNAMIC_ARCH builds (weak: null otherwise).
+void choose_openblas_kernels() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || gotoblas_dynamic_init == nullptr ||
+      gotoblas_dynamic_quit == nullptr)
+    return;
+  const char* core = openblas_get_corename();
+  if (core == nullptr || !pre_avx2_core(core)) return;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512cd");
+  const char* want = avx512 ? "SkylakeX" : "Haswell";
+  const std::string was = core;
+  setenv("OPENBLAS_CORETYPE", want, 0);  // read by gotoblas_dynamic_init, then removed again
+  gotoblas_dynamic_quit();
+  gotoblas_dynamic_init();
+  unsetenv("OPENBLAS_CORETYPE");
+  log(LogTopic::kPerf, "OpenBLAS chose its " + was + " kernels on a CPU with AVX2/FMA" +
+                           (avx512 ? " and AVX-512" : "") + "; now " +
+                           openblas_get_corename() + " (OPENBLAS_CORETYPE=" + want + ")");
+}
+
+/// Sets OpenBLAS up once, at the first product: its kernels (above) and, unless
+/// KILN_OPENBLAS_THREADS=keep, one thread, Kiln splitting large products itself. Returns
+/// whether Kiln splits.
+bool configure_openblas() {
   static const bool split = [] {
     const char* v = std::getenv("KILN_OPENBLAS_THREADS");
     if (v != nullptr && std::string_view(v) == "keep") return false;
+    choose_openblas_kernels();
     openblas_set_num_threads(1);
     return true;
   }();
@@ -84,7 +131,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   const int64_t along = by_rows ? m : n;
   const int64_t blocks = std::min<int64_t>(
       {kMaxBlocks, along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
-  if (!split_products() || blocks < 2 || cpu_threads() < 2) {
+  if (!configure_openblas() || blocks < 2 || cpu_threads() < 2) {
     sgemm_serial(m, n, k, a, b, beta, c, ldc);
     return;
   }

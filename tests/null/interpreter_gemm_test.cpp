@@ -7,12 +7,15 @@
 // Each float result must lie within the error bound of a float dot product summed in any order:
 // |got - exact| <= k * 2^-23 * sum |a * b| (twice the standard gamma_k bound, k the number of
 // products), plus half an ulp of the output dtype for the final rounding.
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -379,6 +382,24 @@ TEST(InterpreterGemmTest, ConvMatchesDoubleReference) {
                     str(c) + " " + dtype_name(dt));
     }
   }
+}
+
+TEST(InterpreterGemmTest, OpenBlasRunsVectorKernelsOnAnAvx2Cpu) {
+  // A DYNAMIC_ARCH OpenBLAS older than the CPU picks its SSE3 kernels (Prescott) by model
+  // number; after the interpreter's first product it runs kernels for the CPU's features.
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("KILN_OPENBLAS_THREADS") != nullptr)
+    GTEST_SKIP() << "OPENBLAS_CORETYPE or KILN_OPENBLAS_THREADS set: the process chose";
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "CPU without AVX2 and FMA";
+  std::mt19937 rng(5);
+  const MatCase c{{8, 8}, {8, 8}};
+  const HostTensor a = random_tensor(DType::kF32, c.a, rng), b = random_tensor(DType::kF32, c.b, rng);
+  ASSERT_TRUE(interpret_op(OpKind::MatMul, std::vector<const HostTensor*>{&a, &b}, {}).ok());
+  const std::string_view core = openblas_get_corename();
+  for (std::string_view old : {"Prescott", "Core2", "Penryn", "Nehalem", "Sandybridge", "Atom",
+                               "Barcelona", "Opteron", "Bulldozer", "Piledriver"})
+    EXPECT_NE(core, old) << "OpenBLAS runs its " << core << " kernels on a CPU with AVX2 and FMA";
 }
 
 }  // namespace
