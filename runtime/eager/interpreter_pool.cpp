@@ -12,6 +12,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "eager/elementwise_loops.h"
 #include "eager/interpreter_ops.h"
@@ -46,6 +48,14 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t s2 = g.stride[2];
+  // Per innermost tap kd: its offset in an input row and the output columns it reaches (once
+  // per op, not per row and channel).
+  std::vector<int64_t> shift(static_cast<size_t>(g.kernel[2])), lo(shift.size()), hi(shift.size());
+  for (size_t kd = 0; kd < shift.size(); ++kd) {
+    shift[kd] = static_cast<int64_t>(kd) * g.dil[2] - g.pad[2];
+    std::tie(lo[kd], hi[kd]) = columns_inside(shift[kd], s2, g.in[2], g.out[2]);
+  }
   const int64_t grain =
       std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
   parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
@@ -53,7 +63,6 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
       const float* xc = x + pc * plane;
       float* y = out + pc * out_plane;
       bool nan = false;
-      const int64_t s2 = g.stride[2];
       for (int64_t oa = 0; oa < g.out[0]; ++oa)
         for (int64_t ob = 0; ob < g.out[1]; ++ob) {
           float* yr = y + (oa * g.out[1] + ob) * g.out[2];
@@ -64,19 +73,18 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
             for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
               const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
               if (p1 < 0 || p1 >= g.in[1]) continue;
-              for (int64_t kd = 0; kd < g.kernel[2]; ++kd) {
-                const int64_t shift = kd * g.dil[2] - g.pad[2];
-                const auto [lo, hi] = columns_inside(shift, s2, g.in[2], g.out[2]);
-                const float* xr = xc + (p0 * g.in[1] + p1) * g.in[2] + shift;
+              const float* xrow = xc + (p0 * g.in[1] + p1) * g.in[2];
+              for (size_t kd = 0; kd < shift.size(); ++kd) {
+                const float* xr = xrow + shift[kd];
                 bool row_nan = false;
                 if (s2 == 1) {
-                  for (int64_t od = lo; od < hi; ++od) {
+                  for (int64_t od = lo[kd]; od < hi[kd]; ++od) {
                     const float v = xr[od];
                     row_nan |= v != v;
                     yr[od] = v > yr[od] ? v : yr[od];
                   }
                 } else {
-                  for (int64_t od = lo; od < hi; ++od) {
+                  for (int64_t od = lo[kd]; od < hi[kd]; ++od) {
                     const float v = xr[od * s2];
                     row_nan |= v != v;
                     yr[od] = v > yr[od] ? v : yr[od];
