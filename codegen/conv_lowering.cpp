@@ -10,7 +10,9 @@
 // The product is A·Bᵀ: im2col rows [N·P, K] (one row per output position, its K = C·KH·KW taps
 // in the weight's order) times the weight [C_out, K] transposed, giving [N·P, C_out]; a
 // reshape and a permute (which consumers fold into their loads) put it back in NCHW, and the
-// bias is the product's epilogue. The row-block kernel takes a symbolic M, so symbolic batch
+// bias is the product's epilogue. A K that is not a multiple of 4 (the row-block kernel's vec4
+// loads) is rounded up: zero taps at the end of each im2col row, zero columns appended to the
+// weight. The row-block kernel takes a symbolic M, so symbolic batch
 // and image sizes work. (The other orientation, weight · im2col columns, needs a static N·P and
 // an im2col that divides every element's position out of its index: slower on lavapipe, measured
 // in docs/perf.md; it remains for the 1x1 conv with stride 1 and no padding of one image, whose
@@ -19,6 +21,7 @@
 
 #include "codegen/lower.h"
 #include "codegen/lower_internal.h"
+#include "graph/window_size.h"
 
 namespace kiln {
 namespace {
@@ -55,13 +58,20 @@ Form form_of(const Graph& g, const Node& n) {
   const Shape& xs = g.node(n.inputs[0]).meta.shape;
   const int64_t c_out = n.meta.shape[1], k = xs[1] * w.meta.shape[2] * w.meta.shape[3];
   const int64_t positions = n.meta.shape[0] * n.meta.shape[2] * n.meta.shape[3];
-  if (k % 4 != 0 || c_out < 16 || positions == 0) return Form::kNone;
-  if (k * positions * 4 > kMaxIm2colBytes) return Form::kNone;
+  // A K that is not a multiple of 4 (a 3-channel stem's 147 or 27 taps) is padded with zero
+  // taps in the im2col rows and zero columns in the weight, when it is at least 16 and the conv
+  // has at least 32 output channels (measured on lavapipe: a 16-channel 3x3 stem's product is
+  // too small to pay for its im2col; docs/perf.md).
+  if (k < 4 || c_out < 16 || positions == 0) return Form::kNone;
+  if (k % 4 != 0 && (k < 16 || c_out < 32)) return Form::kNone;
+  if (im2col_row_length(k) * positions * 4 > kMaxIm2colBytes) return Form::kNone;
   // A·B only for the 1x1 conv of one image that needs no im2col; everything else A·Bᵀ, whose
   // im2col (rows layout) steps through a row's taps where the columns layout divides every
   // element's position out (measured on lavapipe: the columns layout made a 64-channel 56x56
   // conv slower than the implicit kernel, the rows layout faster; docs/perf.md).
-  return all_constant(n.sym) && positions % 4 == 0 && direct_1x1(g, n) ? Form::kDirect : Form::kABt;
+  return all_constant(n.sym) && positions % 4 == 0 && k % 4 == 0 && direct_1x1(g, n)
+             ? Form::kDirect
+             : Form::kABt;
 }
 
 Expected<NodeId> reshape(Graph& g, NodeId x, Shape shape, const std::string& loc) {
@@ -90,10 +100,19 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
     }
     return reshape(out, m, {1, c_out, oh, ow}, loc);
   }
-  Attrs cols;  // rows layout (index 0): [N·P, K]
+  Attrs cols;  // [N·P, K4]: K rounded up to a multiple of 4, zeros after the taps
   cols.window = n.attrs.window;
   cols.window.kernel = {ws[2], ws[3]};
   KILN_ASSIGN_OR_RETURN(NodeId am, out.add(OpKind::Im2col, {x}, cols, loc));
+  if (const int64_t k4 = im2col_row_length(k); k4 != k) {  // weight [C_out, K] | zeros
+    Attrs zeros;
+    zeros.dtype = DType::kF32;
+    zeros.dims = {c_out, k4 - k};
+    KILN_ASSIGN_OR_RETURN(NodeId z, out.add(OpKind::Full, {}, std::move(zeros), loc));
+    Attrs cat;
+    cat.axis = 1;
+    KILN_ASSIGN_OR_RETURN(wm, out.add(OpKind::Concat, {wm, z}, std::move(cat), loc));
+  }
   Attrs tb;
   tb.trans_b = true;
   KILN_ASSIGN_OR_RETURN(m, out.add(OpKind::MatMul, {am, wm}, std::move(tb), loc));

@@ -285,14 +285,18 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
     d.materialize[cur] = true;
     d.rule[cur] = FusionRule::kEpilogueRoot;
   }
-  // A matmul whose A the row-block kernel cannot read in place gets A stored, when cheaper.
+  // A matmul whose operands the row-block kernel cannot read in place gets them stored, when
+  // cheaper.
   for (const Node& mm : graph.nodes()) {
     if (mm.op != OpKind::MatMul || d.rule[mm.id] == FusionRule::kAttention) continue;
     std::string note;
-    if (rule_matmul_operand(graph, d, mm, rowblock, rates, &note)) {
-      d.materialize[mm.inputs[0]] = true;
-      d.rule[mm.inputs[0]] = FusionRule::kMatmulOperand;
-      d.note[mm.inputs[0]] = note;
+    const OperandStores stores = rule_matmul_operand(graph, d, mm, rowblock, rates, &note);
+    for (int i = 0; i < 2; ++i) {
+      if (!(i == 0 ? stores.a : stores.b)) continue;
+      const NodeId op = mm.inputs[static_cast<size_t>(i)];
+      d.materialize[op] = true;
+      d.rule[op] = FusionRule::kMatmulOperand;
+      d.note[op] = note;
     }
   }
   for (const Node& node : graph.nodes()) {

@@ -37,7 +37,7 @@ enum class FusionRule {
                      // variance, (var + eps) and the division (or rsqrt product), then any
                      // elementwise chain (scale, shift) up to a stored root: one row-norm kernel
                      // computing exactly the graph's expressions per element
-  kMatmulOperand,    // the A operand of a matmul with a shared 2-D B, which the row-block
+  kMatmulOperand,    // an operand (A, or B) of a matmul with a shared 2-D B, which the row-block
                      // kernel cannot read in place (a permuted view, or elementwise arithmetic
                      // folded into its loads): stored once by its own kernel when the cost
                      // estimate (codegen/matmul_choice.h) says so, instead of the product

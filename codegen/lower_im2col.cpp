@@ -1,7 +1,7 @@
-// im2col (rows layout) on shaders/scatter.comp's driver: an invocation per row (output position,
+// im2col on shaders/scatter.comp's driver: an invocation per row (output position,
 // grid-stride), which decomposes its position (n, oy, ox) once, steps through the taps (c, ky,
 // kx), loads the input there, or 0 in the padding, and stores vec4s of 4 taps (a row is a
-// multiple of 4 long: the lowering's condition). The input's elementwise
+// multiple of 4 long, zeros after the last tap: graph/ops.def). The input's elementwise
 // producers and views (a permuted product, a bias add, an activation) fold into the load.
 // Batch and spatial sizes may be symbolic; channels and the window are constants.
 #include <algorithm>
@@ -22,15 +22,14 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const Node& n = g.node(root);
   const Node& x = g.node(n.inputs[0]);
   const Attrs::Window& w = n.attrs.window;
-  const bool rows = n.attrs.index == 0;
-  const SymInt positions = rows ? n.sym[0] : n.sym[1];
-  const int64_t taps = (rows ? n.sym[1] : n.sym[0]).constant_value();
-  // The device lowering emits the rows layout only (codegen/conv_lowering.cpp); the columns
-  // layout runs on the interpreter.
-  if (!rows) return unimplemented("im2col: the columns layout has no kernel");
-  if (taps % 4 != 0)
-    return unimplemented("im2col: " + std::to_string(taps) + " taps, not a multiple of 4");
+  const SymInt positions = n.sym[0];
+  const int64_t row = n.sym[1].constant_value();  // the taps, then zeros to a multiple of 4
+  const int64_t channels = x.sym[1].constant_value();
   const int64_t kh = w.kernel[0], kw = w.kernel[1];
+  if (channels < 1) return unimplemented("im2col: no input channels");
+  if (row != im2col_row_length(channels * kh * kw))
+    return internal_error("im2col: a row of " + std::to_string(row) + " for " +
+                          std::to_string(channels * kh * kw) + " taps");
   auto u = [](int64_t v) { return std::to_string(v) + "u"; };
   auto i = [](int64_t v) { return std::to_string(v); };
 
@@ -52,7 +51,8 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   {
     // Row p whole: its position is decomposed once, then the taps run in order with (c, ky,
     // kx) stepped by compares, not divided out of t (a symbolic size makes every division a
-    // scalar one per lane on a CPU driver).
+    // scalar one per lane on a CPU driver). Past the last tap c reaches the channel count: the
+    // row's zero padding.
     el = "void kiln_element(uint p) {\n";
     el += "  const uint img = p / " + ohw + ", oy = p / " + ow + " % " + oh + ", ox = p % " + ow +
           ";\n";
@@ -60,20 +60,20 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
           ", x0 = int(ox * " + u(w.strides[1]) + ") - " + i(w.pads[1]) + ";\n";
     el += "  const int ih = int(" + in_h + "), iw = int(" + in_w + ");\n";
     el += "  uint c = 0u, ky = 0u, kx = 0u;\n";
-    el += "  for (uint q = 0u; q < " + u(taps / 4) + "; ++q) {\n";
+    el += "  for (uint q = 0u; q < " + u(row / 4) + "; ++q) {\n";
     el += "    vec4 r;\n";
     for (int l = 0; l < 4; ++l) {
       const std::string ls = std::to_string(l);
       el += "    { const int iy = y0 + int(ky * " + u(w.dilations[0]) + "), ix = x0 + int(kx * " +
             u(w.dilations[1]) + ");\n";
-      el +=
-          "      const float v = kiln_x(img, c, uint(clamp(iy, 0, ih - 1)), uint(clamp(ix, 0, "
-          "iw - 1)));\n";
-      el += "      r[" + ls + "] = (iy >= 0 && iy < ih && ix >= 0 && ix < iw) ? v : 0.0;\n";
+      el += "      const float v = kiln_x(img, min(c, " + u(channels - 1) +
+            "), uint(clamp(iy, 0, ih - 1)), uint(clamp(ix, 0, iw - 1)));\n";
+      el += "      r[" + ls + "] = (c < " + u(channels) +
+            " && iy >= 0 && iy < ih && ix >= 0 && ix < iw) ? v : 0.0;\n";
       el += "      ++kx; if (kx == " + u(kw) + ") { kx = 0u; ++ky; } if (ky == " + u(kh) +
             ") { ky = 0u; ++c; } }\n";
     }
-    el += "    b0v.data[p * " + u(taps / 4) + " + q] = r;\n  }\n}\n";
+    el += "    b0v.data[p * " + u(row / 4) + " + q] = r;\n  }\n}\n";
   }
   e.store_output_vec4();
   // The driver's items: the matrix's rows.
@@ -86,7 +86,7 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.groups = {groups, 1, 1};
   kern.loop_trips =
       sym_floordiv(groups4, SymInt(kMaxGroups * static_cast<int64_t>(kern.local_size))) +
-      SymInt(2 + taps / 4);
+      SymInt(2 + row / 4);
   KILN_ASSIGN_OR_RETURN(kern.glsl,
                         kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
                                       {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},

@@ -94,12 +94,18 @@ std::string estimate_text(const MatmulEstimate& e, const MatmulRates& rates) {
 }
 
 /// Whether the estimate sends a product the row-block kernel could run to it: always under the
-/// structural rule, by the measured rates otherwise. `store_a`: A must be stored first.
-bool rowblock_wins(const Graph& g, const Node& mm, const MatmulRates& rates, bool store_a) {
+/// structural rule, by the measured rates otherwise. `store_a`, `store_b`: A, B must be stored
+/// first.
+bool rowblock_wins(const Graph& g, const Node& mm, const MatmulRates& rates, bool store_a,
+                   bool store_b = false) {
   if (rates.force != MatmulRates::Force::kNone) return rates.force == MatmulRates::Force::kRowBlock;
   if (!rates.measured) return true;
   const MatmulEstimate e = estimate_matmul(g, mm, rates);
-  return e.rowblock_ms + (store_a ? e.store_a_ms : 0.0) <= e.tiled_ms;
+  const double store_b_ms =
+      store_b && rates.copy_bytes_per_ms > 0
+          ? 8.0 * static_cast<double>(g.node(mm.inputs[1]).meta.numel()) / rates.copy_bytes_per_ms
+          : 0.0;
+  return e.rowblock_ms + (store_a ? e.store_a_ms : 0.0) + store_b_ms <= e.tiled_ms;
 }
 
 }  // namespace
@@ -135,17 +141,20 @@ bool operand_needs_store(const Graph& g, const FusionDecision& d, NodeId operand
   return !is_source(g.node(s)) && !d.materialize[s];
 }
 
-bool rule_matmul_operand(const Graph& g, const FusionDecision& d, const Node& mm, bool rowblock,
-                         const MatmulRates& rates, std::string* note) {
+OperandStores rule_matmul_operand(const Graph& g, const FusionDecision& d, const Node& mm,
+                                  bool rowblock, const MatmulRates& rates, std::string* note) {
   note->clear();
-  if (mm.op != OpKind::MatMul || !rowblock || !rowblock_shape_ok(g, mm)) return false;
-  const NodeId a = mm.inputs[0];
-  if (!operand_needs_store(g, d, a) || operand_needs_store(g, d, mm.inputs[1])) return false;
-  if (a == mm.inputs[1] || storage_of(g, d, mm.inputs[1]) == a) return false;
-  const bool store = rowblock_wins(g, mm, rates, true);
-  *note = std::string(store ? "store A for the row-block kernel" : "A left unstored") + ": " +
-          estimate_text(estimate_matmul(g, mm, rates), rates);
-  return store;
+  if (mm.op != OpKind::MatMul || !rowblock || !rowblock_shape_ok(g, mm)) return {};
+  const NodeId a = mm.inputs[0], b = mm.inputs[1];
+  const bool need_a = operand_needs_store(g, d, a), need_b = operand_needs_store(g, d, b);
+  if (!need_a && !need_b) return {};
+  if (a == b || storage_of(g, d, b) == a || storage_of(g, d, a) == b) return {};
+  const bool store = rowblock_wins(g, mm, rates, need_a, need_b);
+  const std::string which = need_a && need_b ? "A and B" : need_a ? "A" : "B";
+  *note = (store ? "store " + which + " for the row-block kernel" : which + " left unstored") +
+          ": " + estimate_text(estimate_matmul(g, mm, rates), rates);
+  if (!store) return {};
+  return {need_a, need_b};
 }
 
 bool matmul_uses_rowblock(const Graph& g, const FusionDecision& d, const Node& mm, bool rowblock,

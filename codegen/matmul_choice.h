@@ -39,12 +39,18 @@ bool rowblock_shape_ok(const Graph& g, const Node& mm);
 /// arithmetic folded into the loads.
 bool operand_needs_store(const Graph& g, const FusionDecision& d, NodeId operand);
 
-/// The rule: store `mm`'s A operand when the row-block kernel could then run the product and
-/// either no rates are measured (structural rule) or the estimate says storing plus the
-/// row-block product is no slower than the tiled product. `rowblock`: whether the target runs
-/// the row-block kernel at all. Fills `*note` with the reason either way.
-bool rule_matmul_operand(const Graph& g, const FusionDecision& d, const Node& mm, bool rowblock,
-                         const MatmulRates& rates, std::string* note);
+/// Which operands of a matmul the rule stores.
+struct OperandStores {
+  bool a = false, b = false;
+};
+
+/// The rule: store `mm`'s A and/or B operand (whichever is not stored) when the row-block
+/// kernel could then run the product and either no rates are measured (structural rule) or the
+/// estimate says storing plus the row-block product is no slower than the tiled product (B: a
+/// conv weight padded with zero columns by the device lowering). `rowblock`: whether the target
+/// runs the row-block kernel at all. Fills `*note` with the reason either way.
+OperandStores rule_matmul_operand(const Graph& g, const FusionDecision& d, const Node& mm,
+                                  bool rowblock, const MatmulRates& rates, std::string* note);
 
 /// "row-block" or "tiled (why)" with the estimate and which rates it used (measured on this
 /// device, or the structural rule), for the fusion log of each matmul.

@@ -1,7 +1,7 @@
 // im2col's shape rule (graph/shape_rule.h): x [N, C, H, W] f32 with a static channel count,
 // Attrs::window's kernel, strides, pads and dilations for
-// the two spatial dims; the window must fit the padded input. Attrs::index is the layout: rows
-// (0) gives f32 [N * OH * OW, C * KH * KW], columns (1) its transpose.
+// the two spatial dims; the window must fit the padded input. Gives f32 [N * OH * OW, K4]: the
+// K = C * KH * KW taps of each output position, then zeros up to a multiple of 4.
 #include "graph/shape_rule.h"
 #include "graph/window_size.h"
 
@@ -24,7 +24,6 @@ Expected<SymMeta> im2col_shape(ShapeRule& r) {
   const Attrs::Window& w = a.window;
   if (r.dtype(0) != DType::kF32) return r.error("x must be f32");
   if (r.rank(0) != 4) return r.error("x must be [N, C, H, W]");
-  if (a.index != 0 && a.index != 1) return r.error("layout must be rows or columns");
   if (w.kernel.size() != 2 || w.strides.size() != 2 || w.dilations.size() != 2 ||
       w.pads.size() != 4)
     return r.error("needs a 2-D window: kernel, strides and dilations of 2, pads of 4");
@@ -44,9 +43,7 @@ Expected<SymMeta> im2col_shape(ShapeRule& r) {
     positions = positions * o;
     taps *= w.kernel[i];
   }
-  SymShape out =
-      a.index == 0 ? SymShape{positions, SymInt(taps)} : SymShape{SymInt(taps), positions};
-  return SymMeta{DType::kF32, out};
+  return SymMeta{DType::kF32, SymShape{positions, SymInt(im2col_row_length(taps))}};
 }
 
 }  // namespace kiln::detail

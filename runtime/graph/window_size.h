@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "graph/op.h"
 #include "graph/symbolic.h"
@@ -14,5 +15,9 @@ namespace kiln {
 
 /// Spatial dim `dim` (0 or 1) of a 2-D window `w` (kernel, strides, pads, dilations) over `in`.
 SymInt window_output_sym(const SymInt& in, const Attrs::Window& w, size_t dim);
+
+/// The length of an im2col row holding `taps` taps: `taps` rounded up to a multiple of 4, the
+/// extra entries 0 (graph/ops.def, im2col).
+constexpr int64_t im2col_row_length(int64_t taps) { return (taps + 3) / 4 * 4; }
 
 }  // namespace kiln

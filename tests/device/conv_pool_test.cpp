@@ -178,6 +178,10 @@ TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
       {{{2, 16, 5, 5}, {24, 16, 5, 5}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, "im2col"},
       {{{1, 12, 16, 16}, {32, 12, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, "direct"},
       {{{2, 12, 7, 5}, {17, 12, 1, 1}, {2, 1}, {0, 1, 0, 1}, {1, 1}, 1, true}, "im2col"},
+      // 3-channel stems: 147 and 27 taps, rows padded with zero taps to 148 and 28.
+      {{{1, 3, 29, 27}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true}, "im2col"},
+      {{{2, 3, 17, 16}, {32, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, false}, "im2col"},
+      {{{1, 17, 6, 7}, {36, 17, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, "im2col"},
   };
   for (const Case& cs : cases) {
     const ConvCase& c = cs.c;

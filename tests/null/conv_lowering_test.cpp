@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,8 +74,13 @@ TEST(ConvLowering, FormsAndTheLoweredGraphComputesTheConv) {
       {{2, 16, 5, 5}, {24, 16, 5, 5}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "ABt"},
       {{1, 12, 16, 16}, {32, 12, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "direct"},
       {{2, 12, 7, 5}, {17, 12, 1, 1}, {2, 1}, {0, 1, 0, 1}, {1, 1}, "ABt"},
-      // Left as convs: taps not a multiple of 4, few output channels, a computed weight, 1-D.
-      {{1, 3, 13, 11}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, "none"},
+      // Taps not a multiple of 4 (3-channel stems: 147, 27), padded to one with zero taps.
+      {{1, 3, 13, 11}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, "ABt"},
+      {{2, 3, 9, 10}, {32, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, "ABt", false},
+      {{2, 3, 9, 10}, {24, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, "none"},  // < 32 channels
+      {{1, 5, 8, 8}, {32, 5, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "none"},  // 5 taps: too few
+      {{1, 17, 8, 8}, {32, 17, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "ABt"},  // not direct: K 17
+      // Left as convs: few output channels, a computed weight, 1-D.
       {{1, 8, 6, 6}, {8, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "none"},
       {{1, 8, 6, 6}, {32, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "none", true, false},
       {{2, 8, 40}, {16, 8, 4}, {1}, {2, 1}, {1}, "none"},
@@ -152,18 +159,52 @@ TEST(ConvLowering, Im2colShapeRuleRejectsWhatTheKernelCannotTake) {
   a.window.strides = {1, 1};
   a.window.pads = {0, 0, 0, 0};
   a.window.dilations = {1, 1};
-  a.index = 1;
   auto ok = g.add(OpKind::Im2col, {x}, a);
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
-  EXPECT_EQ(g.node(*ok).meta.shape, (Shape{18, 9}));
+  EXPECT_EQ(g.node(*ok).meta.shape, (Shape{9, 20}));  // 18 taps and 2 zeros per row
   Attrs big = a;
   big.window.kernel = {7, 7};
   EXPECT_FALSE(g.add(OpKind::Im2col, {x}, big).ok());
   NodeId h = g.add_input({DType::kF16, {1, 2, 5, 5}});
   EXPECT_FALSE(g.add(OpKind::Im2col, {h}, a).ok());
-  Attrs layout = a;
-  layout.index = 2;
-  EXPECT_FALSE(g.add(OpKind::Im2col, {x}, layout).ok());
+}
+
+// The rows past the taps are zeros, whatever the input holds (NaN included).
+TEST(ConvLowering, Im2colPadsItsRowsWithZeros) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {1, 3, 4, 4}});
+  Attrs a;
+  a.window.kernel = {3, 3};
+  a.window.strides = {1, 1};
+  a.window.pads = {1, 1, 1, 1};
+  a.window.dilations = {1, 1};
+  auto col = g.add(OpKind::Im2col, {x}, a);
+  ASSERT_TRUE(col.ok()) << col.status().to_string();
+  g.set_outputs({*col});
+  ASSERT_EQ(g.node(*col).meta.shape, (Shape{16, 28}));
+  HostTensor in(TensorMeta{DType::kF32, {1, 3, 4, 4}});
+  for (int64_t i = 0; i < in.meta.numel(); ++i) in.ptr<float>()[i] = i == 5 ? NAN : float(i + 1);
+  const HostTensor* ptr = &in;
+  auto out = interpret(g, std::span<const HostTensor* const>(&ptr, 1), {});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  const HostTensor& m = (*out)[0];
+  for (int64_t p = 0; p < 16; ++p) {
+    const int64_t oy = p / 4, ox = p % 4;
+    for (int64_t t = 0; t < 28; ++t) {
+      const float got = m.ptr<float>()[p * 28 + t];
+      if (t >= 27) {
+        EXPECT_EQ(got, 0.0f) << "row " << p << " tap " << t;
+        continue;
+      }
+      const int64_t c = t / 9, iy = oy - 1 + t / 3 % 3, ix = ox - 1 + t % 3;
+      const bool inside = iy >= 0 && iy < 4 && ix >= 0 && ix < 4;
+      const float want = inside ? in.ptr<float>()[(c * 4 + iy) * 4 + ix] : 0.0f;
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(got)) << "row " << p << " tap " << t;
+      else
+        EXPECT_EQ(got, want) << "row " << p << " tap " << t;
+    }
+  }
 }
 
 }  // namespace
