@@ -12,7 +12,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "eager/elementwise_loops.h"
@@ -49,13 +48,7 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t s2 = g.stride[2];
-  // Per innermost tap kd: its offset in an input row and the output columns it reaches (once
-  // per op, not per row and channel).
-  std::vector<int64_t> shift(static_cast<size_t>(g.kernel[2])), lo(shift.size()), hi(shift.size());
-  for (size_t kd = 0; kd < shift.size(); ++kd) {
-    shift[kd] = static_cast<int64_t>(kd) * g.dil[2] - g.pad[2];
-    std::tie(lo[kd], hi[kd]) = columns_inside(shift[kd], s2, g.in[2], g.out[2]);
-  }
+  const InnerTaps inner(g);
   const int64_t grain =
       std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
   parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
@@ -63,38 +56,34 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
       const float* xc = x + pc * plane;
       float* y = out + pc * out_plane;
       bool nan = false;
-      for (int64_t oa = 0; oa < g.out[0]; ++oa)
-        for (int64_t ob = 0; ob < g.out[1]; ++ob) {
-          float* yr = y + (oa * g.out[1] + ob) * g.out[2];
-          std::fill(yr, yr + g.out[2], -std::numeric_limits<float>::infinity());
-          for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
-            const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
-            if (p0 < 0 || p0 >= g.in[0]) continue;
-            for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-              const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
-              if (p1 < 0 || p1 >= g.in[1]) continue;
-              const float* xrow = xc + (p0 * g.in[1] + p1) * g.in[2];
-              for (size_t kd = 0; kd < shift.size(); ++kd) {
-                const float* xr = xrow + shift[kd];
-                bool row_nan = false;
-                if (s2 == 1) {
-                  for (int64_t od = lo[kd]; od < hi[kd]; ++od) {
-                    const float v = xr[od];
-                    row_nan |= v != v;
-                    yr[od] = v > yr[od] ? v : yr[od];
-                  }
-                } else {
-                  for (int64_t od = lo[kd]; od < hi[kd]; ++od) {
-                    const float v = xr[od * s2];
-                    row_nan |= v != v;
-                    yr[od] = v > yr[od] ? v : yr[od];
-                  }
+      for_each_output_row(
+          g,
+          [&](int64_t r) {
+            std::fill(y + r * g.out[2], y + (r + 1) * g.out[2],
+                      -std::numeric_limits<float>::infinity());
+          },
+          [&](int64_t r, int64_t, int64_t offset) {
+            float* yr = y + r * g.out[2];
+            for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
+              const float* xr = xc + offset + inner.shift[kd];
+              const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
+              bool row_nan = false;
+              if (s2 == 1) {
+                for (int64_t od = lo; od < hi; ++od) {
+                  const float v = xr[od];
+                  row_nan |= v != v;
+                  yr[od] = v > yr[od] ? v : yr[od];
                 }
-                nan |= row_nan;
+              } else {
+                for (int64_t od = lo; od < hi; ++od) {
+                  const float v = xr[od * s2];
+                  row_nan |= v != v;
+                  yr[od] = v > yr[od] ? v : yr[od];
+                }
               }
+              nan |= row_nan;
             }
-          }
-        }
+          });
       if (nan) max_pool_plane_exact(g, xc, y);
     }
   });

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <limits>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -109,12 +108,7 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t multiplier = g.c_out / g.c;
   const int64_t s2 = g.stride[2];
-  // Per innermost tap kd: its offset in an input row and the output columns it reaches.
-  std::vector<int64_t> shift(static_cast<size_t>(g.kernel[2])), lo(shift.size()), hi(shift.size());
-  for (size_t kd = 0; kd < shift.size(); ++kd) {
-    shift[kd] = static_cast<int64_t>(kd) * g.dil[2] - g.pad[2];
-    std::tie(lo[kd], hi[kd]) = columns_inside(shift[kd], s2, g.in[2], g.out[2]);
-  }
+  const InnerTaps inner(g);
   const int64_t grain =
       std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
   parallel_for(g.n * g.c_out, grain, [&](int64_t b, int64_t e) {
@@ -124,31 +118,22 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
       const float* wc = w + co * taps;
       float* yc = y + nc * out_plane;
       const float init = bias ? bias[co] : 0.0f;
-      for (int64_t oa = 0; oa < g.out[0]; ++oa) {
-        for (int64_t ob = 0; ob < g.out[1]; ++ob) {
-          float* __restrict yr = yc + (oa * g.out[1] + ob) * g.out[2];
-          std::fill(yr, yr + g.out[2], init);
-          for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
-            const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
-            if (p0 < 0 || p0 >= g.in[0]) continue;
-            for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-              const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
-              if (p1 < 0 || p1 >= g.in[1]) continue;
-              const float* xrow = xc + (p0 * g.in[1] + p1) * g.in[2];
-              const float* wt = wc + (ka * g.kernel[1] + kb) * g.kernel[2];
-              for (size_t kd = 0; kd < shift.size(); ++kd) {
-                const float wv = wt[kd];
-                const float* __restrict xr = xrow + shift[kd];
-                if (s2 == 1) {
-                  for (int64_t od = lo[kd]; od < hi[kd]; ++od) yr[od] += wv * xr[od];
-                } else {
-                  for (int64_t od = lo[kd]; od < hi[kd]; ++od) yr[od] += wv * xr[od * s2];
-                }
+      for_each_output_row(
+          g, [&](int64_t r) { std::fill(yc + r * g.out[2], yc + (r + 1) * g.out[2], init); },
+          [&](int64_t r, int64_t t, int64_t offset) {
+            float* __restrict yr = yc + r * g.out[2];
+            const float* wt = wc + t * g.kernel[2];
+            for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
+              const float wv = wt[kd];
+              const float* __restrict xr = xc + offset + inner.shift[kd];
+              const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
+              if (s2 == 1) {
+                for (int64_t od = lo; od < hi; ++od) yr[od] += wv * xr[od];
+              } else {
+                for (int64_t od = lo; od < hi; ++od) yr[od] += wv * xr[od * s2];
               }
             }
-          }
-        }
-      }
+          });
     }
   });
 }

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -91,6 +93,41 @@ inline std::pair<int64_t, int64_t> columns_inside(int64_t shift, int64_t stride,
   int64_t hi = in - 1 - shift < 0 ? 0 : (in - 1 - shift) / stride + 1;
   lo = std::min(lo, out);
   return {lo, std::clamp(hi, lo, out)};
+}
+
+/// The innermost window taps of a geometry: for tap kd, its offset in an input row (`shift`) and
+/// the output columns [lo, hi) whose tap kd falls inside the row. Computed once per op.
+struct InnerTaps {
+  std::vector<int64_t> shift, lo, hi;
+  explicit InnerTaps(const Geometry& g)
+      : shift(static_cast<size_t>(g.kernel[2])), lo(shift.size()), hi(shift.size()) {
+    for (size_t kd = 0; kd < shift.size(); ++kd) {
+      shift[kd] = static_cast<int64_t>(kd) * g.dil[2] - g.pad[2];
+      std::tie(lo[kd], hi[kd]) = columns_inside(shift[kd], g.stride[2], g.in[2], g.out[2]);
+    }
+  }
+};
+
+/// The output rows of one plane (fixed positions in the two outer spatial dims) in order: for
+/// row r, start(r), then tap(r, t, offset) for each pair of outer window taps inside the input,
+/// in window order, with t = ka * kernel[1] + kb and `offset` the start of the input row they
+/// read within one [D, H, W] plane.
+template <typename Start, typename Tap>
+void for_each_output_row(const Geometry& g, Start&& start, Tap&& tap) {
+  for (int64_t oa = 0; oa < g.out[0]; ++oa)
+    for (int64_t ob = 0; ob < g.out[1]; ++ob) {
+      const int64_t r = oa * g.out[1] + ob;
+      start(r);
+      for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
+        const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
+        if (p0 < 0 || p0 >= g.in[0]) continue;
+        for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
+          const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
+          if (p1 < 0 || p1 >= g.in[1]) continue;
+          tap(r, ka * g.kernel[1] + kb, (p0 * g.in[1] + p1) * g.in[2]);
+        }
+      }
+    }
 }
 
 }  // namespace kiln::eager
