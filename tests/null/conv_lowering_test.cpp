@@ -151,14 +151,20 @@ TEST(ConvLowering, SymbolicSizesTakeTheTransposedForm) {
   EXPECT_NE(kernels.find("im2col"), std::string::npos) << kernels;
 }
 
-TEST(ConvLowering, Im2colShapeRuleRejectsWhatTheKernelCannotTake) {
-  Graph g;
-  NodeId x = g.add_input({DType::kF32, {1, 2, 5, 5}});
+/// im2col's attributes: a 3x3 window, unit strides and dilations, `pad` on every side.
+Attrs im2col_3x3(int64_t pad) {
   Attrs a;
   a.window.kernel = {3, 3};
   a.window.strides = {1, 1};
-  a.window.pads = {0, 0, 0, 0};
+  a.window.pads = {pad, pad, pad, pad};
   a.window.dilations = {1, 1};
+  return a;
+}
+
+TEST(ConvLowering, Im2colShapeRuleRejectsWhatTheKernelCannotTake) {
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {1, 2, 5, 5}});
+  const Attrs a = im2col_3x3(0);
   auto ok = g.add(OpKind::Im2col, {x}, a);
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
   EXPECT_EQ(g.node(*ok).meta.shape, (Shape{9, 20}));  // 18 taps and 2 zeros per row
@@ -173,12 +179,7 @@ TEST(ConvLowering, Im2colShapeRuleRejectsWhatTheKernelCannotTake) {
 TEST(ConvLowering, Im2colPadsItsRowsWithZeros) {
   Graph g;
   NodeId x = g.add_input({DType::kF32, {1, 3, 4, 4}});
-  Attrs a;
-  a.window.kernel = {3, 3};
-  a.window.strides = {1, 1};
-  a.window.pads = {1, 1, 1, 1};
-  a.window.dilations = {1, 1};
-  auto col = g.add(OpKind::Im2col, {x}, a);
+  auto col = g.add(OpKind::Im2col, {x}, im2col_3x3(1));
   ASSERT_TRUE(col.ok()) << col.status().to_string();
   g.set_outputs({*col});
   ASSERT_EQ(g.node(*col).meta.shape, (Shape{16, 28}));
