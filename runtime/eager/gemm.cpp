@@ -123,28 +123,31 @@ void sgemm_serial(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b,
 
 void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
            int64_t ldc) {
-  // Blocks of at least 64 rows or columns and 2^18 multiply-adds, at most 16; their count
-  // depends on the sizes only, so a result does not depend on the number of threads.
+  // Blocks of at least 64 rows or columns and 2^18 multiply-adds, at most 16, each one OpenBLAS
+  // call; their bounds depend on the sizes only, so a result does not depend on the number of
+  // threads.
   constexpr int64_t kMinBlock = 64, kBlockWork = int64_t{1} << 18, kMaxBlocks = 16;
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const bool by_rows = m > n;
   const int64_t along = by_rows ? m : n;
   const int64_t blocks = std::min<int64_t>(
       {kMaxBlocks, along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
-  if (!configure_openblas() || blocks < 2 || cpu_threads() < 2) {
+  if (!configure_openblas() || blocks < 2) {
     sgemm_serial(m, n, k, a, b, beta, c, ldc);
     return;
   }
   parallel_for(blocks, 1, [&](int64_t first, int64_t last) {
-    const int64_t lo = along * first / blocks, hi = along * last / blocks;
-    if (by_rows) {  // rows lo..hi of A and C
-      GemmOperand ab = a;
-      ab.data += a.trans ? lo : lo * a.ld;
-      sgemm_serial(hi - lo, n, k, ab, b, beta, c + lo * ldc, ldc);
-    } else {  // columns lo..hi of B and C
-      GemmOperand bb = b;
-      bb.data += b.trans ? lo * b.ld : lo;
-      sgemm_serial(m, hi - lo, k, a, bb, beta, c + lo, ldc);
+    for (int64_t blk = first; blk < last; ++blk) {
+      const int64_t lo = along * blk / blocks, hi = along * (blk + 1) / blocks;
+      if (by_rows) {  // rows lo..hi of A and C
+        GemmOperand ab = a;
+        ab.data += a.trans ? lo : lo * a.ld;
+        sgemm_serial(hi - lo, n, k, ab, b, beta, c + lo * ldc, ldc);
+      } else {  // columns lo..hi of B and C
+        GemmOperand bb = b;
+        bb.data += b.trans ? lo * b.ld : lo;
+        sgemm_serial(m, hi - lo, k, a, bb, beta, c + lo, ldc);
+      }
     }
   });
 }
