@@ -71,6 +71,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.f64(matmul.tiled_flops_per_ms);
   w.f64(matmul.copy_bytes_per_ms);
   w.u8(static_cast<uint8_t>(matmul.force));
+  w.u64(matmul.max_binding_bytes);
   w.str(device_key);
   return w.take();
 }

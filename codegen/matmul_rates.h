@@ -18,6 +18,11 @@ struct MatmulRates {
   /// (kRowBlock, storing A where that makes it apply), or every matmul runs on the tiled kernel.
   enum class Force : uint8_t { kNone, kRowBlock, kTiled };
   Force force = Force::kNone;
+  /// The device's maxStorageBufferRange (0: unknown). The tiled kernel binds A, B and C whole;
+  /// a product with an operand or output larger than this at the traced sizes runs on the
+  /// row-block kernel, which splits its rows over several dispatches, whatever the rates or a
+  /// forced kernel say.
+  uint64_t max_binding_bytes = 0;
 };
 
 }  // namespace kiln

@@ -358,12 +358,15 @@ MatmulRates::Force ForcedMatmulKernel::current() {
 MatmulRates rates_for_compile(const Graph& graph, const std::shared_ptr<vk::VulkanDevice>& device,
                               const TargetCaps& caps) {
   MatmulRates none;
+  none.max_binding_bytes = device->info().max_storage_buffer_range;
   if (t_force != MatmulRates::Force::kNone) {
     none.force = t_force;
     return none;
   }
   if (!rowblock_supported(caps) || !has_f32_matmul(graph)) return none;
-  return calibrate_device(device).rates;
+  MatmulRates rates = calibrate_device(device).rates;
+  rates.max_binding_bytes = none.max_binding_bytes;
+  return rates;
 }
 
 }  // namespace kiln

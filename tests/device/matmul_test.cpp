@@ -259,7 +259,13 @@ TEST_F(DeviceMatmul, OutputLargerThanOneStorageBufferRange) {
     GTEST_SKIP() << "maxStorageBufferRange " << max_range << " is too large to exceed in a test";
   const Dim n = 4096, k = 8;
   const Dim m = static_cast<Dim>(max_range / (n * 4)) * 13 / 10 + 5;  // 1.3 ranges, odd rows
-  for (bool tb : {true, false}) {
+  // Either kernel, whichever the device's measured rates pick: each must split the output.
+  for (auto [tb, force] :
+       {std::pair{true, MatmulRates::Force::kRowBlock}, std::pair{true, MatmulRates::Force::kTiled},
+        std::pair{false, MatmulRates::Force::kRowBlock}, std::pair{false, MatmulRates::Force::kTiled}}) {
+    ForcedMatmulKernel forced(force);
+    SCOPED_TRACE(std::string(tb ? "A·Bᵀ" : "A·B") +
+                 (force == MatmulRates::Force::kTiled ? ", tiled kernel" : ", row-block kernel"));
     Tensor x = rnd(kF32, {m, k}, Dist{-1, 1});
     Tensor w = rnd(kF32, tb ? Shape{n, k} : Shape{k, n}, Dist{-1, 1});
     Tensor bias = rnd(kF32, {n}, Dist{-1, 1});
@@ -282,7 +288,8 @@ TEST_F(DeviceMatmul, OutputLargerThanOneStorageBufferRange) {
           want += double(xv[static_cast<size_t>(i * k + kk)]) *
                   wv[static_cast<size_t>(tb ? j * k + kk : kk * n + j)];
         EXPECT_NEAR(got[static_cast<size_t>(i * n + j)], want, 1e-4 * (1 + std::abs(want)))
-            << "row " << i << " col " << j << (tb ? " (A·Bᵀ)" : " (A·B)");
+            << "row " << i << " col " << j << (tb ? " (A·Bᵀ)" : " (A·B)")
+            << (force == MatmulRates::Force::kTiled ? " tiled" : " row-block");
       }
     }
   }
