@@ -210,6 +210,20 @@ TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
           << label << ": " << kernels;
     }
   }
+  // The taps past K (27 taps padded to 28) read the input at a clamped position and must be 0:
+  // an inf in the last channel at a window's first tap gives +-inf in the conv, and NaN through
+  // a pad tap that kept the value (times the weight's zero column).
+  {
+    const std::vector<float> xf = rnd(DType::kF32, {1, 3, 9, 9}).to_vector<float>();
+    std::vector<double> xv(xf.begin(), xf.end());
+    xv[(2 * 9 + 4) * 9 + 4] = INFINITY;
+    check(
+        "conv 3 -> 32, 3x3, an inf in the last channel", Tol{1e-4, 1e-4},
+        [](const Tensor& xx, const Tensor& ww) {
+          return conv(xx, ww, Tensor(), {1, 1}, {1, 1, 1, 1});
+        },
+        test::tensor_from_doubles(DType::kF32, {1, 3, 9, 9}, xv), rnd(DType::kF32, {32, 3, 3, 3}));
+  }
   // Producers of x fold into the im2col loads; the consumer reads the permuted product.
   check(
       "relu(conv(relu(x * 2 - 1), w) + b) * 3, 2 images", Tol{1e-4, 1e-4},
