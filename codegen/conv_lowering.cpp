@@ -69,9 +69,8 @@ Form form_of(const Graph& g, const Node& n) {
   // im2col (rows layout) steps through a row's taps where the columns layout divides every
   // element's position out (measured on lavapipe: the columns layout made a 64-channel 56x56
   // conv slower than the implicit kernel, the rows layout faster; docs/perf.md).
-  return all_constant(n.sym) && positions % 4 == 0 && k % 4 == 0 && direct_1x1(g, n)
-             ? Form::kDirect
-             : Form::kABt;
+  return all_constant(n.sym) && positions % 4 == 0 && k % 4 == 0 && direct_1x1(g, n) ? Form::kDirect
+                                                                                     : Form::kABt;
 }
 
 Expected<NodeId> reshape(Graph& g, NodeId x, Shape shape, const std::string& loc) {

@@ -99,7 +99,8 @@ std::string estimate_text(const MatmulEstimate& e, const MatmulRates& rates) {
 bool rowblock_wins(const Graph& g, const Node& mm, const MatmulRates& rates, bool store_a,
                    bool store_b = false) {
   if (rates.max_binding_bytes > 0) {  // only the row-block kernel splits an oversized binding
-    for (const TensorMeta* meta : {&mm.meta, &g.node(mm.inputs[0]).meta, &g.node(mm.inputs[1]).meta})
+    for (const TensorMeta* meta :
+         {&mm.meta, &g.node(mm.inputs[0]).meta, &g.node(mm.inputs[1]).meta})
       if (static_cast<uint64_t>(meta->nbytes()) > rates.max_binding_bytes) return true;
   }
   if (rates.force != MatmulRates::Force::kNone) return rates.force == MatmulRates::Force::kRowBlock;

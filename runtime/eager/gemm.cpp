@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "kiln/logging.h"
 #include "eager/interpreter_ops.h"
 #include "eager/parallel.h"
+#include "kiln/logging.h"
 
 // DYNAMIC_ARCH OpenBLAS's kernel choice (choose_openblas_kernels below); absent elsewhere.
 extern "C" {
@@ -67,10 +67,10 @@ void gemv(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOpera
 
 /// OpenBLAS's cores whose float kernels use neither AVX2 nor FMA.
 bool pre_avx2_core(std::string_view core) {
-  for (std::string_view old : {"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom",
-                               "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge",
-                               "Opteron", "Opteron(SSE3)", "Barcelona", "Bobcat", "Nano",
-                               "Bulldozer", "Piledriver"})
+  for (std::string_view old :
+       {"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn",
+        "Dunnington", "Nehalem", "Sandybridge", "Opteron", "Opteron(SSE3)", "Barcelona", "Bobcat",
+        "Nano", "Bulldozer", "Piledriver"})
     if (core == old) return true;
   return false;
 }
@@ -98,8 +98,8 @@ void choose_openblas_kernels() {
   gotoblas_dynamic_init();
   unsetenv("OPENBLAS_CORETYPE");
   log(LogTopic::kPerf, "OpenBLAS chose its " + was + " kernels on a CPU with AVX2/FMA" +
-                           (avx512 ? " and AVX-512" : "") + "; now " +
-                           openblas_get_corename() + " (OPENBLAS_CORETYPE=" + want + ")");
+                           (avx512 ? " and AVX-512" : "") + "; now " + openblas_get_corename() +
+                           " (OPENBLAS_CORETYPE=" + want + ")");
 }
 
 /// Sets OpenBLAS up once, at the first product: its kernels (above) and, unless

@@ -18,6 +18,8 @@ SymInt window_output_sym(const SymInt& in, const Attrs::Window& w, size_t dim);
 
 /// The length of an im2col row holding `taps` taps: `taps` rounded up to a multiple of 4, the
 /// extra entries 0 (graph/ops.def, im2col).
-constexpr int64_t im2col_row_length(int64_t taps) { return (taps + 3) / 4 * 4; }
+constexpr int64_t im2col_row_length(int64_t taps) {
+  return (taps + 3) / 4 * 4;
+}
 
 }  // namespace kiln

@@ -262,7 +262,8 @@ TEST_F(DeviceMatmul, OutputLargerThanOneStorageBufferRange) {
   // Either kernel, whichever the device's measured rates pick: each must split the output.
   for (auto [tb, force] :
        {std::pair{true, MatmulRates::Force::kRowBlock}, std::pair{true, MatmulRates::Force::kTiled},
-        std::pair{false, MatmulRates::Force::kRowBlock}, std::pair{false, MatmulRates::Force::kTiled}}) {
+        std::pair{false, MatmulRates::Force::kRowBlock},
+        std::pair{false, MatmulRates::Force::kTiled}}) {
     ForcedMatmulKernel forced(force);
     SCOPED_TRACE(std::string(tb ? "A·Bᵀ" : "A·B") +
                  (force == MatmulRates::Force::kTiled ? ", tiled kernel" : ", row-block kernel"));

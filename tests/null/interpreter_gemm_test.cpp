@@ -171,12 +171,12 @@ const std::vector<MatCase>& mat_cases() {
       {{2, 4, 31, 16}, {2, 4, 16, 31}},    // attention-like scores
       // Large enough to be split into blocks over the workers (gemm.cpp): by rows, by columns,
       // with transposed operands, one-row and one-column products (sgemv per block).
-      {{300, 100}, {100, 40}},                // 4 blocks of rows
-      {{100, 301}, {40, 100}, true, true},    // rows of a^T, b^T
-      {{20, 100}, {100, 333}},                // columns
-      {{20, 100}, {333, 100}, false, true},   // columns of b^T
-      {{1, 600}, {600, 1000}},                // one row, columns split
-      {{1000, 600}, {600, 1}},                // one column, rows split
+      {{300, 100}, {100, 40}},               // 4 blocks of rows
+      {{100, 301}, {40, 100}, true, true},   // rows of a^T, b^T
+      {{20, 100}, {100, 333}},               // columns
+      {{20, 100}, {333, 100}, false, true},  // columns of b^T
+      {{1, 600}, {600, 1000}},               // one row, columns split
+      {{1000, 600}, {600, 1}},               // one column, rows split
   };
   return cases;
 }
@@ -242,7 +242,9 @@ TEST(InterpreterGemmTest, ConcurrentCallsFromSeveralThreads) {
   // caller its own correct product.
   constexpr int kThreads = 4, kCalls = 8;
   std::vector<MatCase> cases = {
-      {{3, 40, 33}, {33, 47}}, {{96, 70}, {70, 81}}, {{2, 17, 9}, {2, 9, 5}},
+      {{3, 40, 33}, {33, 47}},
+      {{96, 70}, {70, 81}},
+      {{2, 17, 9}, {2, 9, 5}},
       {{130, 70}, {70, 150}}};  // the last split into blocks: workers under several callers
   std::vector<std::string> failures(kThreads);
   std::vector<std::thread> threads;
@@ -387,14 +389,16 @@ TEST(InterpreterGemmTest, ConvMatchesDoubleReference) {
 TEST(InterpreterGemmTest, OpenBlasRunsVectorKernelsOnAnAvx2Cpu) {
   // A DYNAMIC_ARCH OpenBLAS older than the CPU picks its SSE3 kernels (Prescott) by model
   // number; after the interpreter's first product it runs kernels for the CPU's features.
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("KILN_OPENBLAS_THREADS") != nullptr)
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr ||
+      std::getenv("KILN_OPENBLAS_THREADS") != nullptr)
     GTEST_SKIP() << "OPENBLAS_CORETYPE or KILN_OPENBLAS_THREADS set: the process chose";
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
     GTEST_SKIP() << "CPU without AVX2 and FMA";
   std::mt19937 rng(5);
   const MatCase c{{8, 8}, {8, 8}};
-  const HostTensor a = random_tensor(DType::kF32, c.a, rng), b = random_tensor(DType::kF32, c.b, rng);
+  const HostTensor a = random_tensor(DType::kF32, c.a, rng),
+                   b = random_tensor(DType::kF32, c.b, rng);
   ASSERT_TRUE(interpret_op(OpKind::MatMul, std::vector<const HostTensor*>{&a, &b}, {}).ok());
   const std::string_view core = openblas_get_corename();
   for (std::string_view old : {"Prescott", "Core2", "Penryn", "Nehalem", "Sandybridge", "Atom",
