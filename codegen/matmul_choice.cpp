@@ -90,7 +90,8 @@ std::string estimate_text(const MatmulEstimate& e, const MatmulRates& rates) {
   if (rates.force != MatmulRates::Force::kNone) return "kernel forced (calibration), " + rows;
   if (!e.measured) return "structural rule (no measured rates), " + rows;
   return "rates measured on this device: est. tiled " + ms(e.tiled_ms) + " (" + rows +
-         "), row-block " + ms(e.rowblock_ms) + ", store A " + ms(e.store_a_ms);
+         "), row-block " + ms(e.rowblock_ms) + ", store A " + ms(e.store_a_ms) + ", store B " +
+         ms(e.store_b_ms);
 }
 
 /// Whether the estimate sends a product the row-block kernel could run to it: always under the
@@ -106,11 +107,8 @@ bool rowblock_wins(const Graph& g, const Node& mm, const MatmulRates& rates, boo
   if (rates.force != MatmulRates::Force::kNone) return rates.force == MatmulRates::Force::kRowBlock;
   if (!rates.measured) return true;
   const MatmulEstimate e = estimate_matmul(g, mm, rates);
-  const double store_b_ms =
-      store_b && rates.copy_bytes_per_ms > 0
-          ? 8.0 * static_cast<double>(g.node(mm.inputs[1]).meta.numel()) / rates.copy_bytes_per_ms
-          : 0.0;
-  return e.rowblock_ms + (store_a ? e.store_a_ms : 0.0) + store_b_ms <= e.tiled_ms;
+  return e.rowblock_ms + (store_a ? e.store_a_ms : 0.0) + (store_b ? e.store_b_ms : 0.0) <=
+         e.tiled_ms;
 }
 
 }  // namespace
@@ -134,6 +132,7 @@ MatmulEstimate estimate_matmul(const Graph& g, const Node& mm, const MatmulRates
   e.tiled_ms = time(flops, rates.tiled_flops_per_ms * fill(m, kTiledTile) * fill(n, kTiledTile));
   e.rowblock_ms = time(flops, rates.rowblock_flops_per_ms * fill(batches * m, kRowBlockRows));
   e.store_a_ms = time(8.0 * static_cast<double>(batches * m * k), rates.copy_bytes_per_ms);
+  e.store_b_ms = time(8.0 * static_cast<double>(n * k), rates.copy_bytes_per_ms);
   return e;
 }
 

@@ -24,6 +24,7 @@ struct MatmulEstimate {
   double tiled_ms = 0;     // the tiled kernel, batch by batch as the graph spells it
   double rowblock_ms = 0;  // the row-block kernel over A's rows flattened into M
   double store_a_ms = 0;   // one elementwise kernel storing A row-major
+  double store_b_ms = 0;   // one elementwise kernel storing B (a 2-D operand)
   int64_t rows_per_batch = 0, batches = 0;
   bool measured = false;  // the times come from measured rates
 };

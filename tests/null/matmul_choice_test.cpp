@@ -167,6 +167,7 @@ TEST(MatmulChoice, EstimateCountsPartialTiles) {
   EXPECT_GT(e.tiled_ms, 50 * e.rowblock_ms);
   EXPECT_GT(e.store_a_ms, 0);
   EXPECT_LT(e.store_a_ms, e.rowblock_ms);
+  EXPECT_NEAR(e.store_b_ms, 3 * e.store_a_ms, 1e-9 * e.store_a_ms);  // B [1536, 512], A 128x4x512
 }
 
 // With measured rates the kernel follows them: a stored 256x256x256 product runs on the
