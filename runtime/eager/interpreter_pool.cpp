@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "eager/channels_last.h"
 #include "eager/elementwise_loops.h"
 #include "eager/interpreter_ops.h"
 #include "eager/window_geometry.h"
@@ -39,7 +40,8 @@ void max_pool_plane_exact(const Geometry& g, const float* xc, float* y) {
       }
 }
 
-/// f32 max pool, planes (image, channel) split over the cores. Each output row is built tap by
+/// f32 max pool: channels-last where that is faster (channels_last.h), else planes (image,
+/// channel) split over the cores. Each output row is built tap by
 /// tap in window order with y = v > y ? v : y (a vector max) from -inf, which gives what the
 /// exact loop gives whenever the window holds no NaN (strict >: the first of equal values
 /// stays; an empty window stays -inf). A plane that reads a NaN is redone by the exact loop.
@@ -48,6 +50,14 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t s2 = g.stride[2];
+  if (prefer_channels_last(g, true)) {
+    const std::vector<bool> nan = max_pool_channels_last(g, x, out);
+    for (int64_t n = 0; n < g.n; ++n)
+      if (nan[static_cast<size_t>(n)])
+        for (int64_t pc = n * g.c; pc < (n + 1) * g.c; ++pc)
+          max_pool_plane_exact(g, x + pc * plane, out + pc * out_plane);
+    return;
+  }
   const InnerTaps inner(g);
   const int64_t grain =
       std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/host_memory.h"
+#include "eager/channels_last.h"
 #include "eager/elementwise_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
@@ -29,22 +29,6 @@
 
 namespace kiln::eager {
 namespace {
-
-/// Floats for im2col: not zeroed (im2col writes every element), from the host block cache, so
-/// that a conv does not fault in and clear a fresh buffer on every call.
-struct ScratchFloats {
-  float* data = nullptr;
-  size_t bytes = 0;
-  ScratchFloats() = default;
-  ScratchFloats(const ScratchFloats&) = delete;
-  ScratchFloats& operator=(const ScratchFloats&) = delete;
-  ~ScratchFloats() { host_memory::free_large(data, bytes); }
-  void reserve(size_t count) {
-    if (count == 0) return;
-    bytes = count * sizeof(float);
-    data = static_cast<float*>(host_memory::allocate_large(bytes));
-  }
-};
 
 /// im2col floats per sgemm at most (16 MiB); a larger image is done in chunks of output rows.
 constexpr int64_t kMaxColumns = int64_t{1} << 22;
@@ -185,7 +169,10 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   const float* bias = ins.size() == 3 ? as_floats(*ins[2], sbias) : nullptr;
   float* y = float_result(out, so);
   if (cg == 1 && g.c > 0 && out.meta.numel() > 0) {  // depthwise: one input channel per output
-    conv_per_channel(g, x, w, bias, y);
+    if (g.c_out == g.c && prefer_channels_last(g, false))
+      depthwise_conv_channels_last(g, x, w, bias, y);
+    else
+      conv_per_channel(g, x, w, bias, y);
     store_floats(out, so);
     return {};
   }

@@ -1,7 +1,8 @@
 /// \file window_geometry.h
 /// Private to runtime/eager: the geometry of a window op (conv, pools) over exactly three spatial
-/// dims (missing ones of size 1 with a trivial window) and the loops over its outputs and taps,
-/// shared by interpreter_window.cpp (conv) and interpreter_pool.cpp (max and average pools).
+/// dims (missing ones of size 1 with a trivial window), the loops over its outputs and taps and
+/// the scratch buffers of its kernels, shared by interpreter_window.cpp (conv),
+/// interpreter_pool.cpp (max and average pools) and channels_last.cpp.
 #pragma once
 
 #include <algorithm>
@@ -11,9 +12,27 @@
 #include <utility>
 #include <vector>
 
+#include "core/host_memory.h"
 #include "graph/graph.h"
 
 namespace kiln::eager {
+
+/// Scratch floats for the window kernels (im2col, channels-last copies): not zeroed (the
+/// kernels write every element), from the host block cache, so that a conv does not fault in
+/// and clear a fresh buffer on every call.
+struct ScratchFloats {
+  float* data = nullptr;
+  size_t bytes = 0;
+  ScratchFloats() = default;
+  ScratchFloats(const ScratchFloats&) = delete;
+  ScratchFloats& operator=(const ScratchFloats&) = delete;
+  ~ScratchFloats() { host_memory::free_large(data, bytes); }
+  void reserve(size_t count) {
+    if (count == 0) return;
+    bytes = count * sizeof(float);
+    data = static_cast<float*>(host_memory::allocate_large(bytes));
+  }
+};
 
 /// A window op's geometry over exactly three spatial dims.
 struct Geometry {

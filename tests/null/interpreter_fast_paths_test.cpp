@@ -1,8 +1,10 @@
 // The interpreter's f32 fast paths for the CNN and transformer ops against references written
 // out here element by element, in the order and precision the interpreter's contract states,
-// compared bit for bit: max pool (window order, the first NaN wins), concat of same-dtype
-// inputs (copied as they are), and kernels handed an output whose buffer still holds an older
-// tensor's bytes (they must write every element). Shapes cover sizes 0 and 1, odd sizes,
+// compared bit for bit: max pool (window order, the first NaN wins) and depthwise conv (planar
+// loops, and channels-last ones for many channels on small planes; the test's second run,
+// KILN_CHANNELS_LAST=1, takes the latter for every case), concat of same-dtype inputs (copied as
+// they are), and kernels handed an output whose buffer still holds an older tensor's bytes (they
+// must write every element). Shapes cover sizes 0 and 1, odd sizes,
 // padding, strides, dilations, ceil mode, NaN inputs and tensors split over threads.
 #include <gtest/gtest.h>
 
@@ -120,6 +122,11 @@ TEST(InterpreterFastPaths, MaxPoolMatchesTheWindowOrderFormula) {
       {{1, 2, 4, 5, 6}, {2, 2, 3}, {1, 2, 2}, {0, 1, 1, 1, 0, 0}, {1, 1, 1}},  // 3-D
       {{2, 64, 63, 63}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true, 3},        // threads, ceil
       {{0, 3, 5, 5}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}},                    // N = 0
+      // Many channels and tiny planes: the channels-last loops (eager/channels_last.h).
+      {{2, 20, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, 3},         // NaNs
+      {{3, 17, 3, 7}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},             // ceil, odd C
+      {{1, 16, 2, 2}, {1, 1}, {1, 1}, {1, 1, 1, 1}, {1, 1}},                   // empty windows
+      {{1, 24, 3, 4, 4}, {2, 2, 2}, {1, 2, 2}, {0, 0, 0, 1, 1, 1}, {1, 1, 1}},  // 3-D
   };
   std::mt19937 rng(31);
   for (const PoolCase& c : cases) {
@@ -173,6 +180,11 @@ TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
       {{1, 3, 40, 37}, 1, 3, 1, 1, 1},  {{1, 2, 41, 50}, 1, 5, 2, 2, 1},
       {{1, 2, 7, 20}, 1, 3, 1, 2, 2},   {{1, 1, 1, 1}, 1, 1, 1, 0, 1},
       {{2, 48, 33, 33}, 1, 3, 1, 1, 1},  // threads
+      // Many channels and short rows: the channels-last loops (eager/channels_last.h).
+      {{2, 24, 9, 9}, 1, 3, 1, 1, 1},   {{1, 32, 7, 16}, 1, 5, 2, 2, 1},
+      {{1, 16, 4, 4}, 1, 3, 1, 2, 2},   {{3, 17, 1, 1}, 1, 3, 1, 1, 1},
+      {{1, 40, 12, 13}, 1, 3, 2, 0, 1}, {{1, 16, 5, 5}, 2, 3, 1, 1, 1},
+      {{2, 96, 8, 8}, 1, 5, 1, 2, 1},  // threads
   };
   std::mt19937 rng(41);
   for (const Case& c : cases) {

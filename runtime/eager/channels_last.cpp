@@ -1,0 +1,184 @@
+// Depthwise convs and f32 max pools over channels-last copies of each image (channels_last.h).
+// The lane loops below are compiled for AVX-512 and AVX2 as well as the baseline (ifunc clones);
+// kiln_eager contracts no multiply-add (-ffp-contract=off), so every clone computes the same IEEE
+// operations in the same order as the planar loops: a product rounded, then a sum rounded.
+#include "eager/channels_last.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <string_view>
+
+#include "eager/elementwise_loops.h"
+
+namespace kiln::eager {
+namespace {
+
+// Sanitizer builds take the plain loops: an ifunc resolver runs before a sanitizer's runtime is
+// up (float_math.cpp).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define KILN_LANE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KILN_LANE_CLONES
+#endif
+
+/// For `count` positions `lanes` apart in y and `x_step` apart in x: y[c] += w[c] * x[c].
+KILN_LANE_CLONES void madd_positions(float* __restrict y, const float* __restrict w,
+                                     const float* __restrict x, int64_t count, int64_t x_step,
+                                     int64_t lanes) {
+  for (int64_t i = 0; i < count; ++i, y += lanes, x += x_step)
+    for (int64_t c = 0; c < lanes; ++c) y[c] += w[c] * x[c];
+}
+
+/// The same positions: y[c] = x[c] > y[c] ? x[c] : y[c]. Returns whether any x was a NaN.
+KILN_LANE_CLONES bool max_positions(float* __restrict y, const float* __restrict x, int64_t count,
+                                    int64_t x_step, int64_t lanes) {
+  bool nan = false;
+  for (int64_t i = 0; i < count; ++i, y += lanes, x += x_step)
+    for (int64_t c = 0; c < lanes; ++c) {
+      const float v = x[c];
+      nan |= v != v;
+      y[c] = v > y[c] ? v : y[c];
+    }
+  return nan;
+}
+
+/// dst[j * rows + i] = src[i * cols + j] for the tile of rows [i0, i1) and columns [j0, j1).
+KILN_LANE_CLONES void transpose_tile(const float* __restrict src, int64_t rows, int64_t cols,
+                                     float* __restrict dst, int64_t i0, int64_t i1, int64_t j0,
+                                     int64_t j1) {
+  for (int64_t j = j0; j < j1; ++j) {
+    float* __restrict d = dst + j * rows;
+    const float* s = src + j;
+    for (int64_t i = i0; i < i1; ++i) d[i] = s[i * cols];
+  }
+}
+
+/// dst[j * rows + i] = src[i * cols + j]: a [rows, cols] matrix transposed, in tiles.
+void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
+  constexpr int64_t kTile = 16;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  parallel_for(row_tiles, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, kTile * cols)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t ti = b; ti < e; ++ti) {
+                   const int64_t i0 = ti * kTile, i1 = std::min(rows, i0 + kTile);
+                   for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+                     transpose_tile(src, rows, cols, dst, i0, i1, j0, std::min(cols, j0 + kTile));
+                 }
+               });
+}
+
+/// For each output row (fixed positions in the two outer spatial dims) of one channels-last
+/// image, split over the cores: start(row) with the row's first output position, then for each
+/// window tap inside the input in row-major window order, each_tap(t, first output column,
+/// columns, first input position).
+template <typename Start, typename Tap>
+void for_each_row_tap(const Geometry& g, int64_t lanes, Start&& start, Tap&& each_tap) {
+  const int64_t rows = g.out[0] * g.out[1];
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const InnerTaps inner(g);
+  parallel_for(rows,
+               std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.out[2] * taps * lanes)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r) {
+                   const int64_t oa = r / g.out[1], ob = r % g.out[1];
+                   start(r * g.out[2]);
+                   for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
+                     const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
+                     if (p0 < 0 || p0 >= g.in[0]) continue;
+                     for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
+                       const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
+                       if (p1 < 0 || p1 >= g.in[1]) continue;
+                       for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
+                         const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
+                         if (lo >= hi) continue;
+                         const int64_t t =
+                             (ka * g.kernel[1] + kb) * g.kernel[2] + static_cast<int64_t>(kd);
+                         each_tap(t, r * g.out[2] + lo, hi - lo,
+                                  (p0 * g.in[1] + p1) * g.in[2] + lo * g.stride[2] +
+                                      inner.shift[kd]);
+                       }
+                     }
+                   }
+                 }
+               });
+}
+
+}  // namespace
+
+bool prefer_channels_last(const Geometry& g, bool pool) {
+  static const int forced = [] {
+    const char* v = std::getenv("KILN_CHANNELS_LAST");
+    if (v == nullptr) return -1;
+    return std::string_view(v) == "0" ? 0 : std::string_view(v) == "1" ? 1 : -1;
+  }();
+  if (forced >= 0) return forced == 1;
+  // Measured on the zoo's CNNs (docs/perf.md): a depthwise conv's nine multiply-adds per input
+  // pay for the two transposes from 16-wide rows down; a max pool's compares only on tiny planes.
+  return g.c >= 16 && g.out[2] <= (pool ? 4 : 16);
+}
+
+void depthwise_conv_channels_last(const Geometry& g, const float* x, const float* w,
+                                  const float* bias, float* y) {
+  const int64_t lanes = g.c, plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  ScratchFloats wt, xt, yt;
+  wt.reserve(static_cast<size_t>(taps * lanes));
+  xt.reserve(static_cast<size_t>(plane * lanes));
+  yt.reserve(static_cast<size_t>(out_plane * lanes));
+  if (taps * lanes == 0 || out_plane == 0) return;
+  transpose(w, lanes, taps, wt.data);
+  const int64_t s2 = g.stride[2] * lanes;
+  for (int64_t n = 0; n < g.n; ++n) {
+    transpose(x + n * lanes * plane, lanes, plane, xt.data);
+    for_each_row_tap(
+        g, lanes,
+        [&](int64_t o) {
+          float* yr = yt.data + o * lanes;
+          for (int64_t i = 0; i < g.out[2]; ++i, yr += lanes) {
+            if (bias)
+              std::copy(bias, bias + lanes, yr);
+            else
+              std::fill(yr, yr + lanes, 0.0f);
+          }
+        },
+        [&](int64_t t, int64_t o, int64_t count, int64_t p) {
+          madd_positions(yt.data + o * lanes, wt.data + t * lanes, xt.data + p * lanes, count, s2,
+                         lanes);
+        });
+    transpose(yt.data, out_plane, lanes, y + n * lanes * out_plane);
+  }
+}
+
+std::vector<bool> max_pool_channels_last(const Geometry& g, const float* x, float* y) {
+  const int64_t lanes = g.c, plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  std::vector<bool> nan_images(static_cast<size_t>(g.n), false);
+  if (lanes == 0 || out_plane == 0) return nan_images;
+  ScratchFloats xt, yt;
+  xt.reserve(static_cast<size_t>(plane * lanes));
+  yt.reserve(static_cast<size_t>(out_plane * lanes));
+  const int64_t s2 = g.stride[2] * lanes;
+  for (int64_t n = 0; n < g.n; ++n) {
+    transpose(x + n * lanes * plane, lanes, plane, xt.data);
+    std::vector<char> nan_rows(static_cast<size_t>(g.out[0] * g.out[1]), 0);
+    for_each_row_tap(
+        g, lanes,
+        [&](int64_t o) {
+          std::fill(yt.data + o * lanes, yt.data + (o + g.out[2]) * lanes,
+                    -std::numeric_limits<float>::infinity());
+        },
+        [&](int64_t, int64_t o, int64_t count, int64_t p) {
+          if (max_positions(yt.data + o * lanes, xt.data + p * lanes, count, s2, lanes))
+            nan_rows[static_cast<size_t>(o / std::max<int64_t>(1, g.out[2]))] = 1;
+        });
+    nan_images[static_cast<size_t>(n)] =
+        std::find(nan_rows.begin(), nan_rows.end(), 1) != nan_rows.end();
+    transpose(yt.data, out_plane, lanes, y + n * lanes * out_plane);
+  }
+  return nan_images;
+}
+
+}  // namespace kiln::eager
