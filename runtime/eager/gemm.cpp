@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -119,6 +120,32 @@ bool configure_openblas() {
 void sgemm_serial(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta,
                   float* c, int64_t ldc);
 
+/// Whether OpenBLAS runs its AVX-512 cores' "small matrix" sgemm kernels, which multiply without
+/// packing the operands.
+bool openblas_small_kernels() {
+  static const bool small = [] {
+    const char* core = openblas_get_corename();
+    if (core == nullptr) return false;
+    std::string name = core;
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return name == "skylakex" || name == "cooperlake" || name == "sapphirerapids";
+  }();
+  return small;
+}
+
+/// The column block width for a product of a few rows by a stored-transposed B (a linear
+/// layer's weight [n, k]: batch-8 MLPs, a decoder's few tokens), or 0: blocks that OpenBLAS
+/// (0.3.21) hands to its small-matrix kernels for this layout, which it does for at most 10^6
+/// multiply-adds, at most 1200 outputs and k >= 32 (measured: one block more and the product
+/// is packed again). Those run such a product 1.8-2.3x faster than sgemm's packing path on
+/// one core (m 2..16, k 784..2048; docs/perf.md); with more rows, or B in its natural layout,
+/// blocks measured no faster, or slower.
+int64_t skinny_block(int64_t m, int64_t n, int64_t k, bool b_trans) {
+  if (!b_trans || m < 2 || m > 16 || k < 32 || !openblas_small_kernels()) return 0;
+  const int64_t width = std::min(1'000'000 / (m * k), 1200 / m) / 8 * 8;
+  return width >= 8 && width < n ? width : 0;
+}
+
 }  // namespace
 
 void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
@@ -128,6 +155,17 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   // threads.
   constexpr int64_t kMinBlock = 64, kBlockWork = int64_t{1} << 18, kMaxBlocks = 16;
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (const int64_t width = configure_openblas() ? skinny_block(m, n, k, b.trans) : 0) {
+    parallel_for((n + width - 1) / width, 1, [&](int64_t first, int64_t last) {
+      for (int64_t blk = first; blk < last; ++blk) {
+        const int64_t lo = blk * width, hi = std::min(n, lo + width);
+        GemmOperand bb = b;
+        bb.data += lo * b.ld;
+        sgemm_serial(m, hi - lo, k, a, bb, beta, c + lo, ldc);
+      }
+    });
+    return;
+  }
   const bool by_rows = m > n;
   const int64_t along = by_rows ? m : n;
   const int64_t blocks = std::min<int64_t>(

@@ -177,6 +177,12 @@ const std::vector<MatCase>& mat_cases() {
       {{20, 100}, {333, 100}, false, true},  // columns of b^T
       {{1, 600}, {600, 1000}},               // one row, columns split
       {{1000, 600}, {600, 1}},               // one column, rows split
+      // A few rows by a stored-transposed B: column blocks for OpenBLAS's small-matrix kernels
+      // on AVX-512 cores (gemm.cpp), the last one partial; sgemm's packing path elsewhere.
+      {{8, 784}, {300, 784}, false, true},    // blocks of 144 columns
+      {{3, 2048}, {700, 2048}, false, true},  // blocks of 160
+      {{16, 40}, {1000, 40}, false, true},    // blocks of 72
+      {{2, 3, 64}, {200, 64}, false, true},   // batched rows, b^T shared
   };
   return cases;
 }
