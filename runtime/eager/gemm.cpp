@@ -133,17 +133,30 @@ bool openblas_small_kernels() {
   return small;
 }
 
-/// The column block width for a product of a few rows by a stored-transposed B (a linear
-/// layer's weight [n, k]: batch-8 MLPs, a decoder's few tokens), or 0: blocks that OpenBLAS
-/// (0.3.21) hands to its small-matrix kernels for this layout, which it does for at most 10^6
-/// multiply-adds, at most 1200 outputs and k >= 32 (measured: one block more and the product
-/// is packed again). Those run such a product 1.8-2.3x faster than sgemm's packing path on
-/// one core (m 2..16, k 784..2048; docs/perf.md); with more rows, or B in its natural layout,
-/// blocks measured no faster, or slower.
-int64_t skinny_block(int64_t m, int64_t n, int64_t k, bool b_trans) {
-  if (!b_trans || m < 2 || m > 16 || k < 32 || !openblas_small_kernels()) return 0;
-  const int64_t width = std::min(1'000'000 / (m * k), 1200 / m) / 8 * 8;
-  return width >= 8 && width < n ? width : 0;
+/// Blocks for OpenBLAS's small-matrix kernels (0.3.21, AVX-512 cores), which multiply without
+/// packing the operands: the products whose operand to pack is a large weight and the other
+/// side a few rows or columns. For a few rows (2..16) by a stored-transposed B (a linear
+/// layer's weight [n, k]: batch-8 MLPs, a decoder's few tokens) it returns the width of column
+/// blocks; for a few columns (2..8) of plain operands (a conv's weight by the im2col matrix of
+/// a 2x2 map), the height of row blocks (`by_rows`). 0 where neither applies. OpenBLAS takes
+/// such blocks when they have at most 10^6 multiply-adds, for the transposed layout also at
+/// most 1200 outputs and k >= 32 (measured: one block more and it packs again). On one core
+/// they ran 1.8-2.3x faster than sgemm's packing path (m 2..16, k 784..2048 transposed; n = 4,
+/// k = 4608 plain); with more rows or columns blocks measured no faster, or slower (docs/perf.md).
+int64_t small_kernel_block(int64_t m, int64_t n, int64_t k, const GemmOperand& a,
+                           const GemmOperand& b, bool& by_rows) {
+  by_rows = false;
+  if (k < 32 || !openblas_small_kernels()) return 0;
+  int64_t size = 0, along = 0;
+  if (b.trans && m >= 2 && m <= 16) {
+    size = std::min(1'000'000 / (m * k), 1200 / m) / 8 * 8;
+    along = n;
+  } else if (!a.trans && !b.trans && n >= 2 && n <= 8) {
+    size = 1'000'000 / (n * k) / 8 * 8;
+    along = m;
+    by_rows = true;
+  }
+  return size >= 8 && size < along ? size : 0;
 }
 
 }  // namespace
@@ -155,13 +168,21 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   // threads.
   constexpr int64_t kMinBlock = 64, kBlockWork = int64_t{1} << 18, kMaxBlocks = 16;
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (const int64_t width = configure_openblas() ? skinny_block(m, n, k, b.trans) : 0) {
-    parallel_for((n + width - 1) / width, 1, [&](int64_t first, int64_t last) {
+  bool small_rows = false;
+  if (const int64_t size = configure_openblas() ? small_kernel_block(m, n, k, a, b, small_rows) : 0) {
+    const int64_t along = small_rows ? m : n;
+    parallel_for((along + size - 1) / size, 1, [&](int64_t first, int64_t last) {
       for (int64_t blk = first; blk < last; ++blk) {
-        const int64_t lo = blk * width, hi = std::min(n, lo + width);
-        GemmOperand bb = b;
-        bb.data += lo * b.ld;
-        sgemm_serial(m, hi - lo, k, a, bb, beta, c + lo, ldc);
+        const int64_t lo = blk * size, hi = std::min(along, lo + size);
+        if (small_rows) {  // rows lo..hi of A (not transposed) and C
+          GemmOperand ab = a;
+          ab.data += lo * a.ld;
+          sgemm_serial(hi - lo, n, k, ab, b, beta, c + lo * ldc, ldc);
+        } else {  // columns lo..hi of B (stored transposed) and C
+          GemmOperand bb = b;
+          bb.data += lo * b.ld;
+          sgemm_serial(m, hi - lo, k, a, bb, beta, c + lo, ldc);
+        }
       }
     });
     return;

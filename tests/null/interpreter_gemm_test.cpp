@@ -183,6 +183,10 @@ const std::vector<MatCase>& mat_cases() {
       {{3, 2048}, {700, 2048}, false, true},  // blocks of 160
       {{16, 40}, {1000, 40}, false, true},    // blocks of 72
       {{2, 3, 64}, {200, 64}, false, true},   // batched rows, b^T shared
+      // A few columns of plain operands (a conv on a 2x2 map): row blocks for the same kernels.
+      {{1000, 600}, {600, 4}},  // blocks of 416 rows
+      {{500, 2000}, {2000, 8}},  // blocks of 56
+      {{97, 5000}, {5000, 2}},  // blocks of 96
   };
   return cases;
 }
