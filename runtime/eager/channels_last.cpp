@@ -1,7 +1,5 @@
-// Depthwise convs and f32 max pools over channels-last copies of each image (channels_last.h).
-// The lane loops below are compiled for AVX-512 and AVX2 as well as the baseline (ifunc clones);
-// kiln_eager contracts no multiply-add (-ffp-contract=off), so every clone computes the same IEEE
-// operations in the same order as the planar loops: a product rounded, then a sum rounded.
+// Depthwise convs and f32 max pools over channels-last copies of each image (channels_last.h),
+// their lane loops in vector_loops.cpp.
 #include "eager/channels_last.h"
 
 #include <algorithm>
@@ -10,50 +8,10 @@
 #include <string_view>
 
 #include "eager/elementwise_loops.h"
+#include "eager/vector_loops.h"
 
 namespace kiln::eager {
 namespace {
-
-// Sanitizer builds take the plain loops: an ifunc resolver runs before a sanitizer's runtime is
-// up (float_math.cpp).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-#define KILN_LANE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KILN_LANE_CLONES
-#endif
-
-/// For `count` positions `lanes` apart in y and `x_step` apart in x: y[c] += w[c] * x[c].
-KILN_LANE_CLONES void madd_positions(float* __restrict y, const float* __restrict w,
-                                     const float* __restrict x, int64_t count, int64_t x_step,
-                                     int64_t lanes) {
-  for (int64_t i = 0; i < count; ++i, y += lanes, x += x_step)
-    for (int64_t c = 0; c < lanes; ++c) y[c] += w[c] * x[c];
-}
-
-/// The same positions: y[c] = x[c] > y[c] ? x[c] : y[c]. Returns whether any x was a NaN.
-KILN_LANE_CLONES bool max_positions(float* __restrict y, const float* __restrict x, int64_t count,
-                                    int64_t x_step, int64_t lanes) {
-  bool nan = false;
-  for (int64_t i = 0; i < count; ++i, y += lanes, x += x_step)
-    for (int64_t c = 0; c < lanes; ++c) {
-      const float v = x[c];
-      nan |= v != v;
-      y[c] = v > y[c] ? v : y[c];
-    }
-  return nan;
-}
-
-/// dst[j * rows + i] = src[i * cols + j] for the tile of rows [i0, i1) and columns [j0, j1).
-KILN_LANE_CLONES void transpose_tile(const float* __restrict src, int64_t rows, int64_t cols,
-                                     float* __restrict dst, int64_t i0, int64_t i1, int64_t j0,
-                                     int64_t j1) {
-  for (int64_t j = j0; j < j1; ++j) {
-    float* __restrict d = dst + j * rows;
-    const float* s = src + j;
-    for (int64_t i = i0; i < i1; ++i) d[i] = s[i * cols];
-  }
-}
 
 /// dst[j * rows + i] = src[i * cols + j]: a [rows, cols] matrix transposed, in tiles.
 void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {

@@ -16,6 +16,7 @@
 
 #include "eager/channels_last.h"
 #include "eager/elementwise_loops.h"
+#include "eager/vector_loops.h"
 #include "eager/interpreter_ops.h"
 #include "eager/window_geometry.h"
 
@@ -76,22 +77,8 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
             float* yr = y + r * g.out[2];
             for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
               const float* xr = xc + offset + inner.shift[kd];
-              const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
-              bool row_nan = false;
-              if (s2 == 1) {
-                for (int64_t od = lo; od < hi; ++od) {
-                  const float v = xr[od];
-                  row_nan |= v != v;
-                  yr[od] = v > yr[od] ? v : yr[od];
-                }
-              } else {
-                for (int64_t od = lo; od < hi; ++od) {
-                  const float v = xr[od * s2];
-                  row_nan |= v != v;
-                  yr[od] = v > yr[od] ? v : yr[od];
-                }
-              }
-              nan |= row_nan;
+              nan |= max_strided(yr + inner.lo[kd], xr + inner.lo[kd] * s2,
+                                 inner.hi[kd] - inner.lo[kd], s2);
             }
           });
       if (nan) max_pool_plane_exact(g, xc, y);

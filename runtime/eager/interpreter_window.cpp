@@ -23,6 +23,7 @@
 
 #include "eager/channels_last.h"
 #include "eager/elementwise_loops.h"
+#include "eager/vector_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
 #include "eager/window_geometry.h"
@@ -110,12 +111,8 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
             for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
               const float wv = wt[kd];
               const float* __restrict xr = xc + offset + inner.shift[kd];
-              const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
-              if (s2 == 1) {
-                for (int64_t od = lo; od < hi; ++od) yr[od] += wv * xr[od];
-              } else {
-                for (int64_t od = lo; od < hi; ++od) yr[od] += wv * xr[od * s2];
-              }
+              madd_strided(yr + inner.lo[kd], wv, xr + inner.lo[kd] * s2,
+                           inner.hi[kd] - inner.lo[kd], s2);
             }
           });
     }

@@ -1,0 +1,83 @@
+// The window kernels' innermost loops (vector_loops.h), each cloned for AVX-512, AVX2 and the
+// baseline.
+#include "eager/vector_loops.h"
+
+namespace kiln::eager {
+
+// Sanitizer builds take the plain loops: an ifunc resolver runs before a sanitizer's runtime is
+// up (float_math.cpp).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define KILN_LANE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KILN_LANE_CLONES
+#endif
+
+KILN_LANE_CLONES void madd_strided(float* __restrict y, float w, const float* __restrict x,
+                                   int64_t count, int64_t stride) {
+  // Strides 1 and 2 (most convs) as their own loops: with the stride known, the vectoriser
+  // loads pairs and keeps the even lanes; a variable stride stays scalar.
+  if (stride == 1) {
+    for (int64_t i = 0; i < count; ++i) y[i] += w * x[i];
+  } else if (stride == 2) {
+    for (int64_t i = 0; i < count; ++i) y[i] += w * x[2 * i];
+  } else {
+    for (int64_t i = 0; i < count; ++i) y[i] += w * x[i * stride];
+  }
+}
+
+KILN_LANE_CLONES bool max_strided(float* __restrict y, const float* __restrict x, int64_t count,
+                                  int64_t stride) {
+  int nan = 0;  // an int, not a bool: a bool reduction keeps the loop scalar
+  if (stride == 1) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = x[i];
+      nan |= v != v;
+      y[i] = v > y[i] ? v : y[i];
+    }
+  } else if (stride == 2) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = x[2 * i];
+      nan |= v != v;
+      y[i] = v > y[i] ? v : y[i];
+    }
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = x[i * stride];
+      nan |= v != v;
+      y[i] = v > y[i] ? v : y[i];
+    }
+  }
+  return nan != 0;
+}
+
+KILN_LANE_CLONES void madd_positions(float* __restrict y, const float* __restrict w,
+                                     const float* __restrict x, int64_t count, int64_t x_step,
+                                     int64_t lanes) {
+  for (int64_t i = 0; i < count; ++i, y += lanes, x += x_step)
+    for (int64_t c = 0; c < lanes; ++c) y[c] += w[c] * x[c];
+}
+
+KILN_LANE_CLONES bool max_positions(float* __restrict y, const float* __restrict x, int64_t count,
+                                    int64_t x_step, int64_t lanes) {
+  int nan = 0;  // an int, not a bool: a bool reduction keeps the loop scalar
+  for (int64_t i = 0; i < count; ++i, y += lanes, x += x_step)
+    for (int64_t c = 0; c < lanes; ++c) {
+      const float v = x[c];
+      nan |= v != v;
+      y[c] = v > y[c] ? v : y[c];
+    }
+  return nan != 0;
+}
+
+KILN_LANE_CLONES void transpose_tile(const float* __restrict src, int64_t rows, int64_t cols,
+                                     float* __restrict dst, int64_t i0, int64_t i1, int64_t j0,
+                                     int64_t j1) {
+  for (int64_t j = j0; j < j1; ++j) {
+    float* __restrict d = dst + j * rows;
+    const float* s = src + j;
+    for (int64_t i = i0; i < i1; ++i) d[i] = s[i * cols];
+  }
+}
+
+}  // namespace kiln::eager

@@ -1,0 +1,33 @@
+/// \file vector_loops.h
+/// Private to runtime/eager: the innermost float loops of the window kernels (convs, pools),
+/// compiled for AVX-512 and AVX2 as well as the baseline (ifunc clones, chosen once at load).
+/// kiln_eager contracts no multiply-add (-ffp-contract=off), so every clone computes the same
+/// IEEE operations in the same order: a product rounded, then a sum rounded; a max by strict >
+/// (the first of equal values stays). Each returns whether it read a NaN where that matters.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::eager {
+
+/// y[i] += w * x[i * stride] for i < count.
+void madd_strided(float* y, float w, const float* x, int64_t count, int64_t stride);
+
+/// y[i] = v > y[i] ? v : y[i] with v = x[i * stride], for i < count. Returns whether any v was
+/// a NaN.
+bool max_strided(float* y, const float* x, int64_t count, int64_t stride);
+
+/// For `count` positions `lanes` apart in y and `x_step` apart in x: y[c] += w[c] * x[c] for
+/// c < lanes (channels-last: the lanes are channels).
+void madd_positions(float* y, const float* w, const float* x, int64_t count, int64_t x_step,
+                    int64_t lanes);
+
+/// The same positions: y[c] = x[c] > y[c] ? x[c] : y[c]. Returns whether any x was a NaN.
+bool max_positions(float* y, const float* x, int64_t count, int64_t x_step, int64_t lanes);
+
+/// dst[j * rows + i] = src[i * cols + j] for the tile of rows [i0, i1) and columns [j0, j1) of
+/// a [rows, cols] matrix.
+void transpose_tile(const float* src, int64_t rows, int64_t cols, float* dst, int64_t i0,
+                    int64_t i1, int64_t j0, int64_t j1);
+
+}  // namespace kiln::eager
