@@ -55,10 +55,7 @@ void im2col_channel(const Geometry& g, const float* xc, int64_t r0, int64_t r1, 
           }
           const float* src = xc + (p0 * g.in[1] + p1) * g.in[2] + shift;
           std::fill(row, row + lo, 0.0f);
-          if (s2 == 1)
-            std::copy(src + lo, src + hi, row + lo);
-          else
-            for (int64_t od = lo; od < hi; ++od) row[od] = src[od * s2];
+          copy_strided(row + lo, src + lo * s2, hi - lo, s2);
           std::fill(row + hi, row + w, 0.0f);
         }
       }

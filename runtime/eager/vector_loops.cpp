@@ -26,6 +26,17 @@ KILN_LANE_CLONES void madd_strided(float* __restrict y, float w, const float* __
   }
 }
 
+KILN_LANE_CLONES void copy_strided(float* __restrict y, const float* __restrict x, int64_t count,
+                                   int64_t stride) {
+  if (stride == 1) {
+    for (int64_t i = 0; i < count; ++i) y[i] = x[i];
+  } else if (stride == 2) {
+    for (int64_t i = 0; i < count; ++i) y[i] = x[2 * i];
+  } else {
+    for (int64_t i = 0; i < count; ++i) y[i] = x[i * stride];
+  }
+}
+
 KILN_LANE_CLONES bool max_strided(float* __restrict y, const float* __restrict x, int64_t count,
                                   int64_t stride) {
   int nan = 0;  // an int, not a bool: a bool reduction keeps the loop scalar

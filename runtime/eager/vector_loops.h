@@ -13,6 +13,10 @@ namespace kiln::eager {
 /// y[i] += w * x[i * stride] for i < count.
 void madd_strided(float* y, float w, const float* x, int64_t count, int64_t stride);
 
+/// y[i] = x[i * stride] for i < count (im2col's rows: short ones, where a memmove call costs
+/// more than the copy).
+void copy_strided(float* y, const float* x, int64_t count, int64_t stride);
+
 /// y[i] = v > y[i] ? v : y[i] with v = x[i * stride], for i < count. Returns whether any v was
 /// a NaN.
 bool max_strided(float* y, const float* x, int64_t count, int64_t stride);
