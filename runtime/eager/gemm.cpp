@@ -1,8 +1,8 @@
 // The interpreter's float GEMM: OpenBLAS's cblas_sgemm on row-major operands, with the cases BLAS
 // leaves to the caller (an empty product, a sum over k = 0, sizes beyond 32-bit integers) handled
-// here. OpenBLAS runs single-threaded; a large product is split into blocks of rows or columns
-// over the interpreter's own workers (parallel.h), whose caller runs the blocks no worker has
-// claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are busy with
+// here. OpenBLAS runs single-threaded; a large product is split into one block of rows or
+// columns per thread over the interpreter's own workers (parallel.h), whose caller runs the
+// blocks no worker has claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are busy with
 // other work, a small conv took 35x longer with them (docs/runtime.md "Threads").
 #include "eager/gemm.h"
 
@@ -163,10 +163,14 @@ int64_t small_kernel_block(int64_t m, int64_t n, int64_t k, const GemmOperand& a
 
 void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
            int64_t ldc) {
-  // Blocks of at least 64 rows or columns and 2^18 multiply-adds, at most 16, each one OpenBLAS
-  // call; their bounds depend on the sizes only, so a result does not depend on the number of
-  // threads.
-  constexpr int64_t kMinBlock = 64, kBlockWork = int64_t{1} << 18, kMaxBlocks = 16;
+  // One block of rows or columns per thread, each one OpenBLAS call of at least 2^21
+  // multiply-adds. OpenBLAS's packed product gives the same bits however its rows or columns are
+  // split (its sums over k run in the same blocks; checked in interpreter_gemm_test), and blocks
+  // above its small-matrix bound (10^6) never take the small kernels, which sum another way: so
+  // results do not depend on the number of threads. Few wide blocks: OpenBLAS ran blocks of 64
+  // rows or columns up to 1.5x slower than one call over the whole product (docs/perf.md).
+  constexpr int64_t kMinBlock = 32;
+  constexpr double kBlockWork = double{1 << 21};
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   bool small_rows = false;
   if (const int64_t size = configure_openblas() ? small_kernel_block(m, n, k, a, b, small_rows) : 0) {
@@ -190,7 +194,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   const bool by_rows = m > n;
   const int64_t along = by_rows ? m : n;
   const int64_t blocks = std::min<int64_t>(
-      {kMaxBlocks, along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
+      {cpu_threads(), along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
   if (!configure_openblas() || blocks < 2) {
     sgemm_serial(m, n, k, a, b, beta, c, ldc);
     return;

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <string_view>
@@ -169,14 +170,15 @@ const std::vector<MatCase>& mat_cases() {
       {{4, 3, 1}, {1, 6}},                 // k = 1
       {{65, 129}, {129, 33}},              // larger, odd
       {{2, 4, 31, 16}, {2, 4, 16, 31}},    // attention-like scores
-      // Large enough to be split into blocks over the workers (gemm.cpp): by rows, by columns,
-      // with transposed operands, one-row and one-column products (sgemv per block).
-      {{300, 100}, {100, 40}},               // 4 blocks of rows
-      {{100, 301}, {40, 100}, true, true},   // rows of a^T, b^T
-      {{20, 100}, {100, 333}},               // columns
-      {{20, 100}, {333, 100}, false, true},  // columns of b^T
-      {{1, 600}, {600, 1000}},               // one row, columns split
-      {{1000, 600}, {600, 1}},               // one column, rows split
+      // Large enough to be split into blocks over the workers (gemm.cpp, above 2 * 2^21
+      // multiply-adds): by rows, by columns, with transposed operands, one-row and one-column
+      // products (sgemv per block).
+      {{300, 200}, {200, 100}},               // rows
+      {{200, 301}, {80, 200}, true, true},    // rows of a^T, b^T
+      {{40, 200}, {200, 701}},                // columns
+      {{40, 200}, {701, 200}, false, true},   // columns of b^T
+      {{1, 3000}, {3000, 1500}},              // one row, columns split
+      {{3001, 1500}, {1500, 1}},              // one column, rows split
       // A few rows by a stored-transposed B: column blocks for OpenBLAS's small-matrix kernels
       // on AVX-512 cores (gemm.cpp), the last one partial; sgemm's packing path elsewhere.
       {{8, 784}, {300, 784}, false, true},    // blocks of 144 columns
@@ -201,6 +203,33 @@ TEST(InterpreterGemmTest, FloatMatmulMatchesDoubleReference) {
       EXPECT_EQ(out.meta.dtype, dt) << str(c);
       expect_within(out, matmul_ref(a, b, c, out.meta.shape), str(c) + " " + dtype_name(dt));
     }
+  }
+}
+
+TEST(InterpreterGemmTest, SplitProductsGiveTheBitsOfOneOpenBlasCall) {
+  // The interpreter splits a large product into one block per thread; each block must give
+  // exactly what one OpenBLAS call over the whole product gives, so that results do not depend
+  // on the number of threads (gemm.cpp).
+  const std::vector<MatCase> cases = {
+      {{128, 768}, {768, 2304}},             // columns (a transformer's QKV projection)
+      {{2304, 256}, {256, 96}},              // rows
+      {{300, 3000}, {500, 3000}, false, true},  // b^T
+      {{64, 576}, {576, 2048}},              // a conv's weight by its im2col matrix
+  };
+  std::mt19937 rng(99);
+  for (const MatCase& c : cases) {
+    const HostTensor a = random_tensor(DType::kF32, c.a, rng), b = random_tensor(DType::kF32, c.b, rng);
+    const HostTensor out = run_matmul(a, b, c);
+    ASSERT_FALSE(HasFailure());
+    const int64_t m = c.a[0], k = c.a[1], n = c.trans_b ? c.b[0] : c.b[1];
+    std::vector<float> want(static_cast<size_t>(m * n), -1.0f);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
+                reinterpret_cast<const float*>(a.data.data()), static_cast<blasint>(k),
+                reinterpret_cast<const float*>(b.data.data()), static_cast<blasint>(c.b[1]),
+                0.0f, want.data(), static_cast<blasint>(n));
+    ASSERT_EQ(out.meta.numel(), m * n);
+    EXPECT_EQ(std::memcmp(out.data.data(), want.data(), want.size() * sizeof(float)), 0) << str(c);
   }
 }
 
