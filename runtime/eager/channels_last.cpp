@@ -33,34 +33,23 @@ void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
 /// columns, first input position).
 template <typename Start, typename Tap>
 void for_each_row_tap(const Geometry& g, int64_t lanes, Start&& start, Tap&& each_tap) {
-  const int64_t rows = g.out[0] * g.out[1];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const InnerTaps inner(g);
-  parallel_for(rows,
-               std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.out[2] * taps * lanes)),
-               [&](int64_t r0, int64_t r1) {
-                 for (int64_t r = r0; r < r1; ++r) {
-                   const int64_t oa = r / g.out[1], ob = r % g.out[1];
-                   start(r * g.out[2]);
-                   for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
-                     const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
-                     if (p0 < 0 || p0 >= g.in[0]) continue;
-                     for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-                       const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
-                       if (p1 < 0 || p1 >= g.in[1]) continue;
-                       for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
-                         const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
-                         if (lo >= hi) continue;
-                         const int64_t t =
-                             (ka * g.kernel[1] + kb) * g.kernel[2] + static_cast<int64_t>(kd);
-                         each_tap(t, r * g.out[2] + lo, hi - lo,
-                                  (p0 * g.in[1] + p1) * g.in[2] + lo * g.stride[2] +
-                                      inner.shift[kd]);
-                       }
-                     }
-                   }
-                 }
-               });
+  parallel_for(
+      g.out[0] * g.out[1],
+      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.out[2] * taps * lanes)),
+      [&](int64_t r0, int64_t r1) {
+        for_each_output_row(
+            g, r0, r1, [&](int64_t r) { start(r * g.out[2]); },
+            [&](int64_t r, int64_t t2, int64_t offset) {
+              for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
+                const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
+                if (lo >= hi) continue;
+                each_tap(t2 * g.kernel[2] + static_cast<int64_t>(kd), r * g.out[2] + lo, hi - lo,
+                         offset + lo * g.stride[2] + inner.shift[kd]);
+              }
+            });
+      });
 }
 
 }  // namespace

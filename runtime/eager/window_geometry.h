@@ -127,26 +127,31 @@ struct InnerTaps {
   }
 };
 
-/// The output rows of one plane (fixed positions in the two outer spatial dims) in order: for
-/// row r, start(r), then tap(r, t, offset) for each pair of outer window taps inside the input,
-/// in window order, with t = ka * kernel[1] + kb and `offset` the start of the input row they
-/// read within one [D, H, W] plane.
+/// The output rows [r0, r1) of one plane (a row: fixed positions in the two outer spatial dims)
+/// in order: for row r, start(r), then tap(r, t, offset) for each pair of outer window taps
+/// inside the input, in window order, with t = ka * kernel[1] + kb and `offset` the start of
+/// the input row they read within one [D, H, W] plane.
 template <typename Start, typename Tap>
-void for_each_output_row(const Geometry& g, Start&& start, Tap&& tap) {
-  for (int64_t oa = 0; oa < g.out[0]; ++oa)
-    for (int64_t ob = 0; ob < g.out[1]; ++ob) {
-      const int64_t r = oa * g.out[1] + ob;
-      start(r);
-      for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
-        const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
-        if (p0 < 0 || p0 >= g.in[0]) continue;
-        for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-          const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
-          if (p1 < 0 || p1 >= g.in[1]) continue;
-          tap(r, ka * g.kernel[1] + kb, (p0 * g.in[1] + p1) * g.in[2]);
-        }
+void for_each_output_row(const Geometry& g, int64_t r0, int64_t r1, Start&& start, Tap&& tap) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t oa = r / g.out[1], ob = r % g.out[1];
+    start(r);
+    for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
+      const int64_t p0 = oa * g.stride[0] - g.pad[0] + ka * g.dil[0];
+      if (p0 < 0 || p0 >= g.in[0]) continue;
+      for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
+        const int64_t p1 = ob * g.stride[1] - g.pad[1] + kb * g.dil[1];
+        if (p1 < 0 || p1 >= g.in[1]) continue;
+        tap(r, ka * g.kernel[1] + kb, (p0 * g.in[1] + p1) * g.in[2]);
       }
     }
+  }
+}
+
+/// Every output row of one plane, as above.
+template <typename Start, typename Tap>
+void for_each_output_row(const Geometry& g, Start&& start, Tap&& tap) {
+  for_each_output_row(g, 0, g.out[0] * g.out[1], start, tap);
 }
 
 }  // namespace kiln::eager
