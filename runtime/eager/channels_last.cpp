@@ -27,28 +27,35 @@ void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
                });
 }
 
-/// For each output row (fixed positions in the two outer spatial dims) of one channels-last
-/// image, split over the cores: start(row) with the row's first output position, then for each
-/// window tap inside the input in row-major window order, each_tap(t, first output column,
-/// columns, first input position).
+/// For each output row (fixed positions in the two outer spatial dims) of each of `images`
+/// channels-last images, split over the cores (images and rows together: small maps have few
+/// rows): start(n, row) with the row's first output position, then for each window tap inside
+/// the input in row-major window order, each_tap(n, t, first output column, columns, first
+/// input position).
 template <typename Start, typename Tap>
-void for_each_row_tap(const Geometry& g, int64_t lanes, Start&& start, Tap&& each_tap) {
+void for_each_row_tap(const Geometry& g, int64_t images, int64_t lanes, Start&& start,
+                      Tap&& each_tap) {
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t rows = g.out[0] * g.out[1];
   const InnerTaps inner(g);
   parallel_for(
-      g.out[0] * g.out[1],
+      images * rows,
       std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.out[2] * taps * lanes)),
-      [&](int64_t r0, int64_t r1) {
-        for_each_output_row(
-            g, r0, r1, [&](int64_t r) { start(r * g.out[2]); },
-            [&](int64_t r, int64_t t2, int64_t offset) {
-              for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
-                const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
-                if (lo >= hi) continue;
-                each_tap(t2 * g.kernel[2] + static_cast<int64_t>(kd), r * g.out[2] + lo, hi - lo,
-                         offset + lo * g.stride[2] + inner.shift[kd]);
-              }
-            });
+      [&](int64_t b, int64_t e) {
+        for (int64_t n = b / rows; n * rows < e; ++n) {
+          const int64_t r0 = std::max(b - n * rows, int64_t{0});
+          const int64_t r1 = std::min(e - n * rows, rows);
+          for_each_output_row(
+              g, r0, r1, [&](int64_t r) { start(n, r * g.out[2]); },
+              [&](int64_t r, int64_t t2, int64_t offset) {
+                for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
+                  const int64_t lo = inner.lo[kd], hi = inner.hi[kd];
+                  if (lo >= hi) continue;
+                  each_tap(n, t2 * g.kernel[2] + static_cast<int64_t>(kd), r * g.out[2] + lo,
+                           hi - lo, offset + lo * g.stride[2] + inner.shift[kd]);
+                }
+              });
+        }
       });
 }
 
@@ -71,59 +78,62 @@ void depthwise_conv_channels_last(const Geometry& g, const float* x, const float
   const int64_t lanes = g.c, plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  if (g.n * taps * lanes == 0 || out_plane == 0) return;
   ScratchFloats wt, xt, yt;
   wt.reserve(static_cast<size_t>(taps * lanes));
-  xt.reserve(static_cast<size_t>(plane * lanes));
-  yt.reserve(static_cast<size_t>(out_plane * lanes));
-  if (taps * lanes == 0 || out_plane == 0) return;
+  xt.reserve(static_cast<size_t>(g.n * plane * lanes));
+  yt.reserve(static_cast<size_t>(g.n * out_plane * lanes));
   transpose(w, lanes, taps, wt.data);
+  for (int64_t n = 0; n < g.n; ++n)
+    transpose(x + n * lanes * plane, lanes, plane, xt.data + n * plane * lanes);
   const int64_t s2 = g.stride[2] * lanes;
-  for (int64_t n = 0; n < g.n; ++n) {
-    transpose(x + n * lanes * plane, lanes, plane, xt.data);
-    for_each_row_tap(
-        g, lanes,
-        [&](int64_t o) {
-          float* yr = yt.data + o * lanes;
-          for (int64_t i = 0; i < g.out[2]; ++i, yr += lanes) {
-            if (bias)
-              std::copy(bias, bias + lanes, yr);
-            else
-              std::fill(yr, yr + lanes, 0.0f);
-          }
-        },
-        [&](int64_t t, int64_t o, int64_t count, int64_t p) {
-          madd_positions(yt.data + o * lanes, wt.data + t * lanes, xt.data + p * lanes, count, s2,
-                         lanes);
-        });
-    transpose(yt.data, out_plane, lanes, y + n * lanes * out_plane);
-  }
+  for_each_row_tap(
+      g, g.n, lanes,
+      [&](int64_t n, int64_t o) {
+        float* yr = yt.data + (n * out_plane + o) * lanes;
+        for (int64_t i = 0; i < g.out[2]; ++i, yr += lanes) {
+          if (bias)
+            std::copy(bias, bias + lanes, yr);
+          else
+            std::fill(yr, yr + lanes, 0.0f);
+        }
+      },
+      [&](int64_t n, int64_t t, int64_t o, int64_t count, int64_t p) {
+        madd_positions(yt.data + (n * out_plane + o) * lanes, wt.data + t * lanes,
+                       xt.data + (n * plane + p) * lanes, count, s2, lanes);
+      });
+  for (int64_t n = 0; n < g.n; ++n)
+    transpose(yt.data + n * out_plane * lanes, out_plane, lanes, y + n * lanes * out_plane);
 }
 
 std::vector<bool> max_pool_channels_last(const Geometry& g, const float* x, float* y) {
   const int64_t lanes = g.c, plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int64_t rows = g.out[0] * g.out[1];
   std::vector<bool> nan_images(static_cast<size_t>(g.n), false);
-  if (lanes == 0 || out_plane == 0) return nan_images;
+  if (g.n * lanes == 0 || out_plane == 0) return nan_images;
   ScratchFloats xt, yt;
-  xt.reserve(static_cast<size_t>(plane * lanes));
-  yt.reserve(static_cast<size_t>(out_plane * lanes));
+  xt.reserve(static_cast<size_t>(g.n * plane * lanes));
+  yt.reserve(static_cast<size_t>(g.n * out_plane * lanes));
+  for (int64_t n = 0; n < g.n; ++n)
+    transpose(x + n * lanes * plane, lanes, plane, xt.data + n * plane * lanes);
   const int64_t s2 = g.stride[2] * lanes;
+  std::vector<char> nan_rows(static_cast<size_t>(g.n * rows), 0);  // one writer per row
+  for_each_row_tap(
+      g, g.n, lanes,
+      [&](int64_t n, int64_t o) {
+        float* yr = yt.data + (n * out_plane + o) * lanes;
+        std::fill(yr, yr + g.out[2] * lanes, -std::numeric_limits<float>::infinity());
+      },
+      [&](int64_t n, int64_t, int64_t o, int64_t count, int64_t p) {
+        if (max_positions(yt.data + (n * out_plane + o) * lanes,
+                          xt.data + (n * plane + p) * lanes, count, s2, lanes))
+          nan_rows[static_cast<size_t>(n * rows + o / g.out[2])] = 1;
+      });
   for (int64_t n = 0; n < g.n; ++n) {
-    transpose(x + n * lanes * plane, lanes, plane, xt.data);
-    std::vector<char> nan_rows(static_cast<size_t>(g.out[0] * g.out[1]), 0);
-    for_each_row_tap(
-        g, lanes,
-        [&](int64_t o) {
-          std::fill(yt.data + o * lanes, yt.data + (o + g.out[2]) * lanes,
-                    -std::numeric_limits<float>::infinity());
-        },
-        [&](int64_t, int64_t o, int64_t count, int64_t p) {
-          if (max_positions(yt.data + o * lanes, xt.data + p * lanes, count, s2, lanes))
-            nan_rows[static_cast<size_t>(o / std::max<int64_t>(1, g.out[2]))] = 1;
-        });
-    nan_images[static_cast<size_t>(n)] =
-        std::find(nan_rows.begin(), nan_rows.end(), 1) != nan_rows.end();
-    transpose(yt.data, out_plane, lanes, y + n * lanes * out_plane);
+    const auto first = nan_rows.begin() + n * rows;
+    nan_images[static_cast<size_t>(n)] = std::find(first, first + rows, 1) != first + rows;
+    transpose(yt.data + n * out_plane * lanes, out_plane, lanes, y + n * lanes * out_plane);
   }
   return nan_images;
 }

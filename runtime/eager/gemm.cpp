@@ -1,8 +1,8 @@
 // The interpreter's float GEMM: OpenBLAS's cblas_sgemm on row-major operands, with the cases BLAS
 // leaves to the caller (an empty product, a sum over k = 0, sizes beyond 32-bit integers) handled
-// here. OpenBLAS runs single-threaded; a large product is split into one block of rows or
-// columns per thread over the interpreter's own workers (parallel.h), whose caller runs the
-// blocks no worker has claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are busy with
+// here. OpenBLAS runs single-threaded; a large product is split into up to 4 blocks of rows or
+// columns over the interpreter's own workers (parallel.h), whose caller runs the blocks no
+// worker has claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are busy with
 // other work, a small conv took 35x longer with them (docs/runtime.md "Threads").
 #include "eager/gemm.h"
 
@@ -140,7 +140,8 @@ bool openblas_small_kernels() {
 /// blocks; for a few columns (2..8) of plain operands (a conv's weight by the im2col matrix of
 /// a 2x2 map), the height of row blocks (`by_rows`). 0 where neither applies. OpenBLAS takes
 /// such blocks when they have at most 10^6 multiply-adds, for the transposed layout also at
-/// most 1200 outputs and k >= 32 (measured: one block more and it packs again). On one core
+/// most 1200 outputs and k >= 32 (measured: one block more and it packs again); plain operands
+/// with beta 0 may go to its "direct" kernel instead, which does not pack either. On one core
 /// they ran 1.8-2.3x faster than sgemm's packing path (m 2..16, k 784..2048 transposed; n = 4,
 /// k = 4608 plain); with more rows or columns blocks measured no faster, or slower (docs/perf.md).
 int64_t small_kernel_block(int64_t m, int64_t n, int64_t k, const GemmOperand& a,
@@ -163,13 +164,12 @@ int64_t small_kernel_block(int64_t m, int64_t n, int64_t k, const GemmOperand& a
 
 void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
            int64_t ldc) {
-  // One block of rows or columns per thread, each one OpenBLAS call of at least 2^21
-  // multiply-adds. OpenBLAS's packed product gives the same bits however its rows or columns are
-  // split (its sums over k run in the same blocks; checked in interpreter_gemm_test), and blocks
-  // above its small-matrix bound (10^6) never take the small kernels, which sum another way: so
-  // results do not depend on the number of threads. Few wide blocks: OpenBLAS ran blocks of 64
-  // rows or columns up to 1.5x slower than one call over the whole product (docs/perf.md).
-  constexpr int64_t kMinBlock = 32;
+  // At most 4 blocks of rows or columns, each one OpenBLAS call of at least 32 rows or columns
+  // and 2^21 multiply-adds. Their bounds follow from the sizes alone, so that a result does not
+  // depend on the number of threads (OpenBLAS's kernel for a block, packed, direct or sgemv,
+  // depends on its size). Few wide blocks: OpenBLAS ran blocks of 64 rows or columns up to 1.5x
+  // slower than one call over the whole product (docs/perf.md); a product uses up to 4 cores.
+  constexpr int64_t kMinBlock = 32, kMaxBlocks = 4;
   constexpr double kBlockWork = double{1 << 21};
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   bool small_rows = false;
@@ -194,7 +194,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   const bool by_rows = m > n;
   const int64_t along = by_rows ? m : n;
   const int64_t blocks = std::min<int64_t>(
-      {cpu_threads(), along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
+      {kMaxBlocks, along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
   if (!configure_openblas() || blocks < 2) {
     sgemm_serial(m, n, k, a, b, beta, c, ldc);
     return;
