@@ -76,9 +76,11 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
           [&](int64_t r, int64_t, int64_t offset) {
             float* yr = y + r * g.out[2];
             for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
-              const float* xr = xc + offset + inner.shift[kd];
-              nan |= max_strided(yr + inner.lo[kd], xr + inner.lo[kd] * s2,
-                                 inner.hi[kd] - inner.lo[kd], s2);
+              // The first input read, as an offset first: offset + shift alone may lie before
+              // the plane (a tap in the padding), which a pointer must not.
+              if (inner.hi[kd] <= inner.lo[kd]) continue;
+              const int64_t first = offset + inner.shift[kd] + inner.lo[kd] * s2;
+              nan |= max_strided(yr + inner.lo[kd], xc + first, inner.hi[kd] - inner.lo[kd], s2);
             }
           });
       if (nan) max_pool_plane_exact(g, xc, y);

@@ -53,9 +53,9 @@ void im2col_channel(const Geometry& g, const float* xc, int64_t r0, int64_t r1, 
             std::fill(row, row + w, 0.0f);
             continue;
           }
-          const float* src = xc + (p0 * g.in[1] + p1) * g.in[2] + shift;
+          const int64_t first = (p0 * g.in[1] + p1) * g.in[2] + shift + lo * s2;
           std::fill(row, row + lo, 0.0f);
-          copy_strided(row + lo, src + lo * s2, hi - lo, s2);
+          if (hi > lo) copy_strided(row + lo, xc + first, hi - lo, s2);
           std::fill(row + hi, row + w, 0.0f);
         }
       }
@@ -107,9 +107,11 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
             const float* wt = wc + t * g.kernel[2];
             for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
               const float wv = wt[kd];
-              const float* __restrict xr = xc + offset + inner.shift[kd];
-              madd_strided(yr + inner.lo[kd], wv, xr + inner.lo[kd] * s2,
-                           inner.hi[kd] - inner.lo[kd], s2);
+              // The first input read, as an offset first (offset + shift may lie before the
+              // plane: a tap in the padding).
+              if (inner.hi[kd] <= inner.lo[kd]) continue;
+              const int64_t first = offset + inner.shift[kd] + inner.lo[kd] * s2;
+              madd_strided(yr + inner.lo[kd], wv, xc + first, inner.hi[kd] - inner.lo[kd], s2);
             }
           });
     }
