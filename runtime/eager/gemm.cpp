@@ -2,8 +2,8 @@
 // leaves to the caller (an empty product, a sum over k = 0, sizes beyond 32-bit integers) handled
 // here. OpenBLAS runs single-threaded; a large product is split into up to 4 blocks of rows or
 // columns over the interpreter's own workers (parallel.h), whose caller runs the blocks no
-// worker has claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are busy with
-// other work, a small conv took 35x longer with them (docs/runtime.md "Threads").
+// worker has claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are
+// busy with other work, a small conv took 35x longer with them (docs/runtime.md "Threads").
 #include "eager/gemm.h"
 
 #include <cblas.h>
@@ -172,36 +172,26 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   constexpr int64_t kMinBlock = 32, kMaxBlocks = 4;
   constexpr double kBlockWork = double{1 << 21};
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  bool small_rows = false;
-  if (const int64_t size = configure_openblas() ? small_kernel_block(m, n, k, a, b, small_rows) : 0) {
-    const int64_t along = small_rows ? m : n;
-    parallel_for((along + size - 1) / size, 1, [&](int64_t first, int64_t last) {
-      for (int64_t blk = first; blk < last; ++blk) {
-        const int64_t lo = blk * size, hi = std::min(along, lo + size);
-        if (small_rows) {  // rows lo..hi of A (not transposed) and C
-          GemmOperand ab = a;
-          ab.data += lo * a.ld;
-          sgemm_serial(hi - lo, n, k, ab, b, beta, c + lo * ldc, ldc);
-        } else {  // columns lo..hi of B (stored transposed) and C
-          GemmOperand bb = b;
-          bb.data += lo * b.ld;
-          sgemm_serial(m, hi - lo, k, a, bb, beta, c + lo, ldc);
-        }
-      }
-    });
-    return;
-  }
-  const bool by_rows = m > n;
+  // Blocks of `size` rows or columns for the small-matrix kernels, else `blocks` even ones.
+  const bool split = configure_openblas();
+  bool by_rows = false;
+  const int64_t size = split ? small_kernel_block(m, n, k, a, b, by_rows) : 0;
+  if (size == 0) by_rows = m > n;
   const int64_t along = by_rows ? m : n;
-  const int64_t blocks = std::min<int64_t>(
-      {kMaxBlocks, along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
-  if (!configure_openblas() || blocks < 2) {
+  const int64_t blocks =
+      size > 0 ? (along + size - 1) / size
+               : std::min<int64_t>({kMaxBlocks, along / kMinBlock,
+                                    static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
+  if (!split || blocks < 2) {
     sgemm_serial(m, n, k, a, b, beta, c, ldc);
     return;
   }
+  const auto bound = [&](int64_t blk) {
+    return size > 0 ? std::min(along, blk * size) : along * blk / blocks;
+  };
   parallel_for(blocks, 1, [&](int64_t first, int64_t last) {
     for (int64_t blk = first; blk < last; ++blk) {
-      const int64_t lo = along * blk / blocks, hi = along * (blk + 1) / blocks;
+      const int64_t lo = bound(blk), hi = bound(blk + 1);
       if (by_rows) {  // rows lo..hi of A and C
         GemmOperand ab = a;
         ab.data += a.trans ? lo : lo * a.ld;
