@@ -27,6 +27,12 @@ void transpose(const float* src, int64_t rows, int64_t cols, float* dst) {
                });
 }
 
+/// transpose() of `images` [rows, cols] matrices stored one after another.
+void transpose_images(const float* src, int64_t images, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t n = 0; n < images; ++n)
+    transpose(src + n * rows * cols, rows, cols, dst + n * rows * cols);
+}
+
 /// For each output row (fixed positions in the two outer spatial dims) of each of `images`
 /// channels-last images, split over the cores (images and rows together: small maps have few
 /// rows): start(n, row) with the row's first output position, then for each window tap inside
@@ -84,8 +90,7 @@ void depthwise_conv_channels_last(const Geometry& g, const float* x, const float
   xt.reserve(static_cast<size_t>(g.n * plane * lanes));
   yt.reserve(static_cast<size_t>(g.n * out_plane * lanes));
   transpose(w, lanes, taps, wt.data);
-  for (int64_t n = 0; n < g.n; ++n)
-    transpose(x + n * lanes * plane, lanes, plane, xt.data + n * plane * lanes);
+  transpose_images(x, g.n, lanes, plane, xt.data);
   const int64_t s2 = g.stride[2] * lanes;
   for_each_row_tap(
       g, g.n, lanes,
@@ -102,8 +107,7 @@ void depthwise_conv_channels_last(const Geometry& g, const float* x, const float
         madd_positions(yt.data + (n * out_plane + o) * lanes, wt.data + t * lanes,
                        xt.data + (n * plane + p) * lanes, count, s2, lanes);
       });
-  for (int64_t n = 0; n < g.n; ++n)
-    transpose(yt.data + n * out_plane * lanes, out_plane, lanes, y + n * lanes * out_plane);
+  transpose_images(yt.data, g.n, out_plane, lanes, y);
 }
 
 std::vector<bool> max_pool_channels_last(const Geometry& g, const float* x, float* y) {
@@ -115,8 +119,7 @@ std::vector<bool> max_pool_channels_last(const Geometry& g, const float* x, floa
   ScratchFloats xt, yt;
   xt.reserve(static_cast<size_t>(g.n * plane * lanes));
   yt.reserve(static_cast<size_t>(g.n * out_plane * lanes));
-  for (int64_t n = 0; n < g.n; ++n)
-    transpose(x + n * lanes * plane, lanes, plane, xt.data + n * plane * lanes);
+  transpose_images(x, g.n, lanes, plane, xt.data);
   const int64_t s2 = g.stride[2] * lanes;
   std::vector<char> nan_rows(static_cast<size_t>(g.n * rows), 0);  // one writer per row
   for_each_row_tap(
@@ -133,8 +136,8 @@ std::vector<bool> max_pool_channels_last(const Geometry& g, const float* x, floa
   for (int64_t n = 0; n < g.n; ++n) {
     const auto first = nan_rows.begin() + n * rows;
     nan_images[static_cast<size_t>(n)] = std::find(first, first + rows, 1) != first + rows;
-    transpose(yt.data + n * out_plane * lanes, out_plane, lanes, y + n * lanes * out_plane);
   }
+  transpose_images(yt.data, g.n, out_plane, lanes, y);
   return nan_images;
 }
 
