@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <span>
 #include <string>
@@ -393,6 +394,45 @@ Tensor nonzero(const Tensor& a, Loc loc = Loc::current());
 /// rank-0 tensor are invalid_argument errors.
 std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest = true,
                                Loc loc = Loc::current());
+/// The determinants of the [M, M] matrices of `a`'s last two dims (f32 or f16): [...] of a's
+/// dtype (torch.linalg.det), by LU with partial pivoting. A kernel op (det) on Vulkan, one
+/// invocation per matrix in f32 (M up to 32; larger runs on the interpreter with a warning);
+/// the interpreter computes in double. M is fixed per compile.
+Tensor det(const Tensor& a, Loc loc = Loc::current());
+
+/// Options of non_max_suppression (ONNX NonMaxSuppression's inputs and attribute).
+struct NmsOptions {
+  int64_t max_per_class = 0;              ///< the most boxes kept per (batch, class); 0 keeps none
+  double iou_threshold = 0.0;             ///< a box overlapping a kept one by IoU > this is dropped
+  std::optional<double> score_threshold;  ///< only boxes scoring above it are kept
+  bool center_boxes = false;  ///< boxes are [x center, y center, w, h], not [y1, x1, y2, x2]
+};
+/// Greedy non-maximum suppression per batch and class (ONNX NonMaxSuppression): boxes
+/// [B, N, 4], scores [B, C, N] (floating point); i64 [K, 3] rows (batch, class, box), by batch
+/// and class, each class's boxes by descending score (equal scores by position). Boxes with a
+/// NaN score are never kept; boxes that do not intersect never suppress each other; IoU > t is
+/// tested in f32 as intersection > t * union. Device ops throughout (topk_indices, the
+/// nms_select kernel, nonzero, gather_nd): K is a data-dependent size, so inside kiln::compile the
+/// graph ends at the result (as masked_select's). N and C are fixed per compile.
+Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores, const NmsOptions& options,
+                           Loc loc = Loc::current());
+
+/// The results of unique (ONNX Unique's four outputs; numpy.unique's).
+struct UniqueResult {
+  Tensor values;   ///< the unique elements (or slices along the axis)
+  Tensor indices;  ///< i64 [K]: where each first occurs in x (along the axis)
+  Tensor inverse;  ///< i64 [n]: for each element (slice) of x, its place in `values`
+  Tensor counts;   ///< i64 [K]: how often each occurs
+};
+/// The unique elements of `x` flattened, or its unique slices along `axis` (ONNX Unique,
+/// numpy.unique with return_index, return_inverse and return_counts): sorted ascending
+/// (slices lexicographically) when `sorted`, else in the order they first occur. NaN sorts
+/// after every number and equals NaN; -0.0 == 0.0. Device ops throughout (the sort_slices
+/// kernel op, then gathers, scatters, a cumsum and masked_select): K is a data-dependent size,
+/// so inside kiln::compile a graph ends at each result (as masked_select's). x: f32, f16, i32,
+/// i64 or bool.
+UniqueResult unique(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool sorted = true,
+                    Loc loc = Loc::current());
 
 // --- Ops without a device lowering, and host interaction -------------------------------------
 // Inside kiln::compile each of these is a graph break: the graph so far is compiled and run,

@@ -137,7 +137,7 @@ void register_extra_ops(std::map<std::string, OpHandler>& table);
 void register_recurrent_ops(std::map<std::string, OpHandler>& table);
 void register_quant_ops(std::map<std::string, OpHandler>& table);
 void register_signal_ops(std::map<std::string, OpHandler>& table);
-void register_host_ops(std::map<std::string, OpHandler>& table);
+void register_compress_ops(std::map<std::string, OpHandler>& table);
 void register_control_ops(std::map<std::string, OpHandler>& table);
 void register_training_ops(std::map<std::string, OpHandler>& table);
 void register_resize_ops(std::map<std::string, OpHandler>& table);

@@ -318,7 +318,7 @@ const std::map<std::string, OpHandler>& op_table() {
     register_recurrent_ops(t);
     register_quant_ops(t);
     register_signal_ops(t);
-    register_host_ops(t);
+    register_compress_ops(t);
     register_control_ops(t);
     register_training_ops(t);
     register_resize_ops(t);

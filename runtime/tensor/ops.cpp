@@ -337,6 +337,11 @@ std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, bool largest, Loc loc
   return {gather(a, a.dim() - 1, indices, loc), indices};
 }
 
+Tensor det(const Tensor& a, Loc loc) {
+  if (!a.defined()) throw Error(invalid_argument("det: undefined tensor at " + loc_str(loc)));
+  return apply_op(OpKind::Det, {a}, Attrs{}, loc);
+}
+
 void print(const std::string& label, const Tensor& t, Loc loc) {
   if (TraceContext* trace = current_trace()) {
     trace->print(label, t, loc_str(loc));
