@@ -2,11 +2,13 @@
 // NonMaxSuppression's greedy selection (nms_select, codegen/lower_nms.cpp): one workgroup per
 // (batch, class) row, grid-stride over the rows. The row's ranks (positions in its order by
 // descending score) are dealt out to the invocations, rank r to invocation r % KILN_LOCAL_SIZE,
-// which keeps whether each of its ranks is still a candidate as bits in private memory. Each
-// step keeps the lowest candidate rank (kiln_next, an atomic minimum in shared memory), and
-// every invocation drops its candidates that the kept box overlaps and offers its lowest
-// remaining one for the next step, so a step costs ranks / KILN_LOCAL_SIZE checks per
-// invocation and no invocation reads another's bits. Codegen supplies kiln_extensions.glsl and
+// which keeps whether each of its ranks is still a candidate in the row's output element r
+// (the rank's box, or -1). Each step keeps the lowest candidate rank (kiln_next, an atomic
+// minimum in shared memory; the kept box goes to the row's next output element, one at or
+// below that rank, which no invocation reads again), and every invocation drops its candidates
+// above it that the kept box overlaps and offers its lowest remaining one for the next step:
+// ranks / KILN_LOCAL_SIZE checks per invocation a step, and no invocation reads an element
+// another one writes. Codegen supplies kiln_extensions.glsl and
 // kiln_kernel.glsl with the bindings and
 //   void kiln_row(uint row)   selects row `row`'s boxes (in uniform control flow: barriers)
 // and the macros KILN_LOCAL_SIZE and KILN_ROWS.

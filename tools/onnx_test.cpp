@@ -48,6 +48,7 @@ const std::map<std::string, std::string>& bad_references() {
 struct CaseResult {
   Outcome outcome = Outcome::kPass;
   std::string reason;
+  std::vector<std::string> breaks;  // the compiled model's graph breaks (host reads or steps)
 };
 
 /// input_0.pb, input_1.pb, ... in numeric order.
@@ -217,7 +218,7 @@ CaseResult run_case(const fs::path& dir, Device device) {
   }
   if (!device.is_cpu() && validation_messages().size() != validation_before)
     return {Outcome::kFail, "validation-layer errors: " + validation_messages().back()};
-  return {};
+  return {Outcome::kPass, "", compiled.explain().break_reasons};
 }
 
 /// Every directory holding a model.onnx under the given roots, at any depth (a root may be a
@@ -245,6 +246,7 @@ std::vector<fs::path> find_cases(const std::vector<std::string>& roots) {
 struct Tally {
   int pass = 0, fail = 0, unsupported = 0, bad_reference = 0, random = 0;
   int fallback_pass = 0;  // passed with a graph on the interpreter (no device lowering)
+  std::vector<std::string> break_cases;  // passed with graph breaks: the case and its first
   std::set<std::string> fallback_ops;
   std::vector<std::string> failures;  // FAIL: an error or a wrong value
   std::vector<std::string> unsupported_cases;
@@ -307,6 +309,9 @@ int onnx_test_main(const OnnxTestOptions& options) {
                         : CaseResult{Outcome::kFail, "random case: " + why};
       }
       Tally& t = tallies[dname];
+      if (r.outcome == Outcome::kPass && !r.breaks.empty())
+        t.break_cases.push_back(fmt::format("{}: {} break(s), the first: {}", name,
+                                            r.breaks.size(), r.breaks[0]));
       if (r.outcome == Outcome::kPass && !fallbacks.empty()) {
         ++t.fallback_pass;
         t.fallback_cases.push_back(name);
@@ -365,6 +370,14 @@ int onnx_test_main(const OnnxTestOptions& options) {
       fmt::print("{}\n", note);
       report += "    " + note + "\n";
     }
+    if (!t.break_cases.empty()) {
+      const std::string note =
+          fmt::format("  {} of the {} passing cases had graph breaks (a value read on the host, "
+                      "or a host step): --report lists them",
+                      t.break_cases.size(), t.pass);
+      fmt::print("{}\n", note);
+      report += "    " + note + "\n";
+    }
     if (options.min_pass > 0 && rate < 100.0 * options.min_pass) {
       fmt::print("onnx-test: {} pass rate {:.1f}% is below the threshold {:.1f}%\n", dname, rate,
                  100.0 * options.min_pass);
@@ -393,6 +406,7 @@ int onnx_test_main(const OnnxTestOptions& options) {
       };
       list("Failing cases", t.failures);
       list("Passing cases that ran a graph on the interpreter", t.fallback_cases);
+      list("Passing cases with graph breaks", t.break_cases);
       list("Cases with a wrong reference", t.bad_reference_cases);
       list("Random cases (checked, not compared with the reference)", t.random_cases);
       list("Unsupported cases", t.unsupported_cases);

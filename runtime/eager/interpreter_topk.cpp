@@ -7,7 +7,8 @@
 namespace kiln::eager {
 
 Status eval_topk(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
-  topk_indices(*ins[0], node.attrs.dims[0], node.attrs.index == 1, out);
+  const int64_t k = node.attrs.dims[0];  // -1: the whole row
+  topk_indices(*ins[0], k == -1 ? ins[0]->meta.shape.back() : k, node.attrs.index == 1, out);
   return {};
 }
 

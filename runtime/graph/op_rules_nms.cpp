@@ -1,8 +1,8 @@
 // nms_select's shape rule (graph/shape_rule.h): boxes f32 [B, N, 4], scores f32 [B, C, N] and
 // order i64 [B, C, N] (the positions of each row's boxes by descending score); Attrs::dims =
 // {the most boxes kept per class, >= 0}, Attrs::range = {IoU threshold, score threshold}. The
-// output is i64 [B, C, N]: each row's kept positions, then -1. C and N are constants of the
-// compile (symbolic ones are specialised with a guard).
+// output is i64 [B, C, N]: each row's kept positions, then -1. Every size may be symbolic (N a
+// data-dependent one: the boxes left after a score filter).
 #include "graph/shape_rule.h"
 
 namespace kiln::detail {
@@ -22,10 +22,7 @@ Expected<SymMeta> nms_shape(ShapeRule& r) {
   KILN_RETURN_IF_ERROR(r.equal(boxes[0], scores[0], "boxes' and scores' batch").status());
   KILN_RETURN_IF_ERROR(r.equal(boxes[1], scores[2], "boxes' and scores' box counts").status());
   KILN_RETURN_IF_ERROR(r.expect_same_shape(scores, r.shape(2), "order must have scores' shape"));
-  // The kernel sizes its private state by the class and box counts: constants of the compile.
-  KILN_ASSIGN_OR_RETURN(const int64_t classes, r.constant(scores[1]));
-  KILN_ASSIGN_OR_RETURN(const int64_t n, r.constant(scores[2]));
-  return SymMeta{DType::kI64, {scores[0], SymInt(classes), SymInt(n)}};
+  return SymMeta{DType::kI64, scores};
 }
 
 }  // namespace kiln::detail

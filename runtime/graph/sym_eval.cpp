@@ -367,6 +367,11 @@ SymInt sym_floordiv(const SymInt& a, const SymInt& b) {
   }
   return SymInt(sym_floordiv(a.expr(), b.expr()));
 }
+std::optional<SymInt> sym_exact_quotient(const SymInt& a, const SymInt& b) {
+  if (b.is_constant()) return std::nullopt;
+  if (std::optional<SymExpr> q = sym_exact_quotient(a.expr(), b.expr())) return SymInt(*q);
+  return std::nullopt;
+}
 SymInt sym_mod(const SymInt& a, const SymInt& b) {
   if (a.is_constant() && b.is_constant()) return python_mod(a.constant_value(), b.constant_value());
   return SymInt(sym_mod(a.expr(), b.expr()));

@@ -386,6 +386,24 @@ SymExpr sym_mod(const SymExpr& a, const SymExpr& b, const SymFacts* facts) {
   return SymBuild::make(SymKind::kMod, 0, {a, b});
 }
 
+std::optional<SymExpr> sym_exact_quotient(const SymExpr& a, const SymExpr& b) {
+  if (a == b) return SymExpr::constant(1);
+  // b = coef * monomial: divide by the monomial, then every coefficient by coef.
+  const Poly pb = to_poly(b);
+  if (pb.c != 0 || pb.terms.size() != 1 || pb.terms[0].coef <= 0) return std::nullopt;
+  std::optional<SymExpr> q = exact_quotient(a, pb.terms[0].mono);
+  if (!q) return std::nullopt;
+  const int64_t coef = pb.terms[0].coef;
+  Poly p = to_poly(*q);
+  if (p.c % coef != 0) return std::nullopt;
+  p.c /= coef;
+  for (Term& t : p.terms) {
+    if (t.coef % coef != 0) return std::nullopt;
+    t.coef /= coef;
+  }
+  return from_poly(std::move(p));
+}
+
 SymExpr sym_min(const SymExpr& a, const SymExpr& b, const SymFacts* facts) {
   return min_max(SymKind::kMin, a, b, facts);
 }

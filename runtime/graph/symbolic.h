@@ -107,6 +107,10 @@ SymExpr sym_floordiv(const SymExpr& a, const SymExpr& b, const SymFacts* facts =
 SymExpr sym_mod(const SymExpr& a, const SymExpr& b, const SymFacts* facts = nullptr);
 SymExpr sym_min(const SymExpr& a, const SymExpr& b, const SymFacts* facts = nullptr);
 SymExpr sym_max(const SymExpr& a, const SymExpr& b, const SymFacts* facts = nullptr);
+/// a / b when the monomial b divides every term of a and a has no constant ((16*s0)/s0 = 16):
+/// the quotient wherever b != 0; nullopt otherwise. sym_floordiv applies it only when b is
+/// provably nonzero; a caller for which b = 0 is an error anyway (a reshape's -1) may use it.
+std::optional<SymExpr> sym_exact_quotient(const SymExpr& a, const SymExpr& b);
 /// Interval arithmetic over `facts` (all symbols unbounded when null).
 SymRange sym_bound(const SymExpr& e, const SymFacts* facts);
 /// Rebuilds `e` in canonical form with every symbol s replaced by `replace(s)` when it has a value.
@@ -155,6 +159,7 @@ SymInt sym_floordiv(const SymInt& a, const SymInt& b);
 SymInt sym_mod(const SymInt& a, const SymInt& b);
 SymInt sym_min(const SymInt& a, const SymInt& b);
 SymInt sym_max(const SymInt& a, const SymInt& b);
+std::optional<SymInt> sym_exact_quotient(const SymInt& a, const SymInt& b);
 
 /// A comparison between two sizes, as decided by ShapeEnv.
 enum class RelOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };

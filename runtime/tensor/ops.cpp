@@ -138,7 +138,15 @@ Tensor reshape(const Tensor& a, Sizes shape, Loc loc) {
     if (!known.is_symbolic() && known.hint() == 0)
       throw Error(invalid_argument("reshape at " + loc_str(loc) + ": cannot infer -1 in " +
                                    shape.str() + " (other dims have 0 elements)"));
-    shape[static_cast<size_t>(infer)] = sym_numel(a, loc) / known;
+    const SymSize numel = sym_numel(a, loc);
+    // A symbolic product that divides the element count term by term gives the quotient as
+    // it stands ((16*s2)/s2 = 16), with no guard that the product is nonzero: a data-dependent
+    // one could not be guarded, and where it is 0 so is the element count, and the shape is
+    // empty either way.
+    std::optional<SymInt> exact;
+    if (known.is_symbolic() && numel.is_symbolic())
+      exact = sym_exact_quotient(to_sym_int(numel), to_sym_int(known));
+    shape[static_cast<size_t>(infer)] = exact ? make_sym_size(*exact, known.node()->loc) : numel / known;
   }
   return shape_op(OpKind::Reshape, {a}, {}, shape, loc);
 }

@@ -24,13 +24,12 @@ Tensor non_max_suppression(const Tensor& boxes_in, const Tensor& scores_in,
                                  scores_in.meta().str() + " at " + loc_str(loc)));
   Tensor boxes = boxes_in.dtype() == DType::kF32 ? boxes_in : cast(boxes_in, DType::kF32, loc);
   Tensor scores = scores_in.dtype() == DType::kF32 ? scores_in : cast(scores_in, DType::kF32, loc);
-  const int64_t n = scores.sizes()[2].value(loc);
   Attrs by_score;
-  by_score.dims = {n};
-  by_score.index = 1;  // largest first, equal scores by position
+  by_score.dims = {-1};  // every box (N may be a data-dependent size)
+  by_score.index = 1;    // largest first, equal scores by position
   Tensor order = apply_op(OpKind::TopKIndices, {scores}, std::move(by_score), loc);
   Attrs a;
-  a.dims = {std::clamp<int64_t>(options.max_per_class, 0, n)};
+  a.dims = {std::clamp<int64_t>(options.max_per_class, 0, std::numeric_limits<int32_t>::max())};
   a.range = {options.iou_threshold, options.score_threshold.value_or(0.0)};
   a.index = options.center_boxes ? 1 : 0;
   a.axis = options.score_threshold.has_value() ? 1 : 0;
