@@ -161,6 +161,25 @@ TEST(MaskedSelect, UsedByLaterOpsInTheNextGraph) {
   EXPECT_EQ(fn.entries().at(0).graph_count, 2);
 }
 
+// reshape's -1 over a data-dependent length divides the symbolic product out exactly, with no
+// decision on the length (which could not be guarded): [2 * s] -> [-1, s] is [2, s].
+TEST(MaskedSelect, ReshapeInfersAroundTheLength) {
+  auto body = [](const Tensor& x) {
+    Tensor s = masked_select(x, x > 0);
+    Tensor both = concat({s, s * 2}, 0);
+    return reshape(both, {SymSize(-1), s.sizes()[0] * 2}) + 1;
+  };
+  auto fn = compile(body, {.name = "reshape_length"});
+  for (std::vector<float> v : {std::vector<float>{1, -1, 2, -2, 3, -3}, {-1, -1, -1, -1, -1, 4}}) {
+    Tensor x = F(v, {2, 3});
+    Tensor got = fn(x), want = body(x);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(got.to_doubles(), want.to_doubles());
+  }
+  EXPECT_EQ(fn.stats().compiles, 1u);
+  EXPECT_EQ(fn.stats().graph_breaks, 0u);
+}
+
 TEST(MaskedSelect, DecisionOnTheLengthIsAnError) {
   // Adding two selections needs their lengths equal: a guard on data-dependent sizes.
   auto fn =

@@ -82,6 +82,16 @@ TEST(SymExprTest, FloorDivAndModSimplify) {
   EXPECT_EQ(sym_mod(s0, c(8)).str(), "(s0 % 8)");
   // Without ranges, s1 could be 0: (s0*s1)//s1 stays symbolic.
   EXPECT_EQ(sym_floordiv(s0 * s1, s1).kind(), SymKind::kFloorDiv);
+  // ...but the exact quotient, for callers to whom a zero divisor is an error anyway.
+  EXPECT_EQ(sym_exact_quotient(s0 * s1, s1), s0);
+  EXPECT_EQ(sym_exact_quotient(c(16) * s0, s0), c(16));
+  EXPECT_EQ(sym_exact_quotient(c(16) * s0, c(4) * s0), c(4));
+  EXPECT_EQ(sym_exact_quotient(c(8) * s0 * s1 + c(4) * s0, c(4) * s0), c(2) * s1 + c(1));
+  EXPECT_EQ(sym_exact_quotient(s0, s0), c(1));
+  EXPECT_FALSE(sym_exact_quotient(c(6) * s0 * s1, c(4) * s0));  // 6 / 4
+  EXPECT_FALSE(sym_exact_quotient(c(16) * s0 + c(1), s0));       // a constant term
+  EXPECT_FALSE(sym_exact_quotient(s0 * s1, s0 + s1));            // not a monomial
+  EXPECT_FALSE(sym_exact_quotient(s0, s1));
 }
 
 TEST(SymExprTest, MinMaxFold) {
