@@ -60,8 +60,9 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   body += accessor(e, order, "kiln_order", DType::kI32, "int");
   // y1, x1, y2, x2 of box k (of the batch's boxes), y1 <= y2 and x1 <= x2.
   body += "vec4 kiln_corners(uint k) {\n";
-  body += "  const float p0 = kiln_box(4u * k), p1 = kiln_box(4u * k + 1u), "
-          "p2 = kiln_box(4u * k + 2u), p3 = kiln_box(4u * k + 3u);\n";
+  body +=
+      "  const float p0 = kiln_box(4u * k), p1 = kiln_box(4u * k + 1u), "
+      "p2 = kiln_box(4u * k + 2u), p3 = kiln_box(4u * k + 3u);\n";
   if (center) {
     body += "  precise float hw = p2 * 0.5, hh = p3 * 0.5;\n";
     body += "  precise vec4 c = vec4(p1 - hh, p0 - hw, p1 + hh, p0 + hw);\n  return c;\n}\n\n";
@@ -84,8 +85,8 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
     return glsl_store(at, v, DType::kI64) + ";\n";
   };
   const std::string minus_one = glsl_int_literal(-1, DType::kI64);
-  body += "int kiln_state(uint p) { return " + glsl_convert("b0.data[p]", DType::kI64, DType::kI32) +
-          "; }\n\n";
+  body += "int kiln_state(uint p) { return " +
+          glsl_convert("b0.data[p]", DType::kI64, DType::kI32) + "; }\n\n";
 
   const std::string L = std::to_string(local) + "u";
   std::string el = "void kiln_row(uint row) {\n";
@@ -98,7 +99,8 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   el += "    if (live) {\n      const float s = kiln_score(base + i);\n";
   el += "      live = !isnan(s)" +
         (scored ? " && s > " + float_bits(n.attrs.range[1]) : std::string()) + ";\n    }\n";
-  el += "    " + store("base + r", "live ? " + glsl_from_uint("i", DType::kI64) + " : " + minus_one);
+  el +=
+      "    " + store("base + r", "live ? " + glsl_from_uint("i", DType::kI64) + " : " + minus_one);
   el += "    if (live) first = min(first, r);\n  }\n";
   el += "  if (lid == 0u) kiln_next = n;\n";
   el += "  barrier();\n  atomicMin(kiln_next, first);\n  barrier();\n";
@@ -113,8 +115,8 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   el += "    barrier();\n";
   el += "    const vec4 c = kiln_corners(b * n + i);\n";
   el += "    uint next = n;\n";
-  el += "    for (uint p = r + 1u + (lid + " + L + " - (r + 1u) % " + L + ") % " + L + "; p < n; p += " +
-        L + ") {\n";
+  el += "    for (uint p = r + 1u + (lid + " + L + " - (r + 1u) % " + L + ") % " + L +
+        "; p < n; p += " + L + ") {\n";
   el += "      const int box = kiln_state(base + p);\n";
   el += "      if (box < 0) continue;\n";
   el += "      if (kiln_overlaps(c, kiln_corners(b * n + uint(box))))\n";
@@ -132,9 +134,9 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   const SymInt per = sym_floordiv(boxes_n + SymInt(local - 1), SymInt(local));
   const SymInt steps = max_out <= 65535 ? SymInt(max_out) : boxes_n;
   kern.loop_trips = SymInt(2) * per + (steps + SymInt(1)) * (per + SymInt(1));
-  KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("nms.comp", e, e.declarations() + "\n" + body + el,
-                                                 {{"KILN_LOCAL_SIZE", L}, {"KILN_ROWS", rows_size}},
-                                                 kern, opt.caps));
+  KILN_ASSIGN_OR_RETURN(
+      kern.glsl, kernel_source("nms.comp", e, e.declarations() + "\n" + body + el,
+                               {{"KILN_LOCAL_SIZE", L}, {"KILN_ROWS", rows_size}}, kern, opt.caps));
   return kern;
 }
 

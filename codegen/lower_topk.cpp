@@ -44,7 +44,8 @@ Expected<Kernel> topk_kernel(const Graph& g, const FusionDecision& fusion, NodeI
                     : "nw ? (nv && m < i) : (nv || " + beats + ")";
 
   // k = -1: the whole row (its length may be symbolic).
-  const std::string row = e.size(x.sym.back()), kk = k == -1 ? "(" + row + ")" : std::to_string(k) + "u";
+  const std::string row = e.size(x.sym.back()),
+                    kk = k == -1 ? "(" + row + ")" : std::to_string(k) + "u";
   std::string el = "void kiln_element(uint o) {\n" + e.take_body();
   el += "  const uint n = " + row + ";\n  const uint i = o % n, base = o - i;\n";
   el += "  const " + T + " v = kiln_x(o);\n";

@@ -310,8 +310,8 @@ int onnx_test_main(const OnnxTestOptions& options) {
       }
       Tally& t = tallies[dname];
       if (r.outcome == Outcome::kPass && !r.breaks.empty())
-        t.break_cases.push_back(fmt::format("{}: {} break(s), the first: {}", name,
-                                            r.breaks.size(), r.breaks[0]));
+        t.break_cases.push_back(
+            fmt::format("{}: {} break(s), the first: {}", name, r.breaks.size(), r.breaks[0]));
       if (r.outcome == Outcome::kPass && !fallbacks.empty()) {
         ++t.fallback_pass;
         t.fallback_cases.push_back(name);
@@ -371,10 +371,10 @@ int onnx_test_main(const OnnxTestOptions& options) {
       report += "    " + note + "\n";
     }
     if (!t.break_cases.empty()) {
-      const std::string note =
-          fmt::format("  {} of the {} passing cases had graph breaks (a value read on the host, "
-                      "or a host step): --report lists them",
-                      t.break_cases.size(), t.pass);
+      const std::string note = fmt::format(
+          "  {} of the {} passing cases had graph breaks (a value read on the host, "
+          "or a host step): --report lists them",
+          t.break_cases.size(), t.pass);
       fmt::print("{}\n", note);
       report += "    " + note + "\n";
     }

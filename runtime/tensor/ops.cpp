@@ -146,7 +146,8 @@ Tensor reshape(const Tensor& a, Sizes shape, Loc loc) {
     std::optional<SymInt> exact;
     if (known.is_symbolic() && numel.is_symbolic())
       exact = sym_exact_quotient(to_sym_int(numel), to_sym_int(known));
-    shape[static_cast<size_t>(infer)] = exact ? make_sym_size(*exact, known.node()->loc) : numel / known;
+    shape[static_cast<size_t>(infer)] =
+        exact ? make_sym_size(*exact, known.node()->loc) : numel / known;
   }
   return shape_op(OpKind::Reshape, {a}, {}, shape, loc);
 }

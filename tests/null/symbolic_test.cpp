@@ -89,8 +89,8 @@ TEST(SymExprTest, FloorDivAndModSimplify) {
   EXPECT_EQ(sym_exact_quotient(c(8) * s0 * s1 + c(4) * s0, c(4) * s0), c(2) * s1 + c(1));
   EXPECT_EQ(sym_exact_quotient(s0, s0), c(1));
   EXPECT_FALSE(sym_exact_quotient(c(6) * s0 * s1, c(4) * s0));  // 6 / 4
-  EXPECT_FALSE(sym_exact_quotient(c(16) * s0 + c(1), s0));       // a constant term
-  EXPECT_FALSE(sym_exact_quotient(s0 * s1, s0 + s1));            // not a monomial
+  EXPECT_FALSE(sym_exact_quotient(c(16) * s0 + c(1), s0));      // a constant term
+  EXPECT_FALSE(sym_exact_quotient(s0 * s1, s0 + s1));           // not a monomial
   EXPECT_FALSE(sym_exact_quotient(s0, s1));
 }
 
