@@ -141,6 +141,15 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
       {{"kiln_extensions.glsl", extensions(e, caps)}, {"kiln_kernel.glsl", body}});
 }
 
+Expected<std::string> scatter_driver_source(const Emitter& e, const std::string& code,
+                                            const std::string& outputs, Kernel& k,
+                                            const TargetCaps& caps) {
+  return kernel_source(
+      "scatter.comp", e, e.declarations() + "\n" + code,
+      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"}, {"KILN_OUTPUTS", outputs}}, k,
+      caps);
+}
+
 namespace {
 
 constexpr uint32_t kElementwiseLocalSize = 128;

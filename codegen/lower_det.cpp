@@ -69,11 +69,8 @@ Expected<Kernel> det_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   kern.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);
   kern.groups = {groups_for(sym_numel(n.sym), kern.local_size), 1, 1};
   kern.loop_trips = SymInt(m * m + m * m * m);  // the copy, and the elimination's nested loops
-  KILN_ASSIGN_OR_RETURN(kern.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},
-                                       {"KILN_OUTPUTS", e.size(sym_numel(n.sym))}},
-                                      kern, opt.caps));
+  const std::string outputs = e.size(sym_numel(n.sym));
+  KILN_ASSIGN_OR_RETURN(kern.glsl, scatter_driver_source(e, body + el, outputs, kern, opt.caps));
   return kern;
 }
 

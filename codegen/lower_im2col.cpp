@@ -87,11 +87,7 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.loop_trips =
       sym_floordiv(groups4, SymInt(kMaxGroups * static_cast<int64_t>(kern.local_size))) +
       SymInt(2 + row / 4);
-  KILN_ASSIGN_OR_RETURN(kern.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},
-                                       {"KILN_OUTPUTS", outputs}},
-                                      kern, opt.caps));
+  KILN_ASSIGN_OR_RETURN(kern.glsl, scatter_driver_source(e, body + el, outputs, kern, opt.caps));
   return kern;
 }
 

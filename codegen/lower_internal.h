@@ -53,6 +53,19 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
                                     std::map<std::string, std::string> macros, Kernel& k,
                                     const TargetCaps& caps);
 
+/// The type values of `dtype` are compared in by the ordering kernels (topk_indices,
+/// sort_slices): f16 as f32, bool as i32, the rest as themselves.
+inline DType ordering_type(DType dtype) {
+  return dtype == DType::kF16 ? DType::kF32 : dtype == DType::kBool ? DType::kI32 : dtype;
+}
+
+/// kernel_source on shaders/scatter.comp's driver: `code` (kiln_element(uint o) and what it
+/// calls) after the emitter's declarations, KILN_LOCAL_SIZE from `k`, KILN_OUTPUTS `outputs`
+/// (the element count, taken with Emitter::size before this call).
+Expected<std::string> scatter_driver_source(const Emitter& e, const std::string& code,
+                                            const std::string& outputs, Kernel& k,
+                                            const TargetCaps& caps);
+
 /// Softmax, LogSoftmax and LayerNorm: one workgroup per normalised row (codegen/lower_norm.cpp).
 Expected<Kernel> norm_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                              const CodegenOptions& opt);

@@ -56,11 +56,8 @@ Expected<Kernel> max_unpool_kernel(const Graph& g, const FusionDecision& fusion,
   k.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);
   k.groups = {groups_for(sym_numel(n.sym), k.local_size), 1, 1};
   k.loop_trips = groups_for(sym_numel(x.sym), kUnroll) + SymInt(1);
-  KILN_ASSIGN_OR_RETURN(k.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                                       {"KILN_OUTPUTS", e.size(sym_numel(n.sym))}},
-                                      k, opt.caps));
+  const std::string outputs = e.size(sym_numel(n.sym));
+  KILN_ASSIGN_OR_RETURN(k.glsl, scatter_driver_source(e, body + el, outputs, k, opt.caps));
   return k;
 }
 

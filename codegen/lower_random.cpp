@@ -43,11 +43,8 @@ Expected<Kernel> random_kernel(const Graph& g, const FusionDecision& fusion, Nod
   k.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);
   k.groups = {groups_for(sym_numel(n.sym), k.local_size), 1, 1};
   k.loop_trips = SymInt(11);
-  KILN_ASSIGN_OR_RETURN(k.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + kPhilox + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                                       {"KILN_OUTPUTS", e.size(sym_numel(n.sym))}},
-                                      k, opt.caps));
+  const std::string outputs = e.size(sym_numel(n.sym));
+  KILN_ASSIGN_OR_RETURN(k.glsl, scatter_driver_source(e, kPhilox + el, outputs, k, opt.caps));
   return k;
 }
 

@@ -123,11 +123,8 @@ Expected<Kernel> roi_align_kernel(const Graph& g, const FusionDecision& fusion, 
   const SymInt grid_h = ratio > 0 ? SymInt(ratio) : sym_floordiv(x.sym[2] + SymInt(oh), SymInt(oh));
   const SymInt grid_w = ratio > 0 ? SymInt(ratio) : sym_floordiv(x.sym[3] + SymInt(ow), SymInt(ow));
   k.loop_trips = grid_h * grid_w + SymInt(1);
-  KILN_ASSIGN_OR_RETURN(k.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                                       {"KILN_OUTPUTS", e.size(sym_numel(n.sym))}},
-                                      k, opt.caps));
+  const std::string outputs = e.size(sym_numel(n.sym));
+  KILN_ASSIGN_OR_RETURN(k.glsl, scatter_driver_source(e, body + el, outputs, k, opt.caps));
   return k;
 }
 

@@ -134,11 +134,7 @@ Expected<Kernel> scatter_kernel(const Graph& g, const FusionDecision& fusion, No
                              ? ix.sym[static_cast<size_t>(n.attrs.axis)]
                              : sym_numel(SymShape(ix.sym.begin(), ix.sym.end() - 1));
   k.loop_trips = groups_for(updates, kUnroll) + SymInt(1);
-  KILN_ASSIGN_OR_RETURN(k.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(k.local_size) + "u"},
-                                       {"KILN_OUTPUTS", outputs}},
-                                      k, opt.caps));
+  KILN_ASSIGN_OR_RETURN(k.glsl, scatter_driver_source(e, body + el, outputs, k, opt.caps));
   return k;
 }
 

@@ -21,9 +21,7 @@ Expected<Kernel> topk_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   const Node& x = g.node(n.inputs[0]);
   const int64_t k = n.attrs.dims[0];
   const bool largest = n.attrs.index == 1;
-  const DType acc = x.meta.dtype == DType::kF16    ? DType::kF32
-                    : x.meta.dtype == DType::kBool ? DType::kI32
-                                                   : x.meta.dtype;
+  const DType acc = ordering_type(x.meta.dtype);
   const std::string T = glsl_compute_type(acc);
 
   Emitter e(g, fusion, false);
@@ -62,11 +60,8 @@ Expected<Kernel> topk_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   kern.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);
   kern.groups = {groups_for(sym_numel(x.sym), kern.local_size), 1, 1};
   kern.loop_trips = x.sym.back() + SymInt(1);  // the row, and the driver's loop
-  KILN_ASSIGN_OR_RETURN(kern.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},
-                                       {"KILN_OUTPUTS", e.size(sym_numel(x.sym))}},
-                                      kern, opt.caps));
+  const std::string outputs = e.size(sym_numel(x.sym));
+  KILN_ASSIGN_OR_RETURN(kern.glsl, scatter_driver_source(e, body + el, outputs, kern, opt.caps));
   return kern;
 }
 

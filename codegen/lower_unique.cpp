@@ -19,9 +19,7 @@ Expected<Kernel> unique_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const Node& n = g.node(root);
   const Node& x = g.node(n.inputs[0]);
   const auto axis = static_cast<size_t>(n.attrs.axis);
-  const DType acc = x.meta.dtype == DType::kF16    ? DType::kF32
-                    : x.meta.dtype == DType::kBool ? DType::kI32
-                                                   : x.meta.dtype;
+  const DType acc = ordering_type(x.meta.dtype);
   const std::string T = glsl_compute_type(acc);
   SymInt outer(1), inner(1);
   for (size_t d = 0; d < x.sym.size(); ++d) {
@@ -65,11 +63,7 @@ Expected<Kernel> unique_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);
   kern.groups = {groups_for(x.sym[axis], kern.local_size), 1, 1};
   kern.loop_trips = x.sym[axis] * (len + SymInt(1)) + SymInt(1);
-  KILN_ASSIGN_OR_RETURN(kern.glsl,
-                        kernel_source("scatter.comp", e, e.declarations() + "\n" + body + el,
-                                      {{"KILN_LOCAL_SIZE", std::to_string(kern.local_size) + "u"},
-                                       {"KILN_OUTPUTS", outputs}},
-                                      kern, opt.caps));
+  KILN_ASSIGN_OR_RETURN(kern.glsl, scatter_driver_source(e, body + el, outputs, kern, opt.caps));
   return kern;
 }
 

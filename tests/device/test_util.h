@@ -69,6 +69,13 @@ class DeviceTest : public ::testing::Test {
     return warnings_;
   }
 
+  /// `fn` compiled, on `x` (a CPU tensor) sized past gallivm's loop limit: on llvmpipe the
+  /// kernel is unimplemented at that size and the op runs on the interpreter with a warning
+  /// that names the loop limit; a driver without that limit (SwiftShader) runs the kernel.
+  /// Either way the values are the interpreter's, exactly.
+  template <typename Fn>
+  void expect_loop_limit_fallback_or_run(const std::string& label, const Fn& fn, const Tensor& x);
+
   bool allow_cpu_fallback_ = false;
 
  private:
@@ -321,6 +328,24 @@ inline uint32_t seed_for_current_test() {
   uint32_t h = 2166136261u;
   for (char c : name) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
   return h;
+}
+
+template <typename Fn>
+void DeviceTest::expect_loop_limit_fallback_or_run(const std::string& label, const Fn& fn,
+                                                   const Tensor& x) {
+  allow_cpu_fallback_ = true;
+  Tensor want = fn(x);
+  const size_t before = warnings().size();
+  auto compiled = compile(fn, {.name = "loop_limit"});
+  poison_device_memory(1 << 20);
+  expect_close(compiled(x.to(Device::vulkan())), want, Tol::exact(), label);
+  const std::vector<std::string> w = warnings();
+  for (size_t i = before; i < w.size(); ++i)
+    EXPECT_NE(w[i].find("loop iterations"), std::string::npos)
+        << label << ": another reason: " << w[i];
+  if (Device::vulkan().name().find("llvmpipe") != std::string::npos) {
+    EXPECT_GT(w.size(), before) << label << ": no loop-limit fallback on gallivm";
+  }
 }
 
 /// DeviceTest plus a seeded rng and check(): run a tensor function on CPU tensors (the

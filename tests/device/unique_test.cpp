@@ -99,24 +99,11 @@ TEST_F(DeviceUnique, SortSlicesAlone) {
 }
 
 TEST_F(DeviceUnique, PastTheLoopLimitFallsBackOrRuns) {
-  allow_cpu_fallback_ = true;
   // Two slices of 33,000: each invocation compares two slices elementwise, 66,003 trips.
-  Tensor x = values(DType::kI32, {2, 33000});
-  Attrs at;
-  auto fn = [at](const Tensor& a) {
-    return apply_op(OpKind::SortSlices, {a}, Attrs(at), Loc::current());
-  };
-  Tensor want = fn(x);
-  const size_t before = warnings().size();
-  auto compiled = compile(fn, {.name = "long_sort"});
-  test::poison_device_memory(1 << 20);
-  test::expect_close(compiled(x.to(Device::vulkan())), want, Tol::exact(), "two long slices");
-  const std::vector<std::string> w = warnings();
-  for (size_t i = before; i < w.size(); ++i)
-    EXPECT_NE(w[i].find("loop iterations"), std::string::npos) << "another reason: " << w[i];
-  if (Device::vulkan().name().find("llvmpipe") != std::string::npos) {
-    EXPECT_GT(w.size(), before) << "no loop-limit fallback on gallivm";
-  }
+  expect_loop_limit_fallback_or_run(
+      "two long slices",
+      [](const Tensor& a) { return apply_op(OpKind::SortSlices, {a}, Attrs{}, Loc::current()); },
+      values(DType::kI32, {2, 33000}));
 }
 
 }  // namespace
