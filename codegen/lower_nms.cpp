@@ -80,7 +80,7 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   body += "  precise float limit = " + float_bits(n.attrs.range[0]) + " * uni;\n";
   body += "  return inter > limit;\n}\n\n";
   // The row's state, in its own output elements: position p holds the box of rank p while that
-  // is a candidate, else -1 (read back only by p's owner, the invocation p % local size).
+  // is a candidate, else -1 (written and read back only by p's owner, invocation p % local size).
   const auto store = [](const std::string& at, const std::string& v) {
     return glsl_store(at, v, DType::kI64) + ";\n";
   };
@@ -110,8 +110,11 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   el += "    if (r >= n || kept >= " + std::to_string(max_out) + "u) break;\n";
   el += "    barrier();\n";
   el += "    const uint i = uint(kiln_order(base + r));\n";
-  el += "    if (lid == 0u) {\n      kiln_next = n;\n      " +
-        store("base + kept", glsl_from_uint("i", DType::kI64)) + "    }\n";
+  el += "    if (lid == 0u) kiln_next = n;\n";
+  // The kept box goes to element `kept` by that element's owner, so that every output element
+  // is written by one invocation only (no write order between invocations to rely on).
+  el +=
+      "    if (lid == kept % " + L + ") " + store("base + kept", glsl_from_uint("i", DType::kI64));
   el += "    barrier();\n";
   el += "    const vec4 c = kiln_corners(b * n + i);\n";
   el += "    uint next = n;\n";
@@ -124,7 +127,8 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   el += "      else\n        next = min(next, p);\n    }\n";
   el += "    atomicMin(kiln_next, next);\n";
   el += "    ++kept;\n    barrier();\n  }\n";
-  el += "  for (uint k = kept + lid; k < n; k += " + L + ") " + store("base + k", minus_one);
+  el += "  for (uint k = kept + (lid + " + L + " - kept % " + L + ") % " + L +
+        "; k < n; k += " + L + ") " + store("base + k", minus_one);
   el += "  barrier();\n}\n";
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, variant, opt.caps));

@@ -5,10 +5,10 @@
 // which keeps whether each of its ranks is still a candidate in the row's output element r
 // (the rank's box, or -1). Each step keeps the lowest candidate rank (kiln_next, an atomic
 // minimum in shared memory; the kept box goes to the row's next output element, one at or
-// below that rank, which no invocation reads again), and every invocation drops its candidates
-// above it that the kept box overlaps and offers its lowest remaining one for the next step:
-// ranks / KILN_LOCAL_SIZE checks per invocation a step, and no invocation reads an element
-// another one writes. Codegen supplies kiln_extensions.glsl and
+// below that rank, which no invocation reads again, written by that element's owner), and
+// every invocation drops its candidates above it that the kept box overlaps and offers its
+// lowest remaining one for the next step: ranks / KILN_LOCAL_SIZE checks per invocation a step.
+// Every output element is written and read by its owner alone. Codegen supplies kiln_extensions.glsl and
 // kiln_kernel.glsl with the bindings and
 //   void kiln_row(uint row)   selects row `row`'s boxes (in uniform control flow: barriers)
 // and the macros KILN_LOCAL_SIZE and KILN_ROWS.
