@@ -2,9 +2,10 @@
 // elements (in f32; M is a constant of the compile, a guard) into a private array and reduces
 // it by LU with partial pivoting as the interpreter does (eager/interpreter_det.cpp: the first
 // largest |pivot|, an exact zero pivot gives 0, a swap flips the sign), in f32 where the
-// interpreter uses double. Matrices above kMaxOrder are reported unimplemented (the op then runs
-// on the interpreter with a warning): the private array would outgrow a GPU's registers. The
-// input's elementwise producers fold into the loads.
+// interpreter uses double; the pivots' product is carried as a mantissa and an exponent
+// (frexp), so it over- or underflows only where the determinant does. Matrices above kMaxOrder are
+// reported unimplemented (the op then runs on the interpreter with a warning): the private array
+// would outgrow a GPU's registers. The input's elementwise producers fold into the loads.
 #include <algorithm>
 #include <string>
 
@@ -45,7 +46,9 @@ Expected<Kernel> det_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   el += "  float a[" + MM + "];\n";
   el += "  for (uint j = 0u; j < " + std::to_string(m * m) + "u; ++j) a[j] = kiln_x(o * " +
         std::to_string(m * m) + "u + j);\n";
-  el += "  float d = 1.0;\n";
+  // The product of the pivots as a mantissa in [0.5, 1) and an exponent, so that it over- or
+  // underflows only if the determinant itself does, as in the interpreter's double.
+  el += "  float d = 1.0;\n  int d_exp = 0;\n";
   el += "  for (uint c = 0u; c < " + M + "; ++c) {\n";
   el += "    uint p = c;\n";
   el += "    for (uint r = c + 1u; r < " + M + "; ++r)\n";
@@ -59,11 +62,20 @@ Expected<Kernel> det_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   el += "        a[c * " + M + " + j] = t;\n      }\n";
   el += "      d = -d;\n    }\n";
   el += "    d *= piv;\n";
+  el +=
+      "    if (d != 0.0 && !isinf(d) && !isnan(d)) {\n      int e;\n      d = frexp(d, e);\n"
+      "      d_exp += e;\n    }\n";
   el += "    for (uint r = c + 1u; r < " + M + "; ++r) {\n";
   el += "      const float f = a[r * " + M + " + c] / piv;\n";
   el += "      for (uint j = c + 1u; j < " + M + "; ++j) a[r * " + M + " + j] -= f * a[c * " + M +
         " + j];\n    }\n  }\n";
-  el += "  " + glsl_store("o", "d", n.meta.dtype) + ";\n}\n";
+  // Past f32's range: +-inf; below its smallest denormal: +-0.
+  el += "  if (d != 0.0 && !isinf(d) && !isnan(d)) {\n";
+  el += "    if (d_exp > 128) d *= uintBitsToFloat(0x7f800000u);\n";
+  el += "    else if (d_exp < -149) d *= 0.0;\n";
+  el += "    else d = ldexp(d, d_exp);\n  }\n";
+  el += "  " + glsl_store("o", n.meta.dtype == DType::kF16 ? "kiln_f16(d)" : "d", n.meta.dtype) +
+        ";\n}\n";
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, variant, opt.caps));
   kern.local_size = std::min(kLocalSize, opt.caps.max_workgroup_invocations);

@@ -136,7 +136,7 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   kern.groups = {rows, SymInt(1), SymInt(1)};
   // The marks and the fill, then up to min(max boxes, N) steps of one pass over the row each.
   const SymInt per = sym_floordiv(boxes_n + SymInt(local - 1), SymInt(local));
-  const SymInt steps = max_out <= 65535 ? SymInt(max_out) : boxes_n;
+  const SymInt steps = sym_min(SymInt(max_out), boxes_n);
   kern.loop_trips = SymInt(2) * per + (steps + SymInt(1)) * (per + SymInt(1));
   KILN_ASSIGN_OR_RETURN(
       kern.glsl, kernel_source("nms.comp", e, e.declarations() + "\n" + body + el,

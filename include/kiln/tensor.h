@@ -413,7 +413,8 @@ struct NmsOptions {
 /// NaN score are never kept; boxes that do not intersect never suppress each other; IoU > t is
 /// tested in f32 as intersection > t * union. Device ops throughout (topk_indices, the
 /// nms_select kernel, nonzero, gather_nd): K is a data-dependent size, so inside kiln::compile the
-/// graph ends at the result (as masked_select's). N and C are fixed per compile.
+/// graph ends at the result (as masked_select's). Every size may be symbolic, N a data-dependent
+/// one.
 Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores, const NmsOptions& options,
                            Loc loc = Loc::current());
 

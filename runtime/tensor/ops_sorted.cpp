@@ -63,8 +63,11 @@ UniqueResult unique(const Tensor& x, std::optional<int64_t> axis, bool sorted, L
   }
   // is_first[r]: the slice of rank r differs from the one before it (NaN equal to NaN).
   Tensor sx = index_select(xs, a, order, loc);
-  Tensor later = slice(sx, a, 1, std::numeric_limits<int64_t>::max(), 1, loc);
-  Tensor earlier = slice(sx, a, 0, -1, 1, loc);
+  // Rank r against rank r - 1 for r in [1, n), as gathers by one n - 1 long index so that the
+  // two lengths are one expression even where n is a data-dependent size.
+  Tensor before = arange(n - 1, DType::kI64, dev);
+  Tensor earlier = index_select(sx, a, before, loc);
+  Tensor later = index_select(sx, a, before + scalar(1, DType::kI64, loc), loc);
   const Tensor no = scalar(false, DType::kBool, loc);
   Tensor both_nan = where(ne(later, later, loc), ne(earlier, earlier, loc), no, loc);
   Tensor differ = where(both_nan, no, ne(later, earlier, loc), loc);
@@ -81,28 +84,30 @@ UniqueResult unique(const Tensor& x, std::optional<int64_t> axis, bool sorted, L
   Tensor inverse =
       scatter_elements(zeros({n}, DType::kI64, dev), 0, order, id, ScatterReduction::kNone, loc);
   Tensor counts = scatter_elements(zeros({n}, DType::kI64, dev), 0, id, ones({n}, DType::kI64, dev),
-                                   ScatterReduction::kAdd, loc);
+                                   ScatterReduction::kAdd, loc);  // by sorted id, then zeros
+  // The one compaction: the ranks where runs start, K of them. Every K-long output is a gather
+  // by a K-long index, so all share K's size symbol (and one graph ends here, not several).
+  Tensor first_ranks = masked_select(arange(n, DType::kI64, dev), is_first, loc);
   UniqueResult r;
   if (sorted) {
-    r.indices = masked_select(order, is_first, loc);  // a stable sort: each run's first
-    r.counts = masked_select(counts, gt(counts, scalar(0, DType::kI64, loc), loc), loc);
+    r.indices = index_select(order, 0, first_ranks, loc);  // a stable sort: each run's first
+    r.counts = index_select(counts, 0, index_select(id, 0, first_ranks, loc), loc);
     r.inverse = inverse;
   } else {
-    // Order the runs by where they first occur: the ranks of first slices by position.
+    // Order the runs by where they first occur: the run starts' positions sorted, the other
+    // ranks after them (key INT64_MAX), so the first K entries of `by_place` are the run starts.
     const Tensor never = scalar(std::numeric_limits<int64_t>::max(), DType::kI64, loc);
     Tensor first_at = where(is_first, order, never, loc);  // [n]
     Attrs by_position;
     by_position.axis = 0;
-    Tensor ranks = apply_op(OpKind::SortSlices, {first_at}, std::move(by_position), loc);
-    Tensor at = index_select(first_at, 0, ranks, loc);
-    Tensor real = ne(at, never, loc);
-    r.indices = masked_select(at, real, loc);
-    r.counts =
-        masked_select(index_select(counts, 0, index_select(id, 0, ranks, loc), loc), real, loc);
-    // place[r]: where rank r's run goes; a sorted id's new place is its first rank's.
-    Tensor place = scatter_elements(zeros({n}, DType::kI64, dev), 0, ranks,
+    Tensor by_place = apply_op(OpKind::SortSlices, {first_at}, std::move(by_position), loc);
+    Tensor starts =
+        index_select(by_place, 0, arange(first_ranks.sizes()[0], DType::kI64, dev), loc);  // [K]
+    r.indices = index_select(first_at, 0, starts, loc);
+    r.counts = index_select(counts, 0, index_select(id, 0, starts, loc), loc);
+    // place[rank]: where that rank's run goes; a sorted id's new place is its first rank's.
+    Tensor place = scatter_elements(zeros({n}, DType::kI64, dev), 0, by_place,
                                     arange(n, DType::kI64, dev), ScatterReduction::kNone, loc);
-    Tensor first_ranks = masked_select(arange(n, DType::kI64, dev), is_first, loc);
     r.inverse = index_select(index_select(place, 0, first_ranks, loc), 0, inverse, loc);
   }
   r.values = index_select(xs, a, r.indices, loc);

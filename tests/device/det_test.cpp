@@ -1,10 +1,11 @@
 // kiln::det (the det kernel op) on Vulkan against the interpreter (double LU), on fresh random
 // matrices into poisoned memory, eagerly and compiled: orders 1 to 32, odd ones, batches of
 // several dims, empty batches and M = 0, singular matrices (an exact zero pivot on both),
-// NaN, f16, a fused producer and consumer, a symbolic batch size, and M = 33, past the kernel's
-// private array, which runs on the interpreter with a warning. The allowance per matrix is
-// relative to Hadamard's bound (the product of its row norms), since f32 elimination loses
-// accuracy to cancellation in that proportion, not in the determinant's.
+// NaN, f16 (and its overflow), pivots whose product leaves f32's range midway, a fused producer
+// and consumer, a symbolic batch size, and M = 33, past the kernel's private array, which runs
+// on the interpreter with a warning. Random matrices are checked relative to Hadamard's bound
+// (the product of the row norms: f32 elimination loses accuracy to cancellation in that
+// proportion); well-conditioned ones, up to order 32, relative to the determinant itself.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,10 +51,51 @@ class DeviceDet : public test::DeviceOpTest {
 };
 
 TEST_F(DeviceDet, MatchesTheInterpreter) {
-  const std::vector<Shape> shapes = {{1, 1},    {2, 2},       {3, 3},    {5, 5},      {7, 7},
-                                     {4, 8, 8}, {2, 3, 6, 6}, {16, 16},  {3, 32, 32}, {0, 3, 3},
-                                     {2, 0, 0}, {3, 1, 1},    {65, 4, 4}};
+  // Random matrices, checked against Hadamard's bound: loose for large orders (whose
+  // determinants are far below the bound), so those are checked below on matrices whose
+  // determinant is not small.
+  const std::vector<Shape> shapes = {{1, 1},       {2, 2},    {3, 3},    {5, 5},    {4, 6, 6},
+                                     {2, 3, 4, 4}, {0, 3, 3}, {2, 0, 0}, {3, 1, 1}, {65, 4, 4}};
   for (const Shape& s : shapes) check_det("det x" + shape_str(s), rnd(DType::kF32, s));
+}
+
+// I + noise of size 1 / sqrt(M): well-conditioned, |det| of order 1, so an error relative to
+// the determinant itself is checked, at every order up to the kernel's 32.
+TEST_F(DeviceDet, WellConditionedMatricesToOrder32) {
+  for (int64_t m : {7, 16, 31, 32}) {
+    const Shape s = {3, m, m};
+    Tensor noise = rnd(DType::kF32, s, test::Dist::uniform(-0.5, 0.5)) *
+                   (1.0 / std::sqrt(static_cast<double>(m)));
+    std::vector<float> eye(static_cast<size_t>(3 * m * m), 0.0f);
+    for (int64_t k = 0; k < 3 * m; ++k) eye[static_cast<size_t>(k * m + k % m)] = 1.0f;
+    Tensor x = noise + Tensor::from_vector(eye, s);
+    check(
+        "det of I + noise x" + shape_str(s), Tol{1e-4, 1e-6},
+        [](const Tensor& a) { return det(a); }, x);
+  }
+}
+
+// Pivots whose running product leaves f32's range although the determinant does not (and one
+// whose determinant does): the kernel carries the product's exponent apart.
+TEST_F(DeviceDet, BadlyScaledPivots) {
+  const std::vector<std::vector<float>> diagonals = {{1e30f, 1e30f, 1e-30f},
+                                                     {1e-30f, 1e-30f, 1e30f},
+                                                     {1e30f, 1e30f, 1e30f},
+                                                     {1e-30f, 1e-30f, 1e-30f},
+                                                     {-3e20f, 2e20f, 1e-25f}};
+  for (const std::vector<float>& d : diagonals) {
+    std::vector<float> v(9, 0.0f);
+    for (size_t i = 0; i < 3; ++i) v[i * 4] = d[i];
+    check(
+        "diagonal " + std::to_string(d[0]) + " " + std::to_string(d[1]) + " " +
+            std::to_string(d[2]),
+        Tol{1e-5, 0}, [](const Tensor& a) { return det(a); }, Tensor::from_vector(v, {3, 3}));
+  }
+  // In f16: 200^3 overflows to inf, as the interpreter's rounding gives.
+  std::vector<float> v = {200, 0, 0, 0, 200, 0, 0, 0, 200};
+  check(
+      "f16 overflow", Tol::exact(), [](const Tensor& a) { return det(a); },
+      cast(Tensor::from_vector(v, {3, 3}), DType::kF16));
 }
 
 TEST_F(DeviceDet, SingularNanAndHalf) {

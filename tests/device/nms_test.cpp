@@ -100,6 +100,28 @@ TEST_F(DeviceNms, ThresholdsCentersTiesAndNan) {
             {.max_per_class = 80, .iou_threshold = 0.5});
 }
 
+// The boxes scoring above 0.3 in class 0 only (a data-dependent N, as in a detector after its
+// score filter): one compile serves inputs with different counts, every graph on the device.
+TEST_F(DeviceNms, DataDependentBoxCount) {
+  auto fn = [](const Tensor& bx, const Tensor& sc) {
+    Tensor idx = reshape(nonzero(gt(slice(sc, 1, 0, 1), scalar(0.3))), {-1, 3});
+    Tensor at = reshape(slice(idx, 1, 2, 3), {-1});
+    return non_max_suppression(index_select(bx, 1, at), index_select(sc, 2, at),
+                               {.max_per_class = 20, .iou_threshold = 0.5});
+  };
+  auto compiled = compile(fn, {.name = "nms_after_filter"});
+  for (int k = 0; k < 3; ++k) {
+    Tensor bx = boxes(1, 60 + 7 * k, false), sc = scores(1, 2, 60 + 7 * k, false, false);
+    Tensor want = fn(bx, sc);
+    test::poison_device_memory(1 << 20);
+    test::expect_close(compiled(bx.to(Device::vulkan()), sc.to(Device::vulkan())), want,
+                       Tol::exact(), "filtered boxes, call " + std::to_string(k));
+  }
+  for (const EntryInfo& e : compiled.entries())
+    EXPECT_TRUE(e.on_device) << "a graph on the interpreter\n" << e.graph;
+  EXPECT_EQ(compiled.stats().graph_breaks, 0u);
+}
+
 TEST_F(DeviceNms, NoBoxes) {
   check_nms("N = 0", boxes(2, 0, false), scores(2, 3, 0, false, false),
             {.max_per_class = 5, .iou_threshold = 0.5});

@@ -84,6 +84,29 @@ TEST_F(DeviceUnique, MatchesTheInterpreter) {
       }
 }
 
+// The K-long outputs share one length, so they combine inside a compiled function; and the
+// input may itself have a data-dependent length.
+TEST_F(DeviceUnique, OutputsCombineAndDataDependentInput) {
+  for (bool sorted : {true, false}) {
+    auto fn = [sorted](const Tensor& x) {
+      UniqueResult r = unique(masked_select(x, gt(x, scalar(-2.0))), std::nullopt, sorted);
+      return r.values * cast(r.counts, DType::kF32) + cast(r.indices, DType::kF32);
+    };
+    auto compiled = compile(fn, {.name = "unique_combined"});
+    for (int k = 0; k < 3; ++k) {
+      Tensor x = values(DType::kF32, {5 + 3 * k});
+      Tensor want = fn(x);
+      test::poison_device_memory(1 << 20);
+      test::expect_close(
+          compiled(x.to(Device::vulkan())), want, Tol::exact(),
+          std::string(sorted ? "sorted" : "unsorted") + " call " + std::to_string(k));
+    }
+    for (const EntryInfo& e : compiled.entries())
+      EXPECT_TRUE(e.on_device) << "a graph on the interpreter\n" << e.graph;
+    EXPECT_EQ(compiled.stats().graph_breaks, 0u);
+  }
+}
+
 TEST_F(DeviceUnique, SortSlicesAlone) {
   for (const Shape& s : {Shape{9}, Shape{1, 1}, Shape{4, 6}, Shape{3, 0}, Shape{0}})
     for (int64_t a = 0; a < static_cast<int64_t>(s.size()); ++a) {
