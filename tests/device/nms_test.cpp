@@ -4,7 +4,8 @@
 // rows longer than a workgroup (several ranks per invocation), per-class limits of 0, 1, some
 // and all, IoU thresholds 0 (any overlap suppresses), 0.5 and 1 (nothing does), a score
 // threshold, center boxes, flipped corners, scores with many ties (by position), NaN scores,
-// and no boxes at all. The selection is exact: both compute the same f32 operations.
+// infinite corners, more rows than a dispatch has workgroups, a data-dependent box count, and
+// no boxes at all. The selection is exact: both compute the same f32 operations.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -120,6 +121,19 @@ TEST_F(DeviceNms, DataDependentBoxCount) {
   for (const EntryInfo& e : compiled.entries())
     EXPECT_TRUE(e.on_device) << "a graph on the interpreter\n" << e.graph;
   EXPECT_EQ(compiled.stats().graph_breaks, 0u);
+}
+
+// More (batch, class) rows than a dispatch has workgroups along x (65,535): the kernel's loop
+// over rows; and boxes with infinite corners (infinite areas, NaN unions: never suppressing).
+TEST_F(DeviceNms, ManyRowsAndInfiniteBoxes) {
+  check_nms("70,000 classes", boxes(1, 2, false), scores(1, 70000, 2, false, false),
+            {.max_per_class = 2, .iou_threshold = 0.5});
+  Tensor bx = boxes(1, 40, false);
+  std::vector<float> v = bx.to_vector<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < v.size(); i += 13) v[i] = (i % 2) ? inf : -inf;
+  check_nms("infinite corners", Tensor::from_vector(v, {1, 40, 4}), scores(1, 2, 40, false, false),
+            {.max_per_class = 40, .iou_threshold = 0.3});
 }
 
 TEST_F(DeviceNms, NoBoxes) {
