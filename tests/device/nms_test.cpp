@@ -125,9 +125,12 @@ TEST_F(DeviceNms, DataDependentBoxCount) {
 
 // More (batch, class) rows than a dispatch has workgroups along x (65,535): the kernel's loop
 // over rows; and boxes with infinite corners (infinite areas, NaN unions: never suppressing).
+// (The 70,000 rows take about 60 s on SwiftShader, whose barriers are slow, against 6 s on
+// lavapipe; the row loop is codegen's and the same on every driver, so SwiftShader skips them.)
 TEST_F(DeviceNms, ManyRowsAndInfiniteBoxes) {
-  check_nms("70,000 classes", boxes(1, 2, false), scores(1, 70000, 2, false, false),
-            {.max_per_class = 2, .iou_threshold = 0.5});
+  if (Device::vulkan().name().find("SwiftShader") == std::string::npos)
+    check_nms("70,000 classes", boxes(1, 2, false), scores(1, 70000, 2, false, false),
+              {.max_per_class = 2, .iou_threshold = 0.5});
   Tensor bx = boxes(1, 40, false);
   std::vector<float> v = bx.to_vector<float>();
   const float inf = std::numeric_limits<float>::infinity();
