@@ -141,6 +141,15 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
       {{"kiln_extensions.glsl", extensions(e, caps)}, {"kiln_kernel.glsl", body}});
 }
 
+std::string element_accessor(Emitter& e, const Node& in, const std::string& name, DType to) {
+  Index at = e.decompose("j", in.sym, "q", 0);
+  const std::string v = glsl_convert(e.value(in.id, at), in.meta.dtype, to);
+  std::string s = std::string(glsl_compute_type(to)) + " " + name + "(uint j) {\n" + e.take_body() +
+                  "  return " + v + ";\n}\n\n";
+  e.reset_scope();
+  return s;
+}
+
 Expected<std::string> scatter_driver_source(const Emitter& e, const std::string& code,
                                             const std::string& outputs, Kernel& k,
                                             const TargetCaps& caps) {

@@ -35,11 +35,7 @@ Expected<Kernel> det_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   Emitter e(g, fusion, false);
   e.set_root(root);
   e.bind_output(root);
-  // kiln_x(uint j): x's element at flat position j, as a float.
-  Index at = e.decompose("j", x.sym, "q", 0);
-  const std::string value = glsl_compute_convert(e.value(x.id, at), x.meta.dtype, DType::kF32);
-  std::string body = "float kiln_x(uint j) {\n" + e.take_body() + "  return " + value + ";\n}\n\n";
-  e.reset_scope();
+  std::string body = element_accessor(e, x, "kiln_x", DType::kF32);
 
   const std::string M = std::to_string(m) + "u", MM = std::to_string(std::max<int64_t>(m * m, 1));
   std::string el = "void kiln_element(uint o) {\n" + e.take_body();
@@ -71,7 +67,7 @@ Expected<Kernel> det_kernel(const Graph& g, const FusionDecision& fusion, NodeId
         " + j];\n    }\n  }\n";
   // Past f32's range: +-inf; below its smallest denormal: +-0.
   el += "  if (d != 0.0 && !isinf(d) && !isnan(d)) {\n";
-  el += "    if (d_exp > 128) d *= uintBitsToFloat(0x7f800000u);\n";
+  el += "    if (d_exp > 128) d *= KILN_INF;\n";
   el += "    else if (d_exp < -149) d *= 0.0;\n";
   el += "    else d = ldexp(d, d_exp);\n  }\n";
   el += "  " + glsl_store("o", n.meta.dtype == DType::kF16 ? "kiln_f16(d)" : "d", n.meta.dtype) +

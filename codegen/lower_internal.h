@@ -59,6 +59,11 @@ inline DType ordering_type(DType dtype) {
   return dtype == DType::kF16 ? DType::kF32 : dtype == DType::kBool ? DType::kI32 : dtype;
 }
 
+/// `<type of to> name(uint j)`: node `in`'s element at flat position j, converted to `to`'s
+/// compute type, its elementwise producers folded in (for kernels that read an input at
+/// positions they compute: the ordering, det and NMS kernels). Resets the emitter's scope.
+std::string element_accessor(Emitter& e, const Node& in, const std::string& name, DType to);
+
 /// kernel_source on shaders/scatter.comp's driver: `code` (kiln_element(uint o) and what it
 /// calls) after the emitter's declarations, KILN_LOCAL_SIZE from `k`, KILN_OUTPUTS `outputs`
 /// (the element count, taken with Emitter::size before this call).

@@ -9,8 +9,6 @@
 // loop_trips: past gallivm's loop limit the op runs on the interpreter, with a warning). The
 // inputs' elementwise producers fold into the loads.
 #include <algorithm>
-#include <bit>
-#include <cstdio>
 #include <string>
 
 #include "codegen/lower_internal.h"
@@ -19,24 +17,6 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t kLocalSize = 256;
-
-/// An f32 literal with the exact bits of `v` rounded to float.
-std::string float_bits(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "uintBitsToFloat(0x%08xu)",
-                std::bit_cast<uint32_t>(static_cast<float>(v)));
-  return buf;
-}
-
-/// `name(uint j)`: input `id`'s element at flat position j (in x's compute type `type`).
-std::string accessor(Emitter& e, const Node& in, const std::string& name, DType to,
-                     const std::string& type) {
-  Index at = e.decompose("j", in.sym, "q", 0);
-  std::string v = glsl_convert(e.value(in.id, at), in.meta.dtype, to);
-  std::string s = type + " " + name + "(uint j) {\n" + e.take_body() + "  return " + v + ";\n}\n\n";
-  e.reset_scope();
-  return s;
-}
 
 }  // namespace
 
@@ -55,9 +35,9 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   e.set_root(root);
   e.bind_output(root);
   const std::string N = e.size(boxes_n), C = e.size(n.sym[1]), rows_size = e.size(rows);
-  std::string body = accessor(e, boxes, "kiln_box", DType::kF32, "float");
-  body += accessor(e, scores, "kiln_score", DType::kF32, "float");
-  body += accessor(e, order, "kiln_order", DType::kI32, "int");
+  std::string body = element_accessor(e, boxes, "kiln_box", DType::kF32);
+  body += element_accessor(e, scores, "kiln_score", DType::kF32);
+  body += element_accessor(e, order, "kiln_order", DType::kI32);
   // y1, x1, y2, x2 of box k (of the batch's boxes), y1 <= y2 and x1 <= x2.
   body += "vec4 kiln_corners(uint k) {\n";
   body +=
@@ -77,7 +57,7 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   body += "  if (!(ih > 0.0) || !(iw > 0.0) || !(area_a > 0.0) || !(area_b > 0.0)) return false;\n";
   body += "  precise float inter = ih * iw;\n";
   body += "  precise float uni = area_a + area_b - inter;\n";
-  body += "  precise float limit = " + float_bits(n.attrs.range[0]) + " * uni;\n";
+  body += "  precise float limit = " + glsl_literal(n.attrs.range[0], DType::kF32) + " * uni;\n";
   body += "  return inter > limit;\n}\n\n";
   // The row's state, in its own output elements: position p holds the box of rank p while that
   // is a candidate, else -1 (written and read back only by p's owner, invocation p % local size).
@@ -98,7 +78,8 @@ Expected<Kernel> nms_kernel(const Graph& g, const FusionDecision& fusion, NodeId
   el += "    bool live = i < n;\n";
   el += "    if (live) {\n      const float s = kiln_score(base + i);\n";
   el += "      live = !isnan(s)" +
-        (scored ? " && s > " + float_bits(n.attrs.range[1]) : std::string()) + ";\n    }\n";
+        (scored ? " && s > " + glsl_literal(n.attrs.range[1], DType::kF32) : std::string()) +
+        ";\n    }\n";
   el +=
       "    " + store("base + r", "live ? " + glsl_from_uint("i", DType::kI64) + " : " + minus_one);
   el += "    if (live) first = min(first, r);\n  }\n";

@@ -27,11 +27,7 @@ Expected<Kernel> topk_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   Emitter e(g, fusion, false);
   e.set_root(root);
   e.bind_output(root);
-  // kiln_x(uint j): x's element at flat position j, in the compute type `acc`.
-  Index at = e.decompose("j", x.sym, "q", 0);
-  std::string value = glsl_convert(e.value(x.id, at), x.meta.dtype, acc);
-  std::string body = T + " kiln_x(uint j) {\n" + e.take_body() + "  return " + value + ";\n}\n\n";
-  e.reset_scope();
+  std::string body = element_accessor(e, x, "kiln_x", acc);
 
   // Whether w (at position m) comes before v (at position i) in the row's order.
   const std::string ahead = glsl_binary(largest ? ">" : "<", "w", "v", acc);

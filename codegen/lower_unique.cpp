@@ -33,11 +33,7 @@ Expected<Kernel> unique_kernel(const Graph& g, const FusionDecision& fusion, Nod
   e.bind_output(root);
   const std::string N = e.size(x.sym[axis]), INNER = e.size(inner), LEN = e.size(len);
   const std::string outputs = e.size(x.sym[axis]);
-  // kiln_x(uint j): x's element at flat position j, in the compute type `acc`.
-  Index at = e.decompose("j", x.sym, "q", 0);
-  const std::string value = glsl_convert(e.value(x.id, at), x.meta.dtype, acc);
-  std::string body = T + " kiln_x(uint j) {\n" + e.take_body() + "  return " + value + ";\n}\n\n";
-  e.reset_scope();
+  std::string body = element_accessor(e, x, "kiln_x", acc);
 
   body += "int kiln_compare(uint t, uint s) {\n";
   body += "  for (uint k = 0u; k < " + LEN + "; ++k) {\n";

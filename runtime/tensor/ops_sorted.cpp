@@ -45,10 +45,10 @@ UniqueResult unique(const Tensor& x, std::optional<int64_t> axis, bool sorted, L
   Tensor xs = x;
   int64_t a = 0;
   if (axis) {
-    if (x.dim() == 0 || *axis < -x.dim() || *axis >= x.dim())
-      throw Error(invalid_argument("unique: axis " + std::to_string(*axis) + " is outside " +
-                                   x.meta().str() + " at " + loc_str(loc)));
-    a = *axis < 0 ? *axis + x.dim() : *axis;
+    Expected<int64_t> n = normalize_axis(*axis, static_cast<int>(x.dim()));
+    if (!n.ok())
+      throw Error(n.status().with_context("unique of " + x.meta().str() + " at " + loc_str(loc)));
+    a = *n;
   } else {
     xs = reshape(x, {-1}, loc);
   }
