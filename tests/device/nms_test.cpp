@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/test_util.h"
@@ -137,6 +138,39 @@ TEST_F(DeviceNms, ManyRowsAndInfiniteBoxes) {
   for (size_t i = 0; i < v.size(); i += 13) v[i] = (i % 2) ? inf : -inf;
   check_nms("infinite corners", Tensor::from_vector(v, {1, 40, 4}), scores(1, 2, 40, false, false),
             {.max_per_class = 40, .iou_threshold = 0.3});
+}
+
+// Two threads at once, each with its own compiled function and inputs, three calls each; the
+// shared kernels are compiled by whichever thread reaches them first.
+TEST_F(DeviceNms, TwoThreads) {
+  auto fn = [](const Tensor& a, const Tensor& s) {
+    return non_max_suppression(a, s, {.max_per_class = 30, .iou_threshold = 0.5});
+  };
+  std::vector<Tensor> bx, sc, want(2), got(2);
+  for (int t = 0; t < 2; ++t) {
+    bx.push_back(boxes(2, 90 + t, false));
+    sc.push_back(scores(2, 3, 90 + t, false, false));
+    want[static_cast<size_t>(t)] = fn(bx.back(), sc.back());
+  }
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        auto compiled = compile(fn, {.name = "nms_thread"});
+        for (int call = 0; call < 3; ++call)
+          got[t] =
+              compiled(bx[t].to(Device::vulkan()), sc[t].to(Device::vulkan())).to(Device::cpu());
+      } catch (const Error& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (size_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(errors[t], "") << "thread " << t;
+    if (errors[t].empty())
+      test::expect_close(got[t], want[t], Tol::exact(), "thread " + std::to_string(t));
+  }
 }
 
 TEST_F(DeviceNms, NoBoxes) {
