@@ -18,6 +18,7 @@
 #include "eager/elementwise_loops.h"
 #include "eager/vector_loops.h"
 #include "eager/interpreter_ops.h"
+#include "eager/row_phases.h"
 #include "eager/window_geometry.h"
 
 namespace kiln::eager {
@@ -42,15 +43,16 @@ void max_pool_plane_exact(const Geometry& g, const float* xc, float* y) {
 }
 
 /// f32 max pool: channels-last where that is faster (channels_last.h), else planes (image,
-/// channel) split over the cores. Each output row is built tap by
-/// tap in window order with y = v > y ? v : y (a vector max) from -inf, which gives what the
-/// exact loop gives whenever the window holds no NaN (strict >: the first of equal values
-/// stays; an empty window stays -inf). A plane that reads a NaN is redone by the exact loop.
+/// channel) split over the cores, each laid out as row phases (row_phases.h: -inf outside the
+/// input) and reduced one output row at a time over whole vectors. Each output row is built
+/// tap by tap in window order with y = v > y ? v : y (a vector max) from -inf, which gives what
+/// the exact loop gives whenever the window holds no NaN (strict >: the first of equal values
+/// stays; a tap in the padding reads -inf, which changes nothing; an empty window stays -inf).
+/// A plane that reads a NaN is redone by the exact loop.
 void max_pool_f32(const Geometry& g, const float* x, float* out) {
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  const int64_t s2 = g.stride[2];
   if (prefer_channels_last(g, true)) {
     const std::vector<bool> nan = max_pool_channels_last(g, x, out);
     for (int64_t n = 0; n < g.n; ++n)
@@ -59,29 +61,32 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
           max_pool_plane_exact(g, x + pc * plane, out + pc * out_plane);
     return;
   }
-  const InnerTaps inner(g);
+  if (out_plane == 0) return;
+  if (g.in[2] == 0) {  // every window in the padding
+    std::fill(out, out + g.n * g.c * out_plane, -std::numeric_limits<float>::infinity());
+    return;
+  }
   const int64_t grain =
       std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
   parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
+    RowPhases rows(g);
+    std::vector<float> acc(static_cast<size_t>(rows.width()));
+    std::vector<const float*> reads;
     for (int64_t pc = b; pc < e; ++pc) {
       const float* xc = x + pc * plane;
       float* y = out + pc * out_plane;
+      rows.load(xc, -std::numeric_limits<float>::infinity());
       bool nan = false;
       for_each_output_row(
-          g,
-          [&](int64_t r) {
-            std::fill(y + r * g.out[2], y + (r + 1) * g.out[2],
-                      -std::numeric_limits<float>::infinity());
+          g, [&](int64_t) { reads.clear(); },
+          [&](int64_t, int64_t, int64_t offset) {
+            const int64_t row = offset / g.in[2];
+            for (int64_t kd = 0; kd < g.kernel[2]; ++kd) reads.push_back(rows.at(row, kd));
           },
-          [&](int64_t r, int64_t, int64_t offset) {
-            float* yr = y + r * g.out[2];
-            for (size_t kd = 0; kd < inner.shift.size(); ++kd) {
-              // The first input read, as an offset first: offset + shift alone may lie before
-              // the plane (a tap in the padding), which a pointer must not.
-              if (inner.hi[kd] <= inner.lo[kd]) continue;
-              const int64_t first = offset + inner.shift[kd] + inner.lo[kd] * s2;
-              nan |= max_strided(yr + inner.lo[kd], xc + first, inner.hi[kd] - inner.lo[kd], s2);
-            }
+          [&](int64_t r) {
+            nan |= max_rows(acc.data(), reads.data(), static_cast<int64_t>(reads.size()),
+                            rows.width());
+            std::copy(acc.data(), acc.data() + g.out[2], y + r * g.out[2]);
           });
       if (nan) max_pool_plane_exact(g, xc, y);
     }

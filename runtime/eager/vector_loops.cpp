@@ -37,31 +37,6 @@ KILN_LANE_CLONES void copy_strided(float* __restrict y, const float* __restrict 
   }
 }
 
-KILN_LANE_CLONES bool max_strided(float* __restrict y, const float* __restrict x, int64_t count,
-                                  int64_t stride) {
-  int nan = 0;  // an int, not a bool: a bool reduction keeps the loop scalar
-  if (stride == 1) {
-    for (int64_t i = 0; i < count; ++i) {
-      const float v = x[i];
-      nan |= v != v;
-      y[i] = v > y[i] ? v : y[i];
-    }
-  } else if (stride == 2) {
-    for (int64_t i = 0; i < count; ++i) {
-      const float v = x[2 * i];
-      nan |= v != v;
-      y[i] = v > y[i] ? v : y[i];
-    }
-  } else {
-    for (int64_t i = 0; i < count; ++i) {
-      const float v = x[i * stride];
-      nan |= v != v;
-      y[i] = v > y[i] ? v : y[i];
-    }
-  }
-  return nan != 0;
-}
-
 KILN_LANE_CLONES void madd_positions(float* __restrict y, const float* __restrict w,
                                      const float* __restrict x, int64_t count, int64_t x_step,
                                      int64_t lanes) {
@@ -79,6 +54,43 @@ KILN_LANE_CLONES bool max_positions(float* __restrict y, const float* __restrict
       y[c] = v > y[c] ? v : y[c];
     }
   return nan != 0;
+}
+
+KILN_LANE_CLONES bool max_rows(float* __restrict y, const float* const* rows, int64_t count,
+                               int64_t width) {
+  int nan = 0;  // an int, not a bool: a bool reduction keeps the loop scalar
+  for (int64_t j = 0; j < width; ++j) y[j] = -__builtin_inff();
+  for (int64_t t = 0; t < count; ++t) {
+    const float* __restrict x = rows[t];
+    for (int64_t j = 0; j < width; ++j) {
+      const float v = x[j];
+      nan |= v != v;
+      y[j] = v > y[j] ? v : y[j];
+    }
+  }
+  return nan != 0;
+}
+
+KILN_LANE_CLONES void madd_rows(float* __restrict y, const float* const* rows,
+                                const float* __restrict w, int64_t count, int64_t width) {
+  for (int64_t t = 0; t < count; ++t) {
+    const float* __restrict x = rows[t];
+    const float wt = w[t];
+    for (int64_t j = 0; j < width; ++j) y[j] += wt * x[j];
+  }
+}
+
+KILN_LANE_CLONES void deinterleave(float* __restrict dst, const float* __restrict src,
+                                   int64_t count, int64_t stride) {
+  if (stride == 2) {
+    for (int64_t m = 0; m < count; ++m) {
+      dst[m] = src[2 * m];
+      dst[count + m] = src[2 * m + 1];
+    }
+    return;
+  }
+  for (int64_t p = 0; p < stride; ++p)
+    for (int64_t m = 0; m < count; ++m) dst[p * count + m] = src[m * stride + p];
 }
 
 KILN_LANE_CLONES void transpose_tile(const float* __restrict src, int64_t rows, int64_t cols,

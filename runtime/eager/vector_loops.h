@@ -17,10 +17,6 @@ void madd_strided(float* y, float w, const float* x, int64_t count, int64_t stri
 /// more than the copy).
 void copy_strided(float* y, const float* x, int64_t count, int64_t stride);
 
-/// y[i] = v > y[i] ? v : y[i] with v = x[i * stride], for i < count. Returns whether any v was
-/// a NaN.
-bool max_strided(float* y, const float* x, int64_t count, int64_t stride);
-
 /// For `count` positions `lanes` apart in y and `x_step` apart in x: y[c] += w[c] * x[c] for
 /// c < lanes (channels-last: the lanes are channels).
 void madd_positions(float* y, const float* w, const float* x, int64_t count, int64_t x_step,
@@ -28,6 +24,17 @@ void madd_positions(float* y, const float* w, const float* x, int64_t count, int
 
 /// The same positions: y[c] = x[c] > y[c] ? x[c] : y[c]. Returns whether any x was a NaN.
 bool max_positions(float* y, const float* x, int64_t count, int64_t x_step, int64_t lanes);
+
+/// y[j] = the maximum (strict >, from -inf) of rows[t][j] over t < count, for j < width.
+/// Returns whether any value read was a NaN.
+bool max_rows(float* y, const float* const* rows, int64_t count, int64_t width);
+
+/// y[j] += w[t] * rows[t][j] for t < count in order, for j < width.
+void madd_rows(float* y, const float* const* rows, const float* w, int64_t count, int64_t width);
+
+/// dst[p * count + m] = src[m * stride + p] for p < stride, m < count: a row split into its
+/// `stride` phases.
+void deinterleave(float* dst, const float* src, int64_t count, int64_t stride);
 
 /// dst[j * rows + i] = src[i * cols + j] for the tile of rows [i0, i1) and columns [j0, j1) of
 /// a [rows, cols] matrix.

@@ -130,9 +130,10 @@ struct InnerTaps {
 /// The output rows [r0, r1) of one plane (a row: fixed positions in the two outer spatial dims)
 /// in order: for row r, start(r), then tap(r, t, offset) for each pair of outer window taps
 /// inside the input, in window order, with t = ka * kernel[1] + kb and `offset` the start of
-/// the input row they read within one [D, H, W] plane.
-template <typename Start, typename Tap>
-void for_each_output_row(const Geometry& g, int64_t r0, int64_t r1, Start&& start, Tap&& tap) {
+/// the input row they read within one [D, H, W] plane, then finish(r).
+template <typename Start, typename Tap, typename Finish>
+void for_each_output_row(const Geometry& g, int64_t r0, int64_t r1, Start&& start, Tap&& tap,
+                         Finish&& finish) {
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t oa = r / g.out[1], ob = r % g.out[1];
     start(r);
@@ -145,13 +146,26 @@ void for_each_output_row(const Geometry& g, int64_t r0, int64_t r1, Start&& star
         tap(r, ka * g.kernel[1] + kb, (p0 * g.in[1] + p1) * g.in[2]);
       }
     }
+    finish(r);
   }
+}
+
+/// As above, with nothing to finish a row.
+template <typename Start, typename Tap>
+void for_each_output_row(const Geometry& g, int64_t r0, int64_t r1, Start&& start, Tap&& tap) {
+  for_each_output_row(g, r0, r1, start, tap, [](int64_t) {});
 }
 
 /// Every output row of one plane, as above.
 template <typename Start, typename Tap>
 void for_each_output_row(const Geometry& g, Start&& start, Tap&& tap) {
   for_each_output_row(g, 0, g.out[0] * g.out[1], start, tap);
+}
+
+/// Every output row of one plane, with a finish call per row.
+template <typename Start, typename Tap, typename Finish>
+void for_each_output_row(const Geometry& g, Start&& start, Tap&& tap, Finish&& finish) {
+  for_each_output_row(g, 0, g.out[0] * g.out[1], start, tap, finish);
 }
 
 }  // namespace kiln::eager

@@ -1,0 +1,43 @@
+#include "eager/row_phases.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "eager/vector_loops.h"
+
+namespace kiln::eager {
+
+RowPhases::RowPhases(const Geometry& g)
+    : rows_(g.in[0] * g.in[1]),
+      in_(g.in[2]),
+      pad_(g.pad[2]),
+      stride_(g.stride[2]),
+      dil_(g.dil[2]),
+      width_((g.out[2] + 15) / 16 * 16) {
+  // Phase m holds padded positions m * stride + p; the last tap of the last column reads
+  // (width - 1) * stride + (kernel - 1) * dilation. Whole vectors of 16 per phase, so that
+  // splitting a row into phases needs no tail either.
+  const int64_t reach = width_ + ((g.kernel[2] - 1) * dil_) / stride_ + 1;
+  phase_ = (reach + 15) / 16 * 16;
+  for (int64_t kd = 0; kd < g.kernel[2]; ++kd) {
+    const int64_t q = kd * dil_;
+    tap_.push_back(q % stride_ * phase_ + q / stride_);
+  }
+  data_.resize(static_cast<size_t>(rows_ * stride_ * phase_));
+  if (stride_ > 1) padded_.resize(static_cast<size_t>(stride_ * phase_));
+}
+
+void RowPhases::load(const float* plane, float fill) {
+  const int64_t len = stride_ * phase_;  // padded positions per row
+  // Row positions [pad, pad + in) hold the input, clipped to the positions any tap reads.
+  const int64_t lo = std::min(pad_, len), hi = std::clamp(pad_ + in_, lo, len);
+  for (int64_t r = 0; r < rows_; ++r) {
+    float* dst = stride_ == 1 ? data_.data() + r * phase_ : padded_.data();
+    std::fill(dst, dst + lo, fill);
+    if (hi > lo) std::memcpy(dst + lo, plane + r * in_ + (lo - pad_), (hi - lo) * sizeof(float));
+    std::fill(dst + hi, dst + len, fill);
+    if (stride_ > 1) deinterleave(data_.data() + r * stride_ * phase_, dst, phase_, stride_);
+  }
+}
+
+}  // namespace kiln::eager
