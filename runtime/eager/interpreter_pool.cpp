@@ -16,9 +16,9 @@
 
 #include "eager/channels_last.h"
 #include "eager/elementwise_loops.h"
-#include "eager/vector_loops.h"
 #include "eager/interpreter_ops.h"
 #include "eager/row_phases.h"
+#include "eager/vector_loops.h"
 #include "eager/window_geometry.h"
 
 namespace kiln::eager {

@@ -126,9 +126,9 @@ TEST(InterpreterFastPaths, MaxPoolMatchesTheWindowOrderFormula) {
       {{1, 3, 5, 100}, {2, 4}, {1, 3}, {1, 2, 0, 3}, {1, 2}, true, 2},
       {{1, 2, 4, 37}, {1, 5}, {1, 1}, {0, 4, 0, 4}, {1, 1}},
       // Many channels and tiny planes: the channels-last loops (eager/channels_last.h).
-      {{2, 20, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, 3},         // NaNs
-      {{3, 17, 3, 7}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},             // ceil, odd C
-      {{1, 16, 2, 2}, {1, 1}, {1, 1}, {1, 1, 1, 1}, {1, 1}},                   // empty windows
+      {{2, 20, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, 3},          // NaNs
+      {{3, 17, 3, 7}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},              // ceil, odd C
+      {{1, 16, 2, 2}, {1, 1}, {1, 1}, {1, 1, 1, 1}, {1, 1}},                    // empty windows
       {{1, 24, 3, 4, 4}, {2, 2, 2}, {1, 2, 2}, {0, 0, 0, 1, 1, 1}, {1, 1, 1}},  // 3-D
   };
   std::mt19937 rng(31);
