@@ -48,7 +48,7 @@ void max_pool_plane_exact(const Geometry& g, const float* xc, float* y) {
 /// tap by tap in window order with y = v > y ? v : y (a vector max) from -inf, which gives what
 /// the exact loop gives whenever the window holds no NaN (strict >: the first of equal values
 /// stays; a tap in the padding reads -inf, which changes nothing; an empty window stays -inf).
-/// A plane that reads a NaN is redone by the exact loop.
+/// A plane with a NaN is redone by the exact loop.
 void max_pool_f32(const Geometry& g, const float* x, float* out) {
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
@@ -75,8 +75,7 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
     for (int64_t pc = b; pc < e; ++pc) {
       const float* xc = x + pc * plane;
       float* y = out + pc * out_plane;
-      rows.load(xc, -std::numeric_limits<float>::infinity());
-      bool nan = false;
+      const bool nan = rows.load(xc, -std::numeric_limits<float>::infinity());
       for_each_output_row(
           g, [&](int64_t) { reads.clear(); },
           [&](int64_t, int64_t, int64_t offset) {
@@ -84,8 +83,7 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
             for (int64_t kd = 0; kd < g.kernel[2]; ++kd) reads.push_back(rows.at(row, kd));
           },
           [&](int64_t r) {
-            nan |= max_rows(acc.data(), reads.data(), static_cast<int64_t>(reads.size()),
-                            rows.width());
+            max_rows(acc.data(), reads.data(), static_cast<int64_t>(reads.size()), rows.width());
             std::copy(acc.data(), acc.data() + g.out[2], y + r * g.out[2]);
           });
       if (nan) max_pool_plane_exact(g, xc, y);

@@ -27,7 +27,8 @@ RowPhases::RowPhases(const Geometry& g)
   if (stride_ > 1) padded_.resize(static_cast<size_t>(stride_ * phase_));
 }
 
-void RowPhases::load(const float* plane, float fill) {
+bool RowPhases::load(const float* plane, float fill) {
+  const bool nan = any_nan(plane, rows_ * in_);
   const int64_t len = stride_ * phase_;  // padded positions per row
   // Row positions [pad, pad + in) hold the input, clipped to the positions any tap reads.
   const int64_t lo = std::min(pad_, len), hi = std::clamp(pad_ + in_, lo, len);
@@ -38,6 +39,7 @@ void RowPhases::load(const float* plane, float fill) {
     std::fill(dst + hi, dst + len, fill);
     if (stride_ > 1) deinterleave(data_.data() + r * stride_ * phase_, dst, phase_, stride_);
   }
+  return nan;
 }
 
 }  // namespace kiln::eager

@@ -20,8 +20,9 @@ class RowPhases {
  public:
   explicit RowPhases(const Geometry& g);
 
-  /// Lays out one [D, H, W] plane, `fill` outside each row.
-  void load(const float* plane, float fill);
+  /// Lays out one [D, H, W] plane, `fill` outside each row. Returns whether the plane holds
+  /// a NaN.
+  bool load(const float* plane, float fill);
 
   /// Row `row` (p0 * in[1] + p1) as innermost tap kd reads it, for the output columns
   /// [0, width()).

@@ -56,18 +56,18 @@ KILN_LANE_CLONES bool max_positions(float* __restrict y, const float* __restrict
   return nan != 0;
 }
 
-KILN_LANE_CLONES bool max_rows(float* __restrict y, const float* const* rows, int64_t count,
+KILN_LANE_CLONES void max_rows(float* __restrict y, const float* const* rows, int64_t count,
                                int64_t width) {
-  int nan = 0;  // an int, not a bool: a bool reduction keeps the loop scalar
   for (int64_t j = 0; j < width; ++j) y[j] = -__builtin_inff();
   for (int64_t t = 0; t < count; ++t) {
     const float* __restrict x = rows[t];
-    for (int64_t j = 0; j < width; ++j) {
-      const float v = x[j];
-      nan |= v != v;
-      y[j] = v > y[j] ? v : y[j];
-    }
+    for (int64_t j = 0; j < width; ++j) y[j] = x[j] > y[j] ? x[j] : y[j];
   }
+}
+
+KILN_LANE_CLONES bool any_nan(const float* x, int64_t count) {
+  int nan = 0;  // an int, not a bool: a bool reduction keeps the loop scalar
+  for (int64_t i = 0; i < count; ++i) nan |= x[i] != x[i];
   return nan != 0;
 }
 

@@ -25,9 +25,12 @@ void madd_positions(float* y, const float* w, const float* x, int64_t count, int
 /// The same positions: y[c] = x[c] > y[c] ? x[c] : y[c]. Returns whether any x was a NaN.
 bool max_positions(float* y, const float* x, int64_t count, int64_t x_step, int64_t lanes);
 
-/// y[j] = the maximum (strict >, from -inf) of rows[t][j] over t < count, for j < width.
-/// Returns whether any value read was a NaN.
-bool max_rows(float* y, const float* const* rows, int64_t count, int64_t width);
+/// y[j] = the maximum (strict >, from -inf) of rows[t][j] over t < count, for j < width (a NaN
+/// is never taken).
+void max_rows(float* y, const float* const* rows, int64_t count, int64_t width);
+
+/// Whether any of x[0, count) is a NaN.
+bool any_nan(const float* x, int64_t count);
 
 /// y[j] += w[t] * rows[t][j] for t < count in order, for j < width.
 void madd_rows(float* y, const float* const* rows, const float* w, int64_t count, int64_t width);
