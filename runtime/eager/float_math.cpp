@@ -46,6 +46,44 @@ inline double exp_nonpositive(double y) {
   return p * std::bit_cast<double>((ki + 1023) << 52);  // k in [-58, 0]: a normal power of two
 }
 
+/// exp(y) for any y <= 0, -inf or NaN, in double: 2^k exp(r) as exp_nonpositive, the power of
+/// two applied in two normal halves so that a result in the subnormal range is rounded once; 0
+/// below -746 (where double's exp underflows to 0), NaN for a NaN.
+inline double exp_nonpositive_any(double y) {
+  constexpr double kLog2e = 1.4426950408889634;
+  constexpr double kShifter = 0x1.8p52;
+  constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
+  const bool under = y < -746.0;
+  const double yc = under ? -746.0 : y;  // a NaN stays (the compare is false)
+  const double shifted = yc * kLog2e + kShifter;
+  const double k = shifted - kShifter;
+  const double r = (yc - k * kLn2Hi) - k * kLn2Lo;
+  // exp(r) = 1 + (r + r^2 q(r)): the small correction summed first, so that the result is
+  // rounded once at the end; Taylor's series to degree 14 (the remainder, below r^15 / 15!, is
+  // under 2^-62 for |r| <= ln 2 / 2).
+  double q = 1.0 / 87178291200.0;  // 1 / 14!
+  q = q * r + 1.0 / 6227020800.0;
+  q = q * r + 1.0 / 479001600.0;
+  q = q * r + 1.0 / 39916800.0;
+  q = q * r + 1.0 / 3628800.0;
+  q = q * r + 1.0 / 362880.0;
+  q = q * r + 1.0 / 40320.0;
+  q = q * r + 1.0 / 5040.0;
+  q = q * r + 1.0 / 720.0;
+  q = q * r + 1.0 / 120.0;
+  q = q * r + 1.0 / 24.0;
+  q = q * r + 1.0 / 6.0;
+  q = q * r + 0.5;
+  const double p = 1.0 + (r + (r * r) * q);
+  // k in [-1077, 0] (any bits for a NaN, whose p is NaN): 2^k as 2^half * 2^(k - half), each
+  // at least 2^-539, a normal double.
+  const int64_t ki = std::bit_cast<int64_t>(shifted) - std::bit_cast<int64_t>(kShifter);
+  const int64_t half = ki / 2;
+  const double scaled = p * std::bit_cast<double>(((half + 1023) & 0x7ff) << 52) *
+                        std::bit_cast<double>(((ki - half + 1023) & 0x7ff) << 52);
+  return under ? 0.0 : scaled;
+}
+
 inline float tanh_one(float x) {
   const double t = std::fabs(static_cast<double>(x));
   const double t2 = t * t;
@@ -58,6 +96,10 @@ inline float tanh_one(float x) {
 }
 
 }  // namespace
+
+double softmax_exp(double y) {
+  return exp_nonpositive_any(y);
+}
 
 float tanh_float(float x) {
   return tanh_one(x);
@@ -72,6 +114,33 @@ __attribute__((target_clones("avx2", "default")))
 #endif
 void tanh_floats(const float* __restrict x, float* __restrict y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = tanh_one(x[i]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void softmax_exps(const float* __restrict x, float m, double* __restrict ex, int64_t n) {
+  const double md = m;
+  for (int64_t i = 0; i < n; ++i) ex[i] = exp_nonpositive_any(static_cast<double>(x[i]) - md);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+float max_ignoring_nan(const float* __restrict x, int64_t n) {
+  // 16 running maxima (one vector's lanes), then theirs: the same value as one running max,
+  // up to the sign of a zero maximum.
+  float lanes[16];
+  for (float& l : lanes) l = -__builtin_inff();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 16; ++k) lanes[k] = x[i + k] > lanes[k] ? x[i + k] : lanes[k];
+  float m = -__builtin_inff();
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (float l : lanes) m = l > m ? l : m;
+  return m;
 }
 
 }  // namespace kiln::eager

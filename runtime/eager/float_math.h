@@ -14,4 +14,13 @@ float tanh_float(float x);
 /// y[i] = tanh_float(x[i]) for i < n (x and y do not overlap).
 void tanh_floats(const float* x, float* y, int64_t n);
 
+/// exp(y) in double for y <= 0 (softmax's exp(x - max)), -inf (0) or NaN (NaN): within an ulp
+/// of the exact value, rounded once where it is subnormal, 0 below -746.
+double softmax_exp(double y);
+/// ex[i] = softmax_exp(double(x[i]) - m) for i < n: the same bits as the scalar function.
+void softmax_exps(const float* x, float m, double* ex, int64_t n);
+/// The maximum of x[0, n) ignoring NaNs (-inf when n is 0 or all are NaN); a zero maximum may
+/// have either sign.
+float max_ignoring_nan(const float* x, int64_t n);
+
 }  // namespace kiln::eager

@@ -5,7 +5,8 @@
 //     rounded to the output dtype; docs/ops.md gives the tolerance this implies. Integer outputs
 //     accumulate in int64 over k in order with two's complement wraparound (exact).
 //   Softmax / LogSoftmax: per slice along the axis, m = max (float), s = sum exp(x - m) in double;
-//     softmax = exp(x - m) / s, log_softmax = x - m - log(s). A slice that is all -inf gives NaN.
+//     softmax = exp(x - m) / s, log_softmax = x - m - log(s) (exp within an ulp: float_math.h's
+//     softmax_exp). A slice that is all -inf gives NaN.
 //   LayerNorm: per row of the last k dims, mean and biased variance in double;
 //     y = (x - mean) / sqrt(var + eps) * weight + bias, rounded to the output dtype.
 //   Gather / IndexSelect: i32 or i64 indices; an index outside [0, size) is an error Status naming
@@ -25,6 +26,7 @@
 #include <string>
 
 #include "eager/elementwise_loops.h"
+#include "eager/float_math.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
 
@@ -163,24 +165,44 @@ Status matmul_float(const Node& node, const HostTensor& a, const HostTensor& b, 
   return {};
 }
 
+/// A softmax slice's outputs from its exponentials ex[i] = exp(x[i] - mx): their sum s in
+/// double in order, then ex[i] / s, or for log-softmax (x[i] - mx) - log(s), each rounded to
+/// float.
+template <typename Load, typename Store>
+void softmax_store(int64_t len, bool log_form, float mx, const std::vector<double>& ex, Load load,
+                   Store store) {
+  double sum = 0;
+  for (int64_t i = 0; i < len; ++i) sum += ex[static_cast<size_t>(i)];
+  if (log_form) {
+    const double log_sum = std::log(sum);
+    for (int64_t i = 0; i < len; ++i)
+      store(i, static_cast<float>((static_cast<double>(load(i)) - mx) - log_sum));
+    return;
+  }
+  for (int64_t i = 0; i < len; ++i) store(i, static_cast<float>(ex[static_cast<size_t>(i)] / sum));
+}
+
 /// One softmax (or log-softmax) slice of `len` elements, load(i) reading element i as float and
-/// store(i, v) writing it: m = max (float), s = sum of exp(x - m) in double, each exp(x - m)
-/// (or x - m) kept in `ex` so it is computed once.
+/// store(i, v) writing it: m = max (float), s = sum of exp(x - m) in double (softmax_exp), each
+/// exp(x - m) kept in `ex` so it is computed once.
 template <typename Load, typename Store>
 void softmax_slice(int64_t len, bool log_form, std::vector<double>& ex, Load load, Store store) {
   float mx = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < len; ++i) mx = std::max(mx, load(i));
-  double sum = 0;
-  for (int64_t i = 0; i < len; ++i) {
-    const double shifted = double(load(i)) - mx;
-    ex[static_cast<size_t>(i)] = log_form ? shifted : std::exp(shifted);
-    sum += log_form ? std::exp(shifted) : ex[static_cast<size_t>(i)];
-  }
-  const double log_sum = std::log(sum);
-  for (int64_t i = 0; i < len; ++i) {
-    const double v = ex[static_cast<size_t>(i)];
-    store(i, static_cast<float>(log_form ? v - log_sum : v / sum));
-  }
+  for (int64_t i = 0; i < len; ++i)
+    ex[static_cast<size_t>(i)] = softmax_exp(static_cast<double>(load(i)) - mx);
+  softmax_store(len, log_form, mx, ex, load, store);
+}
+
+/// The same slice of contiguous floats, its exponentials computed a vector at a time (the same
+/// bits).
+void softmax_slice_f32(int64_t len, bool log_form, std::vector<double>& ex, const float* x,
+                       float* y) {
+  // The sign of a zero maximum changes no x - mx.
+  const float mx = max_ignoring_nan(x, len);
+  softmax_exps(x, mx, ex.data(), len);
+  softmax_store(
+      len, log_form, mx, ex, [&](int64_t i) { return x[i]; }, [&](int64_t i, float v) { y[i] = v; });
 }
 
 Status softmax(const Node& node, const HostTensor& x, HostTensor& out) {
@@ -199,7 +221,9 @@ Status softmax(const Node& node, const HostTensor& x, HostTensor& out) {
                  std::vector<double> ex(static_cast<size_t>(len));
                  for (int64_t q = b; q < e; ++q) {
                    const int64_t base = q / step * len * step + q % step;
-                   if (f32) {
+                   if (f32 && step == 1) {
+                     softmax_slice_f32(len, log_form, ex, xf + base, of + base);
+                   } else if (f32) {
                      softmax_slice(
                          len, log_form, ex, [&](int64_t i) { return xf[base + i * step]; },
                          [&](int64_t i, float v) { of[base + i * step] = v; });

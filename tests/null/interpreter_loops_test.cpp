@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/host_memory.h"
+#include "eager/float_math.h"
 #include "eager/interpreter.h"
 #include "eager/parallel.h"
 #include "graph/op.h"
@@ -258,6 +259,75 @@ TEST(InterpreterLoops, SoftmaxRowsMatchTheDoubleFormula) {
       }
       expect_same_bits(run(op, {&x}, a), want, std::string(op_name(op)) + " " + shape_str(s));
     }
+  }
+}
+
+/// How many doubles lie between a and b (0 for equal values of the same sign).
+int64_t double_ulps_apart(double a, double b) {
+  int64_t ia, ib;
+  std::memcpy(&ia, &a, 8);
+  std::memcpy(&ib, &b, 8);
+  if (ia < 0) ia = std::numeric_limits<int64_t>::min() - ia;
+  if (ib < 0) ib = std::numeric_limits<int64_t>::min() - ib;
+  return ia > ib ? ia - ib : ib - ia;
+}
+
+TEST(InterpreterLoops, SoftmaxExpIsWithinAnUlpOfExp) {
+  // Every float in [-750, 0] at a step of 4099 bit patterns (about 260,000 values: normal,
+  // subnormal and underflowing results) and the special values, against glibc's exp; the
+  // batch form (contiguous softmax rows) must give the scalar function's bits.
+  std::vector<float> xs;
+  for (uint32_t bits = 0x80000000u; bits <= 0xc43b8000u; bits += 4099) {  // -0.0 .. -750
+    float v;
+    std::memcpy(&v, &bits, 4);
+    xs.push_back(v);
+  }
+  for (float v : {0.0f, -0.0f, -1e-30f, -708.4f, -745.1f, -745.2f, -746.0f, -746.1f, -1e30f,
+                  -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+    xs.push_back(v);
+  std::vector<double> batch(xs.size());
+  eager::softmax_exps(xs.data(), 0.0f, batch.data(), static_cast<int64_t>(xs.size()));
+  int bad = 0;
+  for (size_t i = 0; i < xs.size() && bad < 5; ++i) {
+    const double y = xs[i], got = eager::softmax_exp(y), want = std::exp(y);
+    const bool ok = std::isnan(y) ? std::isnan(got) : double_ulps_apart(got, want) <= 1;
+    const bool same = std::memcmp(&got, &batch[i], 8) == 0 || (std::isnan(got) && std::isnan(batch[i]));
+    if (!ok || !same) {
+      ++bad;
+      ADD_FAILURE() << "exp(" << y << ") is " << got << " (batch " << batch[i] << "), want "
+                    << want;
+    }
+  }
+  EXPECT_EQ(eager::softmax_exp(0.0), 1.0);
+  EXPECT_EQ(eager::softmax_exp(-std::numeric_limits<double>::infinity()), 0.0);
+  EXPECT_GT(eager::softmax_exp(-745.0), 0.0);  // the subnormal range is kept
+}
+
+TEST(InterpreterLoops, SoftmaxAlongAnInnerAxisGivesTheLastAxisBits) {
+  // Softmax over axis 1 of [2, 37, 5] (strided slices, the scalar exp) against softmax over the
+  // last axis of its transpose (contiguous rows, the batch exp): the same values, the same
+  // bits, with large negative scores as a causal mask makes them.
+  std::mt19937 rng(5);
+  HostTensor x = random_f32({2, 37, 5}, rng);
+  auto* p = reinterpret_cast<float*>(x.data.data());
+  for (int64_t i = 0; i < x.meta.numel(); i += 3) p[i] *= 200.0f;
+  p[7] = -std::numeric_limits<float>::max();
+  HostTensor xt(TensorMeta{DType::kF32, {2, 5, 37}});
+  auto* q = reinterpret_cast<float*>(xt.data.data());
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 37; ++c)
+      for (int64_t w = 0; w < 5; ++w) q[(n * 5 + w) * 37 + c] = p[(n * 37 + c) * 5 + w];
+  for (OpKind op : {OpKind::Softmax, OpKind::LogSoftmax}) {
+    Attrs inner, last;
+    inner.axis = 1;
+    last.axis = -1;
+    const HostTensor a = run(op, {&x}, inner), b = run(op, {&xt}, last);
+    std::vector<float> want(static_cast<size_t>(a.meta.numel()));
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t c = 0; c < 37; ++c)
+        for (int64_t w = 0; w < 5; ++w)
+          want[static_cast<size_t>((n * 37 + c) * 5 + w)] = f32(b)[(n * 5 + w) * 37 + c];
+    expect_same_bits(a, want, op_name(op));
   }
 }
 
