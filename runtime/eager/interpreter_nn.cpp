@@ -202,7 +202,8 @@ void softmax_slice_f32(int64_t len, bool log_form, std::vector<double>& ex, cons
   const float mx = max_ignoring_nan(x, len);
   softmax_exps(x, mx, ex.data(), len);
   softmax_store(
-      len, log_form, mx, ex, [&](int64_t i) { return x[i]; }, [&](int64_t i, float v) { y[i] = v; });
+      len, log_form, mx, ex, [&](int64_t i) { return x[i]; },
+      [&](int64_t i, float v) { y[i] = v; });
 }
 
 Status softmax(const Node& node, const HostTensor& x, HostTensor& out) {

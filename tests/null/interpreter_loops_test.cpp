@@ -291,7 +291,8 @@ TEST(InterpreterLoops, SoftmaxExpIsWithinAnUlpOfExp) {
   for (size_t i = 0; i < xs.size() && bad < 5; ++i) {
     const double y = xs[i], got = eager::softmax_exp(y), want = std::exp(y);
     const bool ok = std::isnan(y) ? std::isnan(got) : double_ulps_apart(got, want) <= 1;
-    const bool same = std::memcmp(&got, &batch[i], 8) == 0 || (std::isnan(got) && std::isnan(batch[i]));
+    const bool same =
+        std::memcmp(&got, &batch[i], 8) == 0 || (std::isnan(got) && std::isnan(batch[i]));
     if (!ok || !same) {
       ++bad;
       ADD_FAILURE() << "exp(" << y << ") is " << got << " (batch " << batch[i] << "), want "
