@@ -34,33 +34,115 @@ namespace {
 /// im2col floats per sgemm at most (16 MiB); a larger image is done in chunks of output rows.
 constexpr int64_t kMaxColumns = int64_t{1} << 22;
 
-/// im2col for one channel `xc`: row t (a window tap) of `dst`, at dst + t * ld, gets for each
-/// output position of the output rows [r0, r1) (a row: fixed positions in the two outer spatial
-/// dims, all of the innermost) the input value tap t reads there, or 0 in the padding.
-void im2col_channel(const Geometry& g, const float* xc, int64_t r0, int64_t r1, float* dst,
-                    int64_t ld) {
-  const int64_t w = g.out[2], s2 = g.stride[2];
-  for (int64_t ka = 0; ka < g.kernel[0]; ++ka) {
-    for (int64_t kb = 0; kb < g.kernel[1]; ++kb) {
-      for (int64_t kd = 0; kd < g.kernel[2]; ++kd, dst += ld) {
-        const int64_t shift = kd * g.dil[2] - g.pad[2];
-        const auto [lo, hi] = columns_inside(shift, s2, g.in[2], w);
+/// Output rows up to this wide are copied by inline loops in im2col (the small maps of a CNN's
+/// last stages: 2x2 to 16x16).
+constexpr int64_t kShortRow = 16;
+
+/// What im2col needs per call, the same for every channel: for each pair of outer taps (ka, kb)
+/// and output row r of [r0, r1), the start of the input row it reads within a plane, or -1 in
+/// the padding; and the innermost taps' shifts and column ranges.
+struct Im2colRows {
+  Im2colRows(const Geometry& g, int64_t r0, int64_t r1) : count(r1 - r0), inner(g) {
+    start.reserve(static_cast<size_t>(g.kernel[0] * g.kernel[1] * count));
+    for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
+      for (int64_t kb = 0; kb < g.kernel[1]; ++kb)
         for (int64_t r = r0; r < r1; ++r) {
-          float* row = dst + (r - r0) * w;
           const int64_t p0 = (r / g.out[1]) * g.stride[0] - g.pad[0] + ka * g.dil[0];
           const int64_t p1 = (r % g.out[1]) * g.stride[1] - g.pad[1] + kb * g.dil[1];
-          if (p0 < 0 || p0 >= g.in[0] || p1 < 0 || p1 >= g.in[1]) {
-            std::fill(row, row + w, 0.0f);
-            continue;
-          }
-          const int64_t first = (p0 * g.in[1] + p1) * g.in[2] + shift + lo * s2;
-          std::fill(row, row + lo, 0.0f);
-          if (hi > lo) copy_strided(row + lo, xc + first, hi - lo, s2);
-          std::fill(row + hi, row + w, 0.0f);
+          const bool inside = p0 >= 0 && p0 < g.in[0] && p1 >= 0 && p1 < g.in[1];
+          start.push_back(inside ? (p0 * g.in[1] + p1) * g.in[2] : -1);
         }
+  }
+  int64_t count;               // output rows
+  std::vector<int64_t> start;  // [ka, kb, row]
+  InnerTaps inner;
+};
+
+/// im2col for one channel `xc`: row t (a window tap) of `dst`, at dst + t * ld, gets for each
+/// output position of the output rows `rows` covers (a row: fixed positions in the two outer
+/// spatial dims, all of the innermost) the input value tap t reads there, or 0 in the padding.
+void im2col_channel(const Geometry& g, const Im2colRows& rows, const float* xc, float* dst,
+                    int64_t ld) {
+  const int64_t w = g.out[2], s2 = g.stride[2];
+  const int64_t* start = rows.start.data();
+  for (int64_t outer = 0; outer < g.kernel[0] * g.kernel[1]; ++outer, start += rows.count) {
+    for (size_t kd = 0; kd < rows.inner.shift.size(); ++kd, dst += ld) {
+      const int64_t lo = rows.inner.lo[kd], hi = rows.inner.hi[kd];
+      const int64_t shift = rows.inner.shift[kd] + lo * s2;
+      for (int64_t i = 0; i < rows.count; ++i) {
+        float* row = dst + i * w;
+        if (start[i] < 0) {
+          std::fill(row, row + w, 0.0f);
+          continue;
+        }
+        std::fill(row, row + lo, 0.0f);
+        // The first input read as an offset (a pointer to it may lie before the plane when no
+        // column is inside).
+        if (hi > lo) copy_strided(row + lo, xc + (start[i] + shift), hi - lo, s2);
+        std::fill(row + hi, row + w, 0.0f);
       }
     }
   }
+}
+
+/// A conv's input plane with its zero padding written out ([in + pad + pad_end] per spatial
+/// dim), so that every tap of every output reads inside it: im2col of short output rows then
+/// copies a fixed count per row, with no per-row column ranges (whose varying loop counts cost
+/// more than the copies on the small maps of a CNN's last stages).
+struct PaddedPlane {
+  explicit PaddedPlane(const Geometry& g) {
+    for (size_t i = 0; i < 3; ++i) dims[i] = g.in[i] + g.pad[i] + g.pad_end[i];
+    data.assign(static_cast<size_t>(dims[0] * dims[1] * dims[2]), 0.0f);
+  }
+  /// Whether every window lies inside the padded input (true for convs, whose output size
+  /// follows from it).
+  static bool covers(const Geometry& g) {
+    for (size_t i = 0; i < 3; ++i)
+      if (g.out[i] > 0 && (g.out[i] - 1) * g.stride[i] + (g.kernel[i] - 1) * g.dil[i] >=
+                              g.in[i] + g.pad[i] + g.pad_end[i])
+        return false;
+    return true;
+  }
+  /// Copies one input plane into the interior (the border stays zero).
+  void load(const Geometry& g, const float* xc) {
+    for (int64_t a = 0; a < g.in[0]; ++a)
+      for (int64_t b = 0; b < g.in[1]; ++b)
+        std::memcpy(data.data() + ((a + g.pad[0]) * dims[1] + b + g.pad[1]) * dims[2] + g.pad[2],
+                    xc + (a * g.in[1] + b) * g.in[2], static_cast<size_t>(g.in[2]) * sizeof(float));
+  }
+  std::array<int64_t, 3> dims{};
+  std::vector<float> data;
+};
+
+/// For each pair of outer taps (ka, kb) and output row r of [r0, r1), where in a PaddedPlane the
+/// input row it reads starts (computed once per im2col, not per channel).
+std::vector<int64_t> padded_row_starts(const Geometry& g, const PaddedPlane& p, int64_t r0,
+                                       int64_t r1) {
+  std::vector<int64_t> start;
+  start.reserve(static_cast<size_t>(g.kernel[0] * g.kernel[1] * (r1 - r0)));
+  for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
+    for (int64_t kb = 0; kb < g.kernel[1]; ++kb)
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t a = (r / g.out[1]) * g.stride[0] + ka * g.dil[0];
+        const int64_t b = (r % g.out[1]) * g.stride[1] + kb * g.dil[1];
+        start.push_back((a * p.dims[1] + b) * p.dims[2]);
+      }
+  return start;
+}
+
+/// im2col_channel for output rows up to kShortRow wide, from the padded plane: every row a copy
+/// of the same count.
+void im2col_channel_short(const Geometry& g, const PaddedPlane& p, const int64_t* start,
+                          int64_t rows, float* dst, int64_t ld) {
+  const int64_t w = g.out[2], s2 = g.stride[2];
+  const float* plane = p.data.data();
+  for (int64_t outer = 0; outer < g.kernel[0] * g.kernel[1]; ++outer, start += rows)
+    for (int64_t kd = 0; kd < g.kernel[2]; ++kd, dst += ld)
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* src = plane + start[i] + kd * g.dil[2];
+        float* row = dst + i * w;
+        for (int64_t j = 0; j < w; ++j) row[j] = src[j * s2];
+      }
 }
 
 /// im2col of `channels` channels of one image `x` for the output rows [r0, r1): channel ci's
@@ -69,12 +151,24 @@ void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int
             int64_t ld) {
   const int64_t plane = g.in[0] * g.in[1] * g.in[2], cols = (r1 - r0) * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, taps * cols));
   // Channels fill disjoint parts of `col`, split over the cores.
-  parallel_for(channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, taps * cols)),
-               [&](int64_t c0, int64_t c1) {
-                 for (int64_t ci = c0; ci < c1; ++ci)
-                   im2col_channel(g, x + ci * plane, r0, r1, col + ci * taps * ld, ld);
-               });
+  if (g.out[2] <= kShortRow && PaddedPlane::covers(g)) {
+    const std::vector<int64_t> start = padded_row_starts(g, PaddedPlane(g), r0, r1);
+    parallel_for(channels, grain, [&](int64_t c0, int64_t c1) {
+      PaddedPlane padded(g);
+      for (int64_t ci = c0; ci < c1; ++ci) {
+        padded.load(g, x + ci * plane);
+        im2col_channel_short(g, padded, start.data(), r1 - r0, col + ci * taps * ld, ld);
+      }
+    });
+    return;
+  }
+  const Im2colRows rows(g, r0, r1);
+  parallel_for(channels, grain, [&](int64_t c0, int64_t c1) {
+    for (int64_t ci = c0; ci < c1; ++ci)
+      im2col_channel(g, rows, x + ci * plane, col + ci * taps * ld, ld);
+  });
 }
 
 /// One output channel per input channel (depthwise convs, with any channel multiplier):

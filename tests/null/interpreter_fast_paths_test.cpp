@@ -431,6 +431,64 @@ TEST(InterpreterFastPaths, ConvWithOneOutputChannelAddsItsBias) {
   expect_product(y, exact, abs_sum, 28, "conv with one output channel");
 }
 
+TEST(InterpreterFastPaths, ConvMatchesTheDoubleSumsOnSmallAndLargeMaps) {
+  // im2col's two row layouts (short rows from a padded copy of the plane, long rows with
+  // per-tap column ranges), strides, dilations, asymmetric padding, groups and batches
+  // against the double sums.
+  struct Case {
+    Shape x;
+    int64_t c_out, groups;
+    std::array<int64_t, 2> kernel, strides, dilations;
+    std::array<int64_t, 4> pads;  // top, left, bottom, right
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 2, 2}, 32, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},    // 2x2 map, rows of 2
+      {{2, 8, 4, 4}, 12, 2, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},     // stride 2, groups
+      {{1, 6, 9, 7}, 5, 1, {3, 2}, {1, 2}, {2, 1}, {0, 2, 3, 1}},      // dilation, asymmetric
+      {{3, 4, 5, 16}, 8, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},     // rows of exactly 16
+      {{1, 5, 6, 40}, 7, 1, {3, 5}, {1, 3}, {1, 2}, {1, 4, 0, 2}},     // long rows
+      {{2, 3, 1, 1}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},      // 1x1 map, all padding
+  };
+  std::mt19937 rng(17);
+  for (const Case& c : cases) {
+    const int64_t n = c.x[0], ci = c.x[1], h = c.x[2], w = c.x[3], cg = ci / c.groups;
+    const HostTensor x = random_f32(c.x, rng);
+    const HostTensor wt = random_f32({c.c_out, cg, c.kernel[0], c.kernel[1]}, rng);
+    const HostTensor bias = random_f32({c.c_out}, rng);
+    Attrs at;
+    at.window.strides = {c.strides[0], c.strides[1]};
+    at.window.pads = {c.pads[0], c.pads[1], c.pads[2], c.pads[3]};
+    at.window.dilations = {c.dilations[0], c.dilations[1]};
+    at.window.groups = c.groups;
+    const HostTensor y = run(OpKind::Conv, {&x, &wt, &bias}, at);
+    ASSERT_EQ(y.meta.rank(), 4);
+    const int64_t oh = y.meta.shape[2], ow = y.meta.shape[3], og = c.c_out / c.groups;
+    std::vector<double> exact, abs_sum;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t co = 0; co < c.c_out; ++co)
+        for (int64_t r = 0; r < oh; ++r)
+          for (int64_t q = 0; q < ow; ++q) {
+            double e = f32(bias)[co], sum = std::abs(e);
+            for (int64_t k = 0; k < cg; ++k)
+              for (int64_t kr = 0; kr < c.kernel[0]; ++kr)
+                for (int64_t kc = 0; kc < c.kernel[1]; ++kc) {
+                  const int64_t pr = r * c.strides[0] - c.pads[0] + kr * c.dilations[0];
+                  const int64_t pc = q * c.strides[1] - c.pads[1] + kc * c.dilations[1];
+                  if (pr < 0 || pr >= h || pc < 0 || pc >= w) continue;
+                  const int64_t channel = co / og * cg + k;
+                  const double v = double(f32(x)[((b * ci + channel) * h + pr) * w + pc]) *
+                                   f32(wt)[((co * cg + k) * c.kernel[0] + kr) * c.kernel[1] + kc];
+                  e += v;
+                  sum += std::abs(v);
+                }
+            exact.push_back(e);
+            abs_sum.push_back(sum);
+          }
+    expect_product(y, exact, abs_sum, cg * c.kernel[0] * c.kernel[1] + 1,
+                   "conv of " + shape_str(c.x));
+  }
+}
+
 // ---- where ------------------------------------------------------------------------------------
 
 TEST(InterpreterFastPaths, WhereSelectsInEveryContiguousPattern) {
