@@ -111,47 +111,60 @@ void typed_row(T* __restrict o, const std::array<const T*, N>& p, const std::arr
   }
 }
 
+/// The output elements [begin, end) of an elementwise loop nest, on the calling thread: out[i] =
+/// fn(in_0[...], ...). Operand k's pointer `in[k]` holds its element at offset `origin[k]` of
+/// the full operand (0 for a whole tensor; a chain's block buffer starts at the block's first
+/// element), and `out` holds output element `out_origin`.
+template <typename T, size_t N, typename Fn>
+void typed_range(const LoopNest<N>& nest, const std::array<const T*, N>& in,
+                 const std::array<int64_t, N>& origin, T* out, int64_t out_origin, int64_t begin,
+                 int64_t end, Fn& fn) {
+  const size_t rank = nest.shape.size();
+  const int64_t inner = nest.shape.back();
+  // The multi-index of `begin`, then rows of the innermost dim until `end`.
+  std::vector<int64_t> idx(rank, 0);
+  int64_t rest = begin;
+  for (size_t d = rank; d-- > 0;) {
+    idx[d] = rest % nest.shape[d];
+    rest /= nest.shape[d];
+  }
+  std::array<const T*, N> p;
+  for (size_t k = 0; k < N; ++k) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) off += idx[d] * nest.strides[k][d];
+    p[k] = in[k] + (off - origin[k]);
+  }
+  std::array<int64_t, N> s;
+  for (size_t k = 0; k < N; ++k) s[k] = nest.strides[k][rank - 1];
+  for (int64_t at = begin; at < end;) {
+    const int64_t n = std::min(inner - idx[rank - 1], end - at);
+    typed_row<T, N>(out + (at - out_origin), p, s, n, fn);
+    at += n;
+    idx[rank - 1] += n;
+    if (at == end) break;  // (a pointer past the operand's last row is never formed)
+    for (size_t k = 0; k < N; ++k) p[k] += n * s[k];
+    // Carry into the outer dims (walking back each operand's pointer along the finished dim).
+    for (size_t d = rank - 1; d > 0 && idx[d] == nest.shape[d]; --d) {
+      for (size_t k = 0; k < N; ++k)
+        p[k] += nest.strides[k][d - 1] - nest.shape[d] * nest.strides[k][d];
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
 /// out[i] = fn(in_0[i], ...) over `shape` (out contiguous; operand k read at `strides[k]`).
 /// `fn` returns a value converted to T.
 template <typename T, size_t N, typename Fn>
 void typed_elementwise(std::span<const Dim> shape, const std::array<const T*, N>& in,
                        std::span<const std::vector<int64_t>, N> strides, T* out, Fn fn) {
   const LoopNest<N> nest = coalesce<N>(shape, strides);
-  const size_t rank = nest.shape.size();
-  const int64_t inner = nest.shape.back();
   int64_t total = 1;
   for (int64_t d : nest.shape) total *= d;
   if (total == 0) return;
+  const std::array<int64_t, N> origin{};
   parallel_for(total, kParallelGrain, [&](int64_t begin, int64_t end) {
-    // The multi-index of `begin`, then rows of the innermost dim until `end`.
-    std::vector<int64_t> idx(rank, 0);
-    int64_t rest = begin;
-    for (size_t d = rank; d-- > 0;) {
-      idx[d] = rest % nest.shape[d];
-      rest /= nest.shape[d];
-    }
-    std::array<const T*, N> p;
-    for (size_t k = 0; k < N; ++k) {
-      int64_t off = 0;
-      for (size_t d = 0; d < rank; ++d) off += idx[d] * nest.strides[k][d];
-      p[k] = in[k] + off;
-    }
-    std::array<int64_t, N> s;
-    for (size_t k = 0; k < N; ++k) s[k] = nest.strides[k][rank - 1];
-    for (int64_t at = begin; at < end;) {
-      const int64_t n = std::min(inner - idx[rank - 1], end - at);
-      typed_row<T, N>(out + at, p, s, n, fn);
-      at += n;
-      for (size_t k = 0; k < N; ++k) p[k] += n * s[k];
-      idx[rank - 1] += n;
-      // Carry into the outer dims (walking back each operand's pointer along the finished dim).
-      for (size_t d = rank - 1; d > 0 && idx[d] == nest.shape[d]; --d) {
-        for (size_t k = 0; k < N; ++k)
-          p[k] += nest.strides[k][d - 1] - nest.shape[d] * nest.strides[k][d];
-        idx[d] = 0;
-        ++idx[d - 1];
-      }
-    }
+    typed_range<T, N>(nest, in, origin, out, 0, begin, end, fn);
   });
 }
 

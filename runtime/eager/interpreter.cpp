@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "eager/interpreter_chain.h"
 #include "eager/interpreter_ops.h"
 #include "kiln/logging.h"
 
@@ -58,6 +59,12 @@ class NodeTimes {
     ++e.count;
     total_ms_ += ms;
   }
+  void add_chain(size_t nodes, double ms) {
+    chain_ms_ += ms;
+    ++chains_;
+    chain_nodes_ += nodes;
+    total_ms_ += ms;
+  }
   void log_summary(size_t nodes) const {
     std::vector<std::pair<OpKind, Entry>> rows(by_op_.begin(), by_op_.end());
     std::sort(rows.begin(), rows.end(),
@@ -69,6 +76,11 @@ class NodeTimes {
       std::snprintf(buf, sizeof buf, " %s %.3f ms (%d)", op_name(op), e.ms, e.count);
       msg += buf;
     }
+    if (chains_ > 0) {
+      std::snprintf(buf, sizeof buf, "; fused elementwise chains %.3f ms (%d chains of %zu nodes)",
+                    chain_ms_, chains_, chain_nodes_);
+      msg += buf;
+    }
     log(LogTopic::kPerf, msg);
   }
 
@@ -78,9 +90,51 @@ class NodeTimes {
     int count = 0;
   };
   bool on_;
-  double total_ms_ = 0;
+  double total_ms_ = 0, chain_ms_ = 0;
+  int chains_ = 0;
+  size_t chain_nodes_ = 0;
   std::map<OpKind, Entry> by_op_;
 };
+
+/// Evaluates a chain of elementwise nodes (eager/interpreter_chain.h) at its last member: that
+/// node's value is computed, the others are never materialised; inputs from outside the chain
+/// are released after their last use, as node by node.
+Status run_chain(const Graph& graph, std::span<const size_t> chain, std::vector<int>& uses,
+                 std::vector<const HostTensor*>& value, std::vector<HostTensor>& owned,
+                 NodeTimes& times) {
+  const auto start =
+      times.on() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const auto inside = [&](size_t i) { return std::find(chain.begin(), chain.end(), i) != chain.end(); };
+  const Node& last = graph.nodes()[chain.back()];
+  for (size_t m : chain)
+    for (NodeId in : graph.nodes()[m].inputs) {
+      const auto i = static_cast<size_t>(in);
+      if (in < 0 || i >= m || (!inside(i) && value[i] == nullptr))
+        return internal_error("node %" + std::to_string(graph.nodes()[m].id) + " reads %" +
+                              std::to_string(in) + ", which is not an earlier live value");
+    }
+  const auto id = static_cast<size_t>(last.id);
+  owned[id] = HostTensor::uninitialized(last.meta);
+  Status s = eager::eval_chain(graph, chain, value, owned[id]);
+  if (!s.ok())
+    return s.with_context("nodes %" + std::to_string(graph.nodes()[chain.front()].id) + "..%" +
+                          std::to_string(last.id) + " (fused elementwise chain)");
+  if (times.on())
+    times.add_chain(chain.size(), std::chrono::duration<double, std::milli>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count());
+  value[id] = &owned[id];
+  for (size_t m : chain)
+    for (NodeId in : graph.nodes()[m].inputs) {
+      const auto i = static_cast<size_t>(in);
+      if (inside(i)) continue;  // a member: never materialised
+      if (--uses[i] == 0 && value[i] == &owned[i]) {
+        owned[i] = HostTensor();
+        value[i] = nullptr;
+      }
+    }
+  return {};
+}
 
 }  // namespace
 
@@ -93,7 +147,12 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
   std::vector<const HostTensor*> value(n);  // every node's value (owned or the caller's)
   std::vector<const HostTensor*> args;
   NodeTimes times;
-  for (const Node& node : graph.nodes()) {
+  const std::vector<std::vector<size_t>> chains = eager::find_chains(graph);
+  std::vector<int> chain_of(n, -1);
+  for (size_t c = 0; c < chains.size(); ++c)
+    for (size_t pos : chains[c]) chain_of[pos] = static_cast<int>(c);
+  for (size_t pos = 0; pos < n; ++pos) {
+    const Node& node = graph.nodes()[pos];
     const size_t id = static_cast<size_t>(node.id);
     if (node.op == OpKind::Input) {
       KILN_RETURN_IF_ERROR(bind_source(node, inputs, "input", &value[id]));
@@ -101,6 +160,12 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
     }
     if (node.op == OpKind::Constant) {
       KILN_RETURN_IF_ERROR(bind_source(node, constants, "constant", &value[id]));
+      continue;
+    }
+    if (const int c = chain_of[pos]; c >= 0) {  // a fused chain runs at its last member
+      if (chains[static_cast<size_t>(c)].back() == pos)
+        KILN_RETURN_IF_ERROR(run_chain(graph, chains[static_cast<size_t>(c)], uses, value, owned,
+                                       times));
       continue;
     }
     args.clear();

@@ -217,9 +217,9 @@ bool tanh_f32(std::span<const HostTensor* const> ins, HostTensor& out) {
   return true;
 }
 
-template <typename C>
-Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
-  auto run = [&](auto fn) { return map_elementwise<C, C, 1>(ins, out, fn); };
+/// The unary op's element function, handed to run(fn) (which applies it over its elements).
+template <typename C, typename Run>
+Status unary_kernel(OpKind op, const TensorMeta& out, Run&& run) {
   switch (op) {
     case OpKind::Neg:
       return run([](C x) { return neg(x); });
@@ -252,7 +252,6 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
       case OpKind::Rsqrt:
         return run([](C x) { return C(1) / std::sqrt(x); });
       case OpKind::Tanh:
-        if (tanh_f32(ins, out)) return {};
         return run([](C x) { return tanh_float(x); });
       case OpKind::Sigmoid:
         return run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
@@ -295,12 +294,21 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
         break;
     }
   }
-  return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.meta.str());
+  return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.str());
 }
 
 template <typename C>
-Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
-  auto run = [&](auto fn) { return map_elementwise<C, C, 2>(ins, out, fn); };
+Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
+  if constexpr (std::is_same_v<C, float>) {
+    if (op == OpKind::Tanh && tanh_f32(ins, out)) return {};
+  }
+  return unary_kernel<C>(op, out.meta,
+                         [&](auto fn) { return map_elementwise<C, C, 1>(ins, out, fn); });
+}
+
+/// The binary op's element function, handed to run(fn).
+template <typename C, typename Run>
+Status binary_kernel(OpKind op, const TensorMeta& out, Run&& run) {
   switch (op) {
     case OpKind::Add:
       return run([](C a, C b) { return add(a, b); });
@@ -321,7 +329,7 @@ Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor
     case OpKind::ShiftLeft:
     case OpKind::ShiftRight:
       if constexpr (std::is_integral_v<C>) {
-        const int width = out.meta.dtype == DType::kI32 ? 32 : 64;
+        const int width = out.dtype == DType::kI32 ? 32 : 64;
         const bool left = op == OpKind::ShiftLeft;
         return run([width, left](C a, C b) { return shift_of(left, a, b, width); });
       }
@@ -332,7 +340,13 @@ Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor
     default:
       break;
   }
-  return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.meta.str());
+  return internal_error(std::string("no ") + op_name(op) + " kernel for " + out.str());
+}
+
+template <typename C>
+Status eval_binary(OpKind op, std::span<const HostTensor* const> ins, HostTensor& out) {
+  return binary_kernel<C>(op, out.meta,
+                          [&](auto fn) { return map_elementwise<C, C, 2>(ins, out, fn); });
 }
 
 template <typename C>
@@ -401,6 +415,51 @@ Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins
   }
   return internal_error(std::string("not elementwise: ") + op_name(op));
 }
+
+/// fn over output elements [begin, end) of `node` from f32 block operands.
+template <size_t N, typename Fn>
+Status run_block(const Node& node, std::span<const BlockOperand> ins, float* out,
+                 int64_t out_origin, int64_t begin, int64_t end, Fn& fn) {
+  if (ins.size() != N) return internal_error("elementwise arity mismatch");
+  std::array<std::vector<int64_t>, N> st;
+  std::array<const float*, N> p;
+  std::array<int64_t, N> origin;
+  for (size_t k = 0; k < N; ++k) {
+    st[k].assign(ins[k].strides.begin(), ins[k].strides.end());
+    p[k] = ins[k].data;
+    origin[k] = ins[k].origin;
+  }
+  const LoopNest<N> nest =
+      coalesce<N>(node.meta.shape, std::span<const std::vector<int64_t>, N>(st));
+  typed_range<float, N>(nest, p, origin, out, out_origin, begin, end, fn);
+  return {};
+}
+
+}  // namespace
+
+bool block_elementwise(OpKind op) {
+  const OpCategory cat = op_category(op);
+  return cat == OpCategory::kUnary || cat == OpCategory::kBinary;
+}
+
+Status eval_elementwise_block(const Node& node, std::span<const BlockOperand> ins, float* out,
+                              int64_t out_origin, int64_t begin, int64_t end) {
+  if (op_category(node.op) == OpCategory::kBinary)
+    return binary_kernel<float>(node.op, node.meta, [&](auto fn) {
+      return run_block<2>(node, ins, out, out_origin, begin, end, fn);
+    });
+  if (op_category(node.op) != OpCategory::kUnary)
+    return internal_error(std::string("not a block elementwise op: ") + op_name(node.op));
+  if (node.op == OpKind::Tanh && ins.size() == 1 && ins[0].contiguous) {  // the batch tanh
+    tanh_floats(ins[0].data + (begin - ins[0].origin), out + (begin - out_origin), end - begin);
+    return {};
+  }
+  return unary_kernel<float>(node.op, node.meta, [&](auto fn) {
+    return run_block<1>(node, ins, out, out_origin, begin, end, fn);
+  });
+}
+
+namespace {
 
 // ---- reductions -------------------------------------------------------------------------------
 

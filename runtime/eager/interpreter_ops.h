@@ -207,6 +207,26 @@ Status eval_pool(const Node& node, std::span<const HostTensor* const> ins, HostT
 /// ConvTranspose (interpreter_conv_transpose.cpp), dispatched by eval_window.
 Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
 
+/// An f32 operand of an elementwise node evaluated over a block of its output (fused chains,
+/// interpreter_chain.cpp): `data` holds the operand's element at offset `origin` (a whole tensor:
+/// 0; a chain's block buffer: the block's first element), read through `strides` broadcast to the
+/// node's shape; `contiguous` when those are the shape's own row-major strides.
+struct BlockOperand {
+  const float* data = nullptr;
+  int64_t origin = 0;
+  std::span<const int64_t> strides;
+  bool contiguous = false;
+};
+
+/// True for the ops eval_elementwise_block evaluates: the unary and binary arithmetic ops.
+bool block_elementwise(OpKind op);
+
+/// The output elements [begin, end) of an f32 unary or binary node (inputs and output f32) into
+/// `out`, which holds output element `out_origin`: each element the same function of the same
+/// values as eval_node computes, so the bits are the same.
+Status eval_elementwise_block(const Node& node, std::span<const BlockOperand> ins, float* out,
+                              int64_t out_origin, int64_t begin, int64_t end);
+
 /// True for the ops whose kernels write every element of their output, whatever its previous
 /// contents (eval_node may then be given an uninitialized output); the others get zeros.
 bool writes_every_element(OpKind op);

@@ -1,0 +1,148 @@
+#include "eager/interpreter_chain.h"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "eager/elementwise_loops.h"
+#include "eager/interpreter_ops.h"
+#include "eager/parallel.h"
+
+namespace kiln::eager {
+namespace {
+
+/// Output elements per block: the block buffers of a chain of ten nodes stay within 160 KiB.
+constexpr int64_t kBlock = 4096;
+/// Nodes per chain at most (longer runs are split), and how far in graph order a chain looks
+/// for its members.
+constexpr size_t kMaxChain = 32, kWindow = 64;
+
+/// Whether node `n` may be a chain member: unary or binary arithmetic with f32 inputs and output.
+bool member(const Graph& graph, const Node& n) {
+  if (!block_elementwise(n.op) || n.meta.dtype != DType::kF32) return false;
+  return std::all_of(n.inputs.begin(), n.inputs.end(), [&](NodeId in) {
+    return in >= 0 && static_cast<size_t>(in) < graph.size() &&
+           graph.node(in).meta.dtype == DType::kF32;
+  });
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> find_chains(const Graph& graph) {
+  const auto& nodes = graph.nodes();
+  const std::vector<int> uses = graph.use_counts();
+  std::vector<char> free_member(nodes.size());  // a member not yet in a chain
+  for (size_t i = 0; i < nodes.size(); ++i) free_member[i] = member(graph, nodes[i]);
+  std::vector<int> slot(nodes.size(), -1);  // a node's index among the current candidates
+  std::vector<std::vector<size_t>> chains;
+  std::vector<size_t> cand;
+  std::vector<int> inside;  // reads of each candidate by later candidates
+  for (size_t first = 0; first < nodes.size(); ++first) {
+    if (!free_member[first]) continue;
+    // Candidates: members of the same shape within a window of graph order. The longest prefix
+    // in which every value but the last is read only by the prefix's later members (graph
+    // outputs count as reads from outside) is the chain.
+    const Shape& shape = nodes[first].meta.shape;
+    cand.assign(1, first);
+    inside.assign(1, 0);
+    slot[first] = 0;
+    int open = 0;  // candidates before the newest whose reads are not all inside yet
+    size_t best = 0;
+    for (size_t q = first + 1; q < nodes.size() && q < first + kWindow && cand.size() < kMaxChain;
+         ++q) {
+      if (!free_member[q] || nodes[q].meta.shape != shape) continue;
+      // The previous newest candidate is no longer the last: it counts as open until closed.
+      open += inside.back() != uses[cand.back()];
+      for (NodeId in : nodes[q].inputs) {
+        const int k = slot[static_cast<size_t>(in)];
+        if (k < 0) continue;
+        open -= inside[static_cast<size_t>(k)] != uses[cand[static_cast<size_t>(k)]];
+        ++inside[static_cast<size_t>(k)];
+        open += inside[static_cast<size_t>(k)] != uses[cand[static_cast<size_t>(k)]];
+      }
+      slot[q] = static_cast<int>(cand.size());
+      cand.push_back(q);
+      inside.push_back(0);
+      if (open == 0) best = cand.size();
+    }
+    for (size_t q : cand) slot[q] = -1;
+    if (best < 2) continue;
+    cand.resize(best);
+    for (size_t q : cand) free_member[q] = 0;
+    chains.push_back(cand);
+  }
+  return chains;
+}
+
+Status eval_chain(const Graph& graph, std::span<const size_t> chain,
+                  std::span<const HostTensor* const> value, HostTensor& out) {
+  const auto& nodes = graph.nodes();
+  const size_t length = chain.size();
+  const Node& last = nodes[chain.back()];
+  const Shape& shape = last.meta.shape;
+  const int64_t total = last.meta.numel();
+  const std::vector<int64_t> contiguous = contiguous_strides(shape);
+  // Per member, per input: the index of the member it reads, or its tensor's operand.
+  struct Input {
+    int member = -1;
+    BlockOperand operand;
+    std::vector<int64_t> strides;
+  };
+  std::vector<std::vector<Input>> inputs(length);
+  for (size_t m = 0; m < length; ++m) {
+    for (NodeId id : nodes[chain[m]].inputs) {
+      Input in;
+      const auto at = static_cast<size_t>(id);
+      const auto it = std::find(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(m), at);
+      if (it != chain.begin() + static_cast<std::ptrdiff_t>(m)) {
+        in.member = static_cast<int>(it - chain.begin());
+      } else {
+        const HostTensor* t = value[at];
+        if (t == nullptr || t->meta.dtype != DType::kF32)
+          return internal_error("chain input %" + std::to_string(id) + " is not a live f32 value");
+        in.strides = broadcast_strides(t->meta.shape, shape);
+        in.operand.data = t->ptr<float>();
+        in.operand.contiguous = t->meta.shape == shape;
+      }
+      inputs[m].push_back(std::move(in));
+    }
+    for (Input& in : inputs[m]) in.operand.strides = in.strides;  // after the moves
+  }
+  if (total == 0) return {};
+  float* y = out.ptr<float>();
+  std::mutex mu;
+  Status failed;
+  const int64_t block = std::min(kBlock, total), blocks = (total + block - 1) / block;
+  parallel_for(blocks, std::max<int64_t>(1, kParallelGrain / block), [&](int64_t b, int64_t e) {
+    // Not zeroed: every element of a block is written before it is read.
+    const auto buffers =
+        std::make_unique_for_overwrite<float[]>(static_cast<size_t>(length - 1) * block);
+    std::vector<BlockOperand> ops;
+    for (int64_t blk = b; blk < e; ++blk) {
+      const int64_t lo = blk * block, hi = std::min(total, lo + block);
+      for (size_t m = 0; m < length; ++m) {
+        ops.clear();
+        for (const Input& in : inputs[m]) {
+          if (in.member < 0) {
+            ops.push_back(in.operand);
+          } else {
+            ops.push_back(BlockOperand{buffers.get() + in.member * block, lo, contiguous, true});
+          }
+        }
+        const bool is_last = m + 1 == length;
+        Status s = eval_elementwise_block(nodes[chain[m]], ops,
+                                          is_last ? y : buffers.get() + m * block,
+                                          is_last ? 0 : lo, lo, hi);
+        if (!s.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (failed.ok()) failed = s;
+          return;
+        }
+      }
+    }
+  });
+  return failed;
+}
+
+}  // namespace kiln::eager
