@@ -104,7 +104,9 @@ Status run_chain(const Graph& graph, std::span<const size_t> chain, std::vector<
                  NodeTimes& times) {
   const auto start =
       times.on() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  const auto inside = [&](size_t i) { return std::find(chain.begin(), chain.end(), i) != chain.end(); };
+  const auto inside = [&](size_t i) {
+    return std::find(chain.begin(), chain.end(), i) != chain.end();
+  };
   const Node& last = graph.nodes()[chain.back()];
   for (size_t m : chain)
     for (NodeId in : graph.nodes()[m].inputs) {
@@ -164,8 +166,8 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
     }
     if (const int c = chain_of[pos]; c >= 0) {  // a fused chain runs at its last member
       if (chains[static_cast<size_t>(c)].back() == pos)
-        KILN_RETURN_IF_ERROR(run_chain(graph, chains[static_cast<size_t>(c)], uses, value, owned,
-                                       times));
+        KILN_RETURN_IF_ERROR(
+            run_chain(graph, chains[static_cast<size_t>(c)], uses, value, owned, times));
       continue;
     }
     args.clear();

@@ -131,9 +131,9 @@ Status eval_chain(const Graph& graph, std::span<const size_t> chain,
           }
         }
         const bool is_last = m + 1 == length;
-        Status s = eval_elementwise_block(nodes[chain[m]], ops,
-                                          is_last ? y : buffers.get() + m * block,
-                                          is_last ? 0 : lo, lo, hi);
+        Status s =
+            eval_elementwise_block(nodes[chain[m]], ops, is_last ? y : buffers.get() + m * block,
+                                   is_last ? 0 : lo, lo, hi);
         if (!s.ok()) {
           std::lock_guard<std::mutex> lock(mu);
           if (failed.ok()) failed = s;
