@@ -71,15 +71,6 @@ KILN_LANE_CLONES bool any_nan(const float* x, int64_t count) {
   return nan != 0;
 }
 
-KILN_LANE_CLONES void madd_rows(float* __restrict y, const float* const* rows,
-                                const float* __restrict w, int64_t count, int64_t width) {
-  for (int64_t t = 0; t < count; ++t) {
-    const float* __restrict x = rows[t];
-    const float wt = w[t];
-    for (int64_t j = 0; j < width; ++j) y[j] += wt * x[j];
-  }
-}
-
 KILN_LANE_CLONES void deinterleave(float* __restrict dst, const float* __restrict src,
                                    int64_t count, int64_t stride) {
   if (stride == 2) {

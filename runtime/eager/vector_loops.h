@@ -32,9 +32,6 @@ void max_rows(float* y, const float* const* rows, int64_t count, int64_t width);
 /// Whether any of x[0, count) is a NaN.
 bool any_nan(const float* x, int64_t count);
 
-/// y[j] += w[t] * rows[t][j] for t < count in order, for j < width.
-void madd_rows(float* y, const float* const* rows, const float* w, int64_t count, int64_t width);
-
 /// dst[p * count + m] = src[m * stride + p] for p < stride, m < count: a row split into its
 /// `stride` phases.
 void deinterleave(float* dst, const float* src, int64_t count, int64_t stride);
