@@ -21,14 +21,30 @@
 namespace kiln::eager {
 namespace {
 
-/// exp(y) for y in [-40, 0], in double (see the file comment).
-inline double exp_nonpositive(double y) {
+constexpr double kShifter = 0x1.8p52;  // adding it rounds to an integer held in the low bits
+
+/// y = k ln 2 + r with k = round(y / ln 2) and |r| <= ln 2 / 2 (ln 2 in two parts):
+/// `shifted` holds k in its low bits (exponent_of).
+struct ReducedByLn2 {
+  double shifted, r;
+};
+
+inline ReducedByLn2 reduce_by_ln2(double y) {
   constexpr double kLog2e = 1.4426950408889634;
-  constexpr double kShifter = 0x1.8p52;  // adding it rounds to an integer held in the low bits
   constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
   const double shifted = y * kLog2e + kShifter;
   const double k = shifted - kShifter;
-  const double r = (y - k * kLn2Hi) - k * kLn2Lo;
+  return {shifted, (y - k * kLn2Hi) - k * kLn2Lo};
+}
+
+/// k of reduce_by_ln2.
+inline int64_t exponent_of(double shifted) {
+  return std::bit_cast<int64_t>(shifted) - std::bit_cast<int64_t>(kShifter);
+}
+
+/// exp(y) for y in [-40, 0], in double (see the file comment).
+inline double exp_nonpositive(double y) {
+  const auto [shifted, r] = reduce_by_ln2(y);
   double p = 1.0 / 479001600.0;  // 1 / 12!
   p = p * r + 1.0 / 39916800.0;
   p = p * r + 1.0 / 3628800.0;
@@ -42,7 +58,7 @@ inline double exp_nonpositive(double y) {
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
-  const int64_t ki = std::bit_cast<int64_t>(shifted) - std::bit_cast<int64_t>(kShifter);
+  const int64_t ki = exponent_of(shifted);
   return p * std::bit_cast<double>((ki + 1023) << 52);  // k in [-58, 0]: a normal power of two
 }
 
@@ -50,14 +66,8 @@ inline double exp_nonpositive(double y) {
 /// two applied in two normal halves so that a result in the subnormal range is rounded once; 0
 /// below -746 (where double's exp underflows to 0), NaN for a NaN.
 inline double exp_nonpositive_any(double y) {
-  constexpr double kLog2e = 1.4426950408889634;
-  constexpr double kShifter = 0x1.8p52;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
   const bool under = y < -746.0;
-  const double yc = under ? -746.0 : y;  // a NaN stays (the compare is false)
-  const double shifted = yc * kLog2e + kShifter;
-  const double k = shifted - kShifter;
-  const double r = (yc - k * kLn2Hi) - k * kLn2Lo;
+  const auto [shifted, r] = reduce_by_ln2(under ? -746.0 : y);  // a NaN stays (compare false)
   // exp(r) = 1 + (r + r^2 q(r)): the small correction summed first, so that the result is
   // rounded once at the end; Taylor's series to degree 14 (the remainder, below r^15 / 15!, is
   // under 2^-62 for |r| <= ln 2 / 2).
@@ -77,7 +87,7 @@ inline double exp_nonpositive_any(double y) {
   const double p = 1.0 + (r + (r * r) * q);
   // k in [-1077, 0] (any bits for a NaN, whose p is NaN): 2^k as 2^half * 2^(k - half), each
   // at least 2^-539, a normal double.
-  const int64_t ki = std::bit_cast<int64_t>(shifted) - std::bit_cast<int64_t>(kShifter);
+  const int64_t ki = exponent_of(shifted);
   const int64_t half = ki / 2;
   const double scaled = p * std::bit_cast<double>(((half + 1023) & 0x7ff) << 52) *
                         std::bit_cast<double>(((ki - half + 1023) & 0x7ff) << 52);
