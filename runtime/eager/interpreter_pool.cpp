@@ -62,8 +62,10 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
     return;
   }
   if (out_plane == 0) return;
-  if (g.in[2] == 0) {  // every window in the padding
-    std::fill(out, out + g.n * g.c * out_plane, -std::numeric_limits<float>::infinity());
+  if (!RowPhases::fits(g)) {  // rows of no input, or far sparser windows than a CNN's
+    parallel_for(g.n * g.c, 1, [&](int64_t b, int64_t e) {
+      for (int64_t pc = b; pc < e; ++pc) max_pool_plane_exact(g, x + pc * plane, out + pc * out_plane);
+    });
     return;
   }
   const int64_t grain =
@@ -75,7 +77,10 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
     for (int64_t pc = b; pc < e; ++pc) {
       const float* xc = x + pc * plane;
       float* y = out + pc * out_plane;
-      const bool nan = rows.load(xc, -std::numeric_limits<float>::infinity());
+      if (rows.load(xc, -std::numeric_limits<float>::infinity())) {  // a NaN: the exact loop
+        max_pool_plane_exact(g, xc, y);
+        continue;
+      }
       for_each_output_row(
           g, [&](int64_t) { reads.clear(); },
           [&](int64_t, int64_t, int64_t offset) {
@@ -86,7 +91,6 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
             max_rows(acc.data(), reads.data(), static_cast<int64_t>(reads.size()), rows.width());
             std::copy(acc.data(), acc.data() + g.out[2], y + r * g.out[2]);
           });
-      if (nan) max_pool_plane_exact(g, xc, y);
     }
   });
 }

@@ -90,18 +90,28 @@ void im2col_channel(const Geometry& g, const Im2colRows& rows, const float* xc, 
 /// copies a fixed count per row, with no per-row column ranges (whose varying loop counts cost
 /// more than the copies on the small maps of a CNN's last stages).
 struct PaddedPlane {
-  explicit PaddedPlane(const Geometry& g) {
-    for (size_t i = 0; i < 3; ++i) dims[i] = g.in[i] + g.pad[i] + g.pad_end[i];
+  explicit PaddedPlane(const Geometry& g) : dims(padded_dims(g)) {
     data.assign(static_cast<size_t>(dims[0] * dims[1] * dims[2]), 0.0f);
   }
-  /// Whether every window lies inside the padded input (true for convs, whose output size
-  /// follows from it).
-  static bool covers(const Geometry& g) {
-    for (size_t i = 0; i < 3; ++i)
+  static std::array<int64_t, 3> padded_dims(const Geometry& g) {
+    std::array<int64_t, 3> d{};
+    for (size_t i = 0; i < 3; ++i) d[i] = g.in[i] + g.pad[i] + g.pad_end[i];
+    return d;
+  }
+  /// Whether the layout suits `g`: an input with elements, every window inside the padded
+  /// input (true for convs, whose output size follows from it), and a padded plane of at most
+  /// a few times the input's floats (padding far wider than a CNN's would make it huge).
+  static bool fits(const Geometry& g) {
+    double padded = 1, input = 1;
+    for (size_t i = 0; i < 3; ++i) {
+      if (g.in[i] == 0) return false;
       if (g.out[i] > 0 && (g.out[i] - 1) * g.stride[i] + (g.kernel[i] - 1) * g.dil[i] >=
                               g.in[i] + g.pad[i] + g.pad_end[i])
         return false;
-    return true;
+      padded *= static_cast<double>(g.in[i] + g.pad[i] + g.pad_end[i]);
+      input *= static_cast<double>(g.in[i]);
+    }
+    return padded <= 4.0 * input + 4096.0;
   }
   /// Copies one input plane into the interior (the border stays zero).
   void load(const Geometry& g, const float* xc) {
@@ -110,14 +120,14 @@ struct PaddedPlane {
         std::memcpy(data.data() + ((a + g.pad[0]) * dims[1] + b + g.pad[1]) * dims[2] + g.pad[2],
                     xc + (a * g.in[1] + b) * g.in[2], static_cast<size_t>(g.in[2]) * sizeof(float));
   }
-  std::array<int64_t, 3> dims{};
+  std::array<int64_t, 3> dims;
   std::vector<float> data;
 };
 
 /// For each pair of outer taps (ka, kb) and output row r of [r0, r1), where in a PaddedPlane the
 /// input row it reads starts (computed once per im2col, not per channel).
-std::vector<int64_t> padded_row_starts(const Geometry& g, const PaddedPlane& p, int64_t r0,
-                                       int64_t r1) {
+std::vector<int64_t> padded_row_starts(const Geometry& g, int64_t r0, int64_t r1) {
+  const std::array<int64_t, 3> dims = PaddedPlane::padded_dims(g);
   std::vector<int64_t> start;
   start.reserve(static_cast<size_t>(g.kernel[0] * g.kernel[1] * (r1 - r0)));
   for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
@@ -125,7 +135,7 @@ std::vector<int64_t> padded_row_starts(const Geometry& g, const PaddedPlane& p, 
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t a = (r / g.out[1]) * g.stride[0] + ka * g.dil[0];
         const int64_t b = (r % g.out[1]) * g.stride[1] + kb * g.dil[1];
-        start.push_back((a * p.dims[1] + b) * p.dims[2]);
+        start.push_back((a * dims[1] + b) * dims[2]);
       }
   return start;
 }
@@ -153,8 +163,8 @@ void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, taps * cols));
   // Channels fill disjoint parts of `col`, split over the cores.
-  if (g.out[2] <= kShortRow && PaddedPlane::covers(g)) {
-    const std::vector<int64_t> start = padded_row_starts(g, PaddedPlane(g), r0, r1);
+  if (g.out[2] <= kShortRow && PaddedPlane::fits(g)) {
+    const std::vector<int64_t> start = padded_row_starts(g, r0, r1);
     parallel_for(channels, grain, [&](int64_t c0, int64_t c1) {
       PaddedPlane padded(g);
       for (int64_t ci = c0; ci < c1; ++ci) {

@@ -1,11 +1,33 @@
 #include "eager/row_phases.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "eager/vector_loops.h"
 
 namespace kiln::eager {
+
+namespace {
+
+/// Padded floats per phase for `g` (whole vectors of 16), in double: no overflow for any
+/// attributes.
+double phase_length(const Geometry& g) {
+  const double width = std::ceil(static_cast<double>(g.out[2]) / 16.0) * 16.0;
+  const double reach = width + std::floor(static_cast<double>(g.kernel[2] - 1) *
+                                          static_cast<double>(g.dil[2]) /
+                                          static_cast<double>(g.stride[2])) + 1.0;
+  return std::ceil(reach / 16.0) * 16.0;
+}
+
+}  // namespace
+
+bool RowPhases::fits(const Geometry& g) {
+  const double row = phase_length(g) * static_cast<double>(g.stride[2]);
+  const double padded_in = static_cast<double>(g.in[2] + g.pad[2] + g.pad_end[2]);
+  const double rows = static_cast<double>(g.in[0]) * static_cast<double>(g.in[1]);
+  return g.in[2] > 0 && row <= 4.0 * padded_in + 64.0 && row * rows <= double{1 << 24};
+}
 
 RowPhases::RowPhases(const Geometry& g)
     : rows_(g.in[0] * g.in[1]),
@@ -17,8 +39,7 @@ RowPhases::RowPhases(const Geometry& g)
   // Phase m holds padded positions m * stride + p; the last tap of the last column reads
   // (width - 1) * stride + (kernel - 1) * dilation. Whole vectors of 16 per phase, so that
   // splitting a row into phases needs no tail either.
-  const int64_t reach = width_ + ((g.kernel[2] - 1) * dil_) / stride_ + 1;
-  phase_ = (reach + 15) / 16 * 16;
+  phase_ = static_cast<int64_t>(phase_length(g));
   for (int64_t kd = 0; kd < g.kernel[2]; ++kd) {
     const int64_t q = kd * dil_;
     tap_.push_back(q % stride_ * phase_ + q / stride_);

@@ -18,6 +18,11 @@ namespace kiln::eager {
 
 class RowPhases {
  public:
+  /// Whether the layout suits `g`: its rows, padded to whole vectors per phase, hold at most a
+  /// few times the floats of the padded input rows (a stride far beyond the window, or a
+  /// window reaching far past the input, would make them huge), and the plane at most 2^24.
+  static bool fits(const Geometry& g);
+
   explicit RowPhases(const Geometry& g);
 
   /// Lays out one [D, H, W] plane, `fill` outside each row. Returns whether the plane holds

@@ -122,6 +122,10 @@ TEST(InterpreterFastPaths, MaxPoolMatchesTheWindowOrderFormula) {
       {{1, 2, 4, 5, 6}, {2, 2, 3}, {1, 2, 2}, {0, 1, 1, 1, 0, 0}, {1, 1, 1}},  // 3-D
       {{2, 64, 63, 63}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true, 3},        // threads, ceil
       {{0, 3, 5, 5}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}},                    // N = 0
+      {{1, 2, 2, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, {1, 1}},                    // empty windows
+      {{1, 3, 6, 20}, {2, 2}, {3, 4}, {0, 0, 0, 0}, {1, 1}},                   // stride > kernel
+      {{2, 3, 300}, {300}, {300}, {0, 0}, {1}},                                // global, 1-D
+      {{1, 2, 3, 0}, {1, 1}, {1, 1}, {0, 1, 0, 1}, {1, 1}},                    // no columns
       // Rows of several vectors (row_phases.h): stride 3 with dilation, stride 1.
       {{1, 3, 5, 100}, {2, 4}, {1, 3}, {1, 2, 0, 3}, {1, 2}, true, 2},
       {{1, 2, 4, 37}, {1, 5}, {1, 1}, {0, 4, 0, 4}, {1, 1}},
@@ -448,6 +452,8 @@ TEST(InterpreterFastPaths, ConvMatchesTheDoubleSumsOnSmallAndLargeMaps) {
       {{3, 4, 5, 16}, 8, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},     // rows of exactly 16
       {{1, 5, 6, 40}, 7, 1, {3, 5}, {1, 3}, {1, 2}, {1, 4, 0, 2}},     // long rows
       {{2, 3, 1, 1}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},      // 1x1 map, all padding
+      {{1, 3, 7, 50}, 4, 1, {3, 5}, {2, 2}, {1, 2}, {1, 3, 0, 2}},     // long rows, strided
+      {{1, 2, 3, 0}, 4, 1, {1, 1}, {1, 1}, {1, 1}, {0, 1, 0, 1}},      // empty rows, padded
   };
   std::mt19937 rng(17);
   for (const Case& c : cases) {
