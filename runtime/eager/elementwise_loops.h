@@ -121,8 +121,11 @@ void typed_range(const LoopNest<N>& nest, const std::array<const T*, N>& in,
                  int64_t end, Fn& fn) {
   const size_t rank = nest.shape.size();
   const int64_t inner = nest.shape.back();
-  // The multi-index of `begin`, then rows of the innermost dim until `end`.
-  std::vector<int64_t> idx(rank, 0);
+  // The multi-index of `begin`, then rows of the innermost dim until `end` (on the stack for
+  // the ranks of real graphs: a chain calls this per block).
+  std::array<int64_t, 8> small{};
+  std::vector<int64_t> large(rank > small.size() ? rank : 0, 0);
+  int64_t* idx = rank > small.size() ? large.data() : small.data();
   int64_t rest = begin;
   for (size_t d = rank; d-- > 0;) {
     idx[d] = rest % nest.shape[d];

@@ -83,31 +83,34 @@ Status eval_chain(const Graph& graph, std::span<const size_t> chain,
   const Shape& shape = last.meta.shape;
   const int64_t total = last.meta.numel();
   const std::vector<int64_t> contiguous = contiguous_strides(shape);
-  // Per member, per input: the index of the member it reads, or its tensor's operand.
+  // Per member, per input: the index of the member it reads, or its tensor's operand; and the
+  // member's loop nest, built once for every block.
   struct Input {
     int member = -1;
     BlockOperand operand;
-    std::vector<int64_t> strides;
   };
   std::vector<std::vector<Input>> inputs(length);
+  std::vector<BlockPlan> plans(length);
   for (size_t m = 0; m < length; ++m) {
+    std::vector<std::vector<int64_t>> strides;
     for (NodeId id : nodes[chain[m]].inputs) {
       Input in;
       const auto at = static_cast<size_t>(id);
       const auto it = std::find(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(m), at);
       if (it != chain.begin() + static_cast<std::ptrdiff_t>(m)) {
         in.member = static_cast<int>(it - chain.begin());
+        strides.push_back(contiguous);
       } else {
         const HostTensor* t = value[at];
         if (t == nullptr || t->meta.dtype != DType::kF32)
           return internal_error("chain input %" + std::to_string(id) + " is not a live f32 value");
-        in.strides = broadcast_strides(t->meta.shape, shape);
+        strides.push_back(broadcast_strides(t->meta.shape, shape));
         in.operand.data = t->ptr<float>();
         in.operand.contiguous = t->meta.shape == shape;
       }
-      inputs[m].push_back(std::move(in));
+      inputs[m].push_back(in);
     }
-    for (Input& in : inputs[m]) in.operand.strides = in.strides;  // after the moves
+    plans[m] = plan_block(nodes[chain[m]], strides);
   }
   if (total == 0) return {};
   float* y = out.ptr<float>();
@@ -127,12 +130,13 @@ Status eval_chain(const Graph& graph, std::span<const size_t> chain,
           if (in.member < 0) {
             ops.push_back(in.operand);
           } else {
-            ops.push_back(BlockOperand{buffers.get() + in.member * block, lo, contiguous, true});
+            ops.push_back(BlockOperand{buffers.get() + in.member * block, lo, true});
           }
         }
         const bool is_last = m + 1 == length;
         Status s =
-            eval_elementwise_block(nodes[chain[m]], ops, is_last ? y : buffers.get() + m * block,
+            eval_elementwise_block(nodes[chain[m]], plans[m], ops,
+                                   is_last ? y : buffers.get() + m * block,
                                    is_last ? 0 : lo, lo, hi);
         if (!s.ok()) {
           std::lock_guard<std::mutex> lock(mu);

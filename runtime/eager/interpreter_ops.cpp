@@ -416,21 +416,17 @@ Status eval_elementwise(const Node& node, std::span<const HostTensor* const> ins
   return internal_error(std::string("not elementwise: ") + op_name(op));
 }
 
-/// fn over output elements [begin, end) of `node` from f32 block operands.
+/// fn over output elements [begin, end) of a node from f32 block operands, through its nest.
 template <size_t N, typename Fn>
-Status run_block(const Node& node, std::span<const BlockOperand> ins, float* out,
+Status run_block(const LoopNest<N>& nest, std::span<const BlockOperand> ins, float* out,
                  int64_t out_origin, int64_t begin, int64_t end, Fn& fn) {
-  if (ins.size() != N) return internal_error("elementwise arity mismatch");
-  std::array<std::vector<int64_t>, N> st;
+  if (ins.size() != N || nest.shape.empty()) return internal_error("elementwise arity mismatch");
   std::array<const float*, N> p;
   std::array<int64_t, N> origin;
   for (size_t k = 0; k < N; ++k) {
-    st[k].assign(ins[k].strides.begin(), ins[k].strides.end());
     p[k] = ins[k].data;
     origin[k] = ins[k].origin;
   }
-  const LoopNest<N> nest =
-      coalesce<N>(node.meta.shape, std::span<const std::vector<int64_t>, N>(st));
   typed_range<float, N>(nest, p, origin, out, out_origin, begin, end, fn);
   return {};
 }
@@ -442,11 +438,21 @@ bool block_elementwise(OpKind op) {
   return cat == OpCategory::kUnary || cat == OpCategory::kBinary;
 }
 
-Status eval_elementwise_block(const Node& node, std::span<const BlockOperand> ins, float* out,
-                              int64_t out_origin, int64_t begin, int64_t end) {
+BlockPlan plan_block(const Node& node, std::span<const std::vector<int64_t>> strides) {
+  BlockPlan plan;
+  if (strides.size() == 1)
+    plan.unary = coalesce<1>(node.meta.shape, std::span<const std::vector<int64_t>, 1>(strides));
+  if (strides.size() == 2)
+    plan.binary = coalesce<2>(node.meta.shape, std::span<const std::vector<int64_t>, 2>(strides));
+  return plan;
+}
+
+Status eval_elementwise_block(const Node& node, const BlockPlan& plan,
+                              std::span<const BlockOperand> ins, float* out, int64_t out_origin,
+                              int64_t begin, int64_t end) {
   if (op_category(node.op) == OpCategory::kBinary)
     return binary_kernel<float>(node.op, node.meta, [&](auto fn) {
-      return run_block<2>(node, ins, out, out_origin, begin, end, fn);
+      return run_block<2>(plan.binary, ins, out, out_origin, begin, end, fn);
     });
   if (op_category(node.op) != OpCategory::kUnary)
     return internal_error(std::string("not a block elementwise op: ") + op_name(node.op));
@@ -455,7 +461,7 @@ Status eval_elementwise_block(const Node& node, std::span<const BlockOperand> in
     return {};
   }
   return unary_kernel<float>(node.op, node.meta, [&](auto fn) {
-    return run_block<1>(node, ins, out, out_origin, begin, end, fn);
+    return run_block<1>(plan.unary, ins, out, out_origin, begin, end, fn);
   });
 }
 

@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "eager/elementwise_loops.h"
 #include "eager/host_tensor.h"
 #include "graph/graph.h"
 #include "kiln/status.h"
@@ -209,23 +210,33 @@ Status conv_transpose(const Node& node, std::span<const HostTensor* const> ins, 
 
 /// An f32 operand of an elementwise node evaluated over a block of its output (fused chains,
 /// interpreter_chain.cpp): `data` holds the operand's element at offset `origin` (a whole tensor:
-/// 0; a chain's block buffer: the block's first element), read through `strides` broadcast to the
-/// node's shape; `contiguous` when those are the shape's own row-major strides.
+/// 0; a chain's block buffer: the block's first element); `contiguous` when the operand is
+/// read through the node's own row-major strides.
 struct BlockOperand {
   const float* data = nullptr;
   int64_t origin = 0;
-  std::span<const int64_t> strides;
   bool contiguous = false;
+};
+
+/// An elementwise node's loop nest over its output shape, its operands read through given
+/// strides (broadcast to that shape): built once per chain member, used for every block.
+struct BlockPlan {
+  LoopNest<1> unary;
+  LoopNest<2> binary;
 };
 
 /// True for the ops eval_elementwise_block evaluates: the unary and binary arithmetic ops.
 bool block_elementwise(OpKind op);
 
+/// The plan of `node` (block_elementwise) with operand k read through strides[k].
+BlockPlan plan_block(const Node& node, std::span<const std::vector<int64_t>> strides);
+
 /// The output elements [begin, end) of an f32 unary or binary node (inputs and output f32) into
 /// `out`, which holds output element `out_origin`: each element the same function of the same
 /// values as eval_node computes, so the bits are the same.
-Status eval_elementwise_block(const Node& node, std::span<const BlockOperand> ins, float* out,
-                              int64_t out_origin, int64_t begin, int64_t end);
+Status eval_elementwise_block(const Node& node, const BlockPlan& plan,
+                              std::span<const BlockOperand> ins, float* out, int64_t out_origin,
+                              int64_t begin, int64_t end);
 
 /// True for the ops whose kernels write every element of their output, whatever its previous
 /// contents (eval_node may then be given an uninitialized output); the others get zeros.
