@@ -115,31 +115,26 @@ float tanh_float(float x) {
   return tanh_one(x);
 }
 
-// The AVX2 clone is chosen by an ifunc resolver, which the dynamic loader runs before a
+// The AVX2 clones are chosen by an ifunc resolver, which the dynamic loader runs before a
 // sanitizer's runtime is up: instrumented, it crashes every ThreadSanitizer binary at start.
-// Sanitizer builds take the plain loop (the same bits).
+// Sanitizer builds take the plain loops (the same bits).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
+#define KILN_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KILN_AVX2_CLONES
 #endif
-void tanh_floats(const float* __restrict x, float* __restrict y, int64_t n) {
+
+KILN_AVX2_CLONES void tanh_floats(const float* __restrict x, float* __restrict y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = tanh_one(x[i]);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void softmax_exps(const float* __restrict x, float m, double* __restrict ex, int64_t n) {
+KILN_AVX2_CLONES void softmax_exps(const float* __restrict x, float m, double* __restrict ex, int64_t n) {
   const double md = m;
   for (int64_t i = 0; i < n; ++i) ex[i] = exp_nonpositive_any(static_cast<double>(x[i]) - md);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-float max_ignoring_nan(const float* __restrict x, int64_t n) {
+KILN_AVX2_CLONES float max_ignoring_nan(const float* __restrict x, int64_t n) {
   // 16 running maxima (one vector's lanes), then theirs: the same value as one running max,
   // up to the sign of a zero maximum.
   float lanes[16];

@@ -82,7 +82,7 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
         continue;
       }
       for_each_output_row(
-          g, [&](int64_t) { reads.clear(); },
+          g, 0, g.out[0] * g.out[1], [&](int64_t) { reads.clear(); },
           [&](int64_t, int64_t, int64_t offset) {
             const int64_t row = offset / g.in[2];
             for (int64_t kd = 0; kd < g.kernel[2]; ++kd) reads.push_back(rows.at(row, kd));

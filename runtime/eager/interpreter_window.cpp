@@ -38,21 +38,34 @@ constexpr int64_t kMaxColumns = int64_t{1} << 22;
 /// last stages: 2x2 to 16x16).
 constexpr int64_t kShortRow = 16;
 
-/// What im2col needs per call, the same for every channel: for each pair of outer taps (ka, kb)
-/// and output row r of [r0, r1), the start of the input row it reads within a plane, or -1 in
-/// the padding; and the innermost taps' shifts and column ranges.
-struct Im2colRows {
-  Im2colRows(const Geometry& g, int64_t r0, int64_t r1) : count(r1 - r0), inner(g) {
-    start.reserve(static_cast<size_t>(g.kernel[0] * g.kernel[1] * count));
-    for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
-      for (int64_t kb = 0; kb < g.kernel[1]; ++kb)
-        for (int64_t r = r0; r < r1; ++r) {
-          const int64_t p0 = (r / g.out[1]) * g.stride[0] - g.pad[0] + ka * g.dil[0];
-          const int64_t p1 = (r % g.out[1]) * g.stride[1] - g.pad[1] + kb * g.dil[1];
-          const bool inside = p0 >= 0 && p0 < g.in[0] && p1 >= 0 && p1 < g.in[1];
-          start.push_back(inside ? (p0 * g.in[1] + p1) * g.in[2] : -1);
-        }
+/// For each pair of outer taps (ka, kb) and output row r of [r0, r1) (computed once per im2col,
+/// not per channel): where the input row it reads starts within a plane, or -1 in the padding;
+/// with `padded`, within a plane with its padding written out ([in + pad + pad_end] per dim),
+/// where every row it reads lies.
+std::vector<int64_t> row_starts(const Geometry& g, int64_t r0, int64_t r1, bool padded) {
+  std::array<int64_t, 3> dims{}, shift{};
+  for (size_t i = 0; i < 3; ++i) {
+    dims[i] = padded ? g.in[i] + g.pad[i] + g.pad_end[i] : g.in[i];
+    shift[i] = padded ? 0 : g.pad[i];
   }
+  std::vector<int64_t> start;
+  start.reserve(static_cast<size_t>(g.kernel[0] * g.kernel[1] * (r1 - r0)));
+  for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
+    for (int64_t kb = 0; kb < g.kernel[1]; ++kb)
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t p0 = (r / g.out[1]) * g.stride[0] - shift[0] + ka * g.dil[0];
+        const int64_t p1 = (r % g.out[1]) * g.stride[1] - shift[1] + kb * g.dil[1];
+        const bool inside = p0 >= 0 && p0 < dims[0] && p1 >= 0 && p1 < dims[1];
+        start.push_back(inside ? (p0 * dims[1] + p1) * dims[2] : -1);
+      }
+  return start;
+}
+
+/// What im2col needs per call, the same for every channel: row_starts and the innermost taps'
+/// shifts and column ranges.
+struct Im2colRows {
+  Im2colRows(const Geometry& g, int64_t r0, int64_t r1)
+      : count(r1 - r0), start(row_starts(g, r0, r1, false)), inner(g) {}
   int64_t count;               // output rows
   std::vector<int64_t> start;  // [ka, kb, row]
   InnerTaps inner;
@@ -90,13 +103,9 @@ void im2col_channel(const Geometry& g, const Im2colRows& rows, const float* xc, 
 /// copies a fixed count per row, with no per-row column ranges (whose varying loop counts cost
 /// more than the copies on the small maps of a CNN's last stages).
 struct PaddedPlane {
-  explicit PaddedPlane(const Geometry& g) : dims(padded_dims(g)) {
+  explicit PaddedPlane(const Geometry& g) {
+    for (size_t i = 0; i < 3; ++i) dims[i] = g.in[i] + g.pad[i] + g.pad_end[i];
     data.assign(static_cast<size_t>(dims[0] * dims[1] * dims[2]), 0.0f);
-  }
-  static std::array<int64_t, 3> padded_dims(const Geometry& g) {
-    std::array<int64_t, 3> d{};
-    for (size_t i = 0; i < 3; ++i) d[i] = g.in[i] + g.pad[i] + g.pad_end[i];
-    return d;
   }
   /// Whether the layout suits `g`: an input with elements, every window inside the padded
   /// input (true for convs, whose output size follows from it), and a padded plane of at most
@@ -120,25 +129,9 @@ struct PaddedPlane {
         std::memcpy(data.data() + ((a + g.pad[0]) * dims[1] + b + g.pad[1]) * dims[2] + g.pad[2],
                     xc + (a * g.in[1] + b) * g.in[2], static_cast<size_t>(g.in[2]) * sizeof(float));
   }
-  std::array<int64_t, 3> dims;
+  std::array<int64_t, 3> dims{};
   std::vector<float> data;
 };
-
-/// For each pair of outer taps (ka, kb) and output row r of [r0, r1), where in a PaddedPlane the
-/// input row it reads starts (computed once per im2col, not per channel).
-std::vector<int64_t> padded_row_starts(const Geometry& g, int64_t r0, int64_t r1) {
-  const std::array<int64_t, 3> dims = PaddedPlane::padded_dims(g);
-  std::vector<int64_t> start;
-  start.reserve(static_cast<size_t>(g.kernel[0] * g.kernel[1] * (r1 - r0)));
-  for (int64_t ka = 0; ka < g.kernel[0]; ++ka)
-    for (int64_t kb = 0; kb < g.kernel[1]; ++kb)
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t a = (r / g.out[1]) * g.stride[0] + ka * g.dil[0];
-        const int64_t b = (r % g.out[1]) * g.stride[1] + kb * g.dil[1];
-        start.push_back((a * dims[1] + b) * dims[2]);
-      }
-  return start;
-}
 
 /// im2col_channel for output rows up to kShortRow wide, from the padded plane: every row a copy
 /// of the same count.
@@ -164,7 +157,7 @@ void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, taps * cols));
   // Channels fill disjoint parts of `col`, split over the cores.
   if (g.out[2] <= kShortRow && PaddedPlane::fits(g)) {
-    const std::vector<int64_t> start = padded_row_starts(g, r0, r1);
+    const std::vector<int64_t> start = row_starts(g, r0, r1, true);
     parallel_for(channels, grain, [&](int64_t c0, int64_t c1) {
       PaddedPlane padded(g);
       for (int64_t ci = c0; ci < c1; ++ci) {

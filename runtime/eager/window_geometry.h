@@ -162,10 +162,4 @@ void for_each_output_row(const Geometry& g, Start&& start, Tap&& tap) {
   for_each_output_row(g, 0, g.out[0] * g.out[1], start, tap);
 }
 
-/// Every output row of one plane, with a finish call per row.
-template <typename Start, typename Tap, typename Finish>
-void for_each_output_row(const Geometry& g, Start&& start, Tap&& tap, Finish&& finish) {
-  for_each_output_row(g, 0, g.out[0] * g.out[1], start, tap, finish);
-}
-
 }  // namespace kiln::eager
