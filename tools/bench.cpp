@@ -43,7 +43,7 @@ void Progress::clear() {
 }
 
 const std::vector<std::string>& benchmark_names() {
-  static const std::vector<std::string> names = {"chain",    "copy",  "gemm",
+  static const std::vector<std::string> names = {"chain", "copy",  "gemm",  "conv",
                                                  "overhead", "start", "memory"};
   return names;
 }
@@ -195,6 +195,7 @@ int bench_main(const BenchOptions& o) {
       for (Result& r : bench_chain_and_copy(ctx, wants("chain"), wants("copy")))
         results.push_back(std::move(r));
     if (wants("gemm")) results.push_back(bench_gemm(ctx));
+    if (wants("conv")) results.push_back(bench_conv(ctx));
     if (wants("overhead")) results.push_back(bench_overhead(ctx));
     if (wants("start")) {
       if (self.empty()) {

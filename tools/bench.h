@@ -101,9 +101,22 @@ nlohmann::json number(double v);
 const std::vector<std::string>& benchmark_names();
 
 // tools/bench_kernels.cpp: "chain" (fused vs unfused 6-op chain) and "copy" (the chain's
-// bandwidth against a copy of the same bytes) share inputs and run interleaved; "gemm".
+// bandwidth against a copy of the same bytes) share inputs and run interleaved; "gemm" (with
+// the host's FMA peak where the device is a CPU implementation); "conv" (a dense 3x3 conv on
+// the device and on the interpreter).
 std::vector<Result> bench_chain_and_copy(const Context& ctx, bool chain, bool copy);
 Result bench_gemm(const Context& ctx);
+Result bench_conv(const Context& ctx);
+
+// tools/bench_peak.cpp: the host CPU's FP32 FMA peak, all `threads` running FMA chains at once
+// (GFLOP/s; NaN where the CPU or the build has no such vectors).
+struct FmaPeak {
+  int threads = 0;
+  double gflops_256 = kNaN;     // 256-bit vectors (AVX2 + FMA): lavapipe's default width
+  double gflops_widest = kNaN;  // the widest vectors the CPU has
+  int widest_bits = 0;
+};
+FmaPeak measure_fma_peak(int threads, bool quick);
 
 // tools/bench_runtime.cpp: "overhead" (guards + lookup and a whole cached call) and "memory"
 // (peak device bytes of the seed encoder against weights + largest live set).

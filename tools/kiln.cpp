@@ -113,9 +113,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_flag("--json", bench.json, "Print one JSON document instead of tables");
   bench_cmd
       ->add_option("--only", bench.only,
-                   "Comma-separated subset of chain,copy,gemm,overhead,start,memory")
+                   "Comma-separated subset of chain,copy,gemm,conv,overhead,start,memory")
       ->delimiter(',')
-      ->check(CLI::IsMember({"chain", "copy", "gemm", "overhead", "start", "memory"}))
+      ->check(CLI::IsMember({"chain", "copy", "gemm", "conv", "overhead", "start", "memory"}))
       ->excludes(model_opt);
   bench_cmd
       ->add_option("--repeat", bench.repeat,

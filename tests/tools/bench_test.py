@@ -15,7 +15,8 @@ from kiln_json import NO_DEVICE, run_json
 REQUIRED = {
     "chain": ["fused_ms", "unfused_ms", "fused_kernels", "unfused_kernels"],
     "copy": ["fused_ms", "copy_ms", "fused_gbps", "copy_gbps"],
-    "gemm": ["ab_ms", "abt_ms", "atb_ms", "abt_gflops", "atb_gflops"],
+    "gemm": ["ab_ms", "abt_ms", "atb_ms", "ab_gflops", "abt_gflops", "atb_gflops"],
+    "conv": ["device_ms", "cpu_ms", "kernels", "cpu_gflops", "max_abs_diff"],
     "overhead": ["call_us", "cpu_call_us", "submissions_per_call", "dispatches_per_call",
                  "command_buffers_recorded_per_call", "buffer_allocations_per_call",
                  "memory_allocations_per_call"],
@@ -24,7 +25,7 @@ REQUIRED = {
                "largest_live_mib", "arena_mib"],
 }
 # Benchmarks whose headline figure must be a number.
-FIGURE_REQUIRED = ["chain", "copy", "gemm", "overhead", "start", "memory"]
+FIGURE_REQUIRED = ["chain", "copy", "gemm", "conv", "overhead", "start", "memory"]
 
 
 def is_number(v) -> bool:
