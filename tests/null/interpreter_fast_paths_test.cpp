@@ -454,6 +454,10 @@ TEST(InterpreterFastPaths, ConvMatchesTheDoubleSumsOnSmallAndLargeMaps) {
       {{2, 3, 1, 1}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},      // 1x1 map, all padding
       {{1, 3, 7, 50}, 4, 1, {3, 5}, {2, 2}, {1, 2}, {1, 3, 0, 2}},     // long rows, strided
       {{1, 2, 3, 0}, 4, 1, {1, 1}, {1, 1}, {1, 1}, {0, 1, 0, 1}},      // empty rows, padded
+      // 256 and 512 columns: im2col matrices and products with rows padded past 1 KiB strides,
+      // one image in row chunks and two images side by side, with groups.
+      {{1, 4, 16, 16}, 6, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {{2, 6, 16, 16}, 4, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
   };
   std::mt19937 rng(17);
   for (const Case& c : cases) {
