@@ -85,8 +85,8 @@ double run_on_threads(ChainFn fn, int threads, int64_t iters) {
   return seconds > 0 ? 2.0 * total / seconds / 1e9 : kNaN;  // an FMA counts 2
 }
 
-/// The best of `runs` runs of about `seconds` each, the round count set from a short single-
-/// thread run.
+/// The best of `runs` runs of about `seconds` each after an untimed one (the cores' clocks
+/// settle), the round count set from a short single-thread run.
 double peak_of(ChainFn fn, int threads, double seconds, int runs) {
   float sink = 0;
   const int64_t probe = int64_t{1} << 16;
@@ -97,6 +97,7 @@ double peak_of(ChainFn fn, int threads, double seconds, int runs) {
   const int64_t iters = std::max<int64_t>(
       probe, static_cast<int64_t>(seconds * lanes_per_s / static_cast<double>(lanes / probe)));
   double best = kNaN;
+  run_on_threads(fn, threads, iters);
   for (int r = 0; r < runs; ++r) {
     const double g = run_on_threads(fn, threads, iters);
     if (std::isnan(best) || g > best) best = g;
@@ -110,8 +111,8 @@ FmaPeak measure_fma_peak(int threads, bool quick) {
   FmaPeak p;
   p.threads = threads;
 #if KILN_BENCH_X86
-  const double seconds = quick ? 0.02 : 0.2;
-  const int runs = quick ? 1 : 3;
+  const double seconds = quick ? 0.02 : 0.1;
+  const int runs = quick ? 1 : 5;
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     p.gflops_256 = peak_of(fma_chains_256, threads, seconds, runs);
