@@ -83,13 +83,13 @@ case "$job" in
       -DKILN_TSAN=ON "${SAN_FLAGS[@]}" "$(test_cache_flag "$BUILD_DIR")"
     # The tests that run Kiln from many threads: the 8-thread stress test with
     # KILN_STRESS_CALLS calls per thread (default here 1000), the C API's (one model from four
-    # threads), the devices test and the interpreter's split products, window kernels and fused chains. TSAN_ALL=1 adds the null-label tests; the fuzz-labelled
+    # threads), the devices test and the interpreter's split products, window kernels, fused chains and direct convs. TSAN_ALL=1 adds the null-label tests; the fuzz-labelled
     # malformed-file test is left out (one thread; the asan stage runs it instrumented).
     export KILN_STRESS_CALLS="${KILN_STRESS_CALLS:-1000}"
     tests=(device_threads_test device_background_test device_c_api_test device_devices_test
            null_interpreter_loops_test device_kernel_calibration_test null_interpreter_test
            null_interpreter_fast_paths_test null_interpreter_channels_last_test
-           null_interpreter_chain_test)
+           null_interpreter_chain_test null_interpreter_conv_direct_test)
     if [ "${TSAN_ALL:-0}" = 1 ]; then
       mapfile -t null_tests < <(ctest --test-dir "$BUILD_DIR" -N -L null -LE fuzz 2>/dev/null |
                                 sed -n 's/^ *Test *#[0-9]*: //p')

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "eager/channels_last.h"
+#include "eager/conv_direct.h"
 #include "eager/elementwise_loops.h"
 #include "eager/vector_loops.h"
 #include "eager/gemm.h"
@@ -274,6 +275,11 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       depthwise_conv_channels_last(g, x, w, bias, y);
     else
       conv_per_channel(g, x, w, bias, y);
+    store_floats(out, so);
+    return {};
+  }
+  if (conv_direct_applies(g)) {  // unit strides on AVX-512: no im2col, nothing packed
+    conv_direct(g, groups, x, w, bias, y);
     store_floats(out, so);
     return {};
   }

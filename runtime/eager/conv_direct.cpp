@@ -1,0 +1,228 @@
+#include "eager/conv_direct.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "eager/parallel.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define KILN_CONV_DIRECT_X86 1
+#endif
+
+namespace kiln::eager {
+namespace {
+
+constexpr int64_t kRows = 8;           // output channels per micro-tile
+constexpr int64_t kTile = 32;          // positions per micro-tile: two vectors of 16 floats
+constexpr int64_t kDepthBlock = 128;   // taps per pass over a tile (its input runs stay in L1)
+constexpr double kItemMacs = 1 << 20;  // multiply-adds per unit of work, at least
+
+/// A plane length that is not a multiple of 256 floats: rows a multiple of 1 KiB apart fall
+/// into the same few L1 sets.
+int64_t unaliased(int64_t floats) {
+  return floats % 256 == 0 ? floats + 16 : floats;
+}
+
+/// Where the micro-kernel reads one image: its padded copy, or the input itself.
+struct Layout {
+  int64_t rows = 0, pitch = 0;  // padded rows, and floats from one row to the next
+  int64_t plane = 0;            // floats from one channel to the next
+  int64_t positions = 0;        // out rows x pitch: outputs and the dropped row ends
+  bool in_place = false;        // the input serves as it is (no padding, 1-wide window rows)
+  bool direct_out = false;      // positions are the output's own indices (no dropped ends)
+};
+
+Layout layout_of(const Geometry& g) {
+  Layout l;
+  l.rows = g.in[1] + g.pad[1] + g.pad_end[1];
+  l.pitch = g.in[2] + g.pad[2] + g.pad_end[2];
+  l.positions = g.out[1] * l.pitch;
+  const int64_t overhang = (g.kernel[2] - 1) * g.dil[2];  // read past a plane by the row ends
+  l.direct_out = overhang == 0;
+  const bool unpadded = g.pad[1] == 0 && g.pad_end[1] == 0 && g.pad[2] == 0 && g.pad_end[2] == 0;
+  const int64_t plane = g.in[1] * g.in[2];
+  l.in_place = unpadded && overhang == 0;
+  l.plane = l.in_place ? plane : unaliased(l.rows * l.pitch + overhang);
+  return l;
+}
+
+#if KILN_CONV_DIRECT_X86
+/// R output channels x 32 positions: y[i][q] = (accumulate ? y[i][q] : bias[i] or 0) + sum over
+/// k < kc of w[i * ldw + k] * x[off[k] + q], lanes past the masks neither read nor written.
+template <int R>
+__attribute__((target("avx512f"))) void micro_tile(int64_t kc, const float* w, int64_t ldw,
+                                                   const float* x, const int64_t* off, float* y,
+                                                   int64_t ldy, __mmask16 m0, __mmask16 m1,
+                                                   const float* bias, bool accumulate) {
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    if (accumulate) {
+      acc[i][0] = _mm512_maskz_loadu_ps(m0, y + i * ldy);
+      acc[i][1] = _mm512_maskz_loadu_ps(m1, y + i * ldy + 16);
+    } else {
+      acc[i][0] = acc[i][1] = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+    }
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    const float* xk = x + off[k];
+    const __m512 b0 = _mm512_maskz_loadu_ps(m0, xk), b1 = _mm512_maskz_loadu_ps(m1, xk + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const __m512 a = _mm512_set1_ps(w[i * ldw + k]);
+      acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    _mm512_mask_storeu_ps(y + i * ldy, m0, acc[i][0]);
+    _mm512_mask_storeu_ps(y + i * ldy + 16, m1, acc[i][1]);
+  }
+}
+
+using MicroTile = void (*)(int64_t, const float*, int64_t, const float*, const int64_t*, float*,
+                           int64_t, __mmask16, __mmask16, const float*, bool);
+constexpr MicroTile kMicroTiles[kRows + 1] = {nullptr,       micro_tile<1>, micro_tile<2>,
+                                              micro_tile<3>, micro_tile<4>, micro_tile<5>,
+                                              micro_tile<6>, micro_tile<7>, micro_tile<8>};
+
+/// Output channels [c0, c1) of tiles [t0, t1) of one image and group: x the group's first input
+/// plane (layout `l`), w its weight rows [og, k], y its first output row (`ldy` apart).
+void tiles(const Layout& l, int64_t k, const int64_t* off, const float* x, const float* w,
+           const float* bias, float* y, int64_t ldy, int64_t t0, int64_t t1, int64_t c0,
+           int64_t c1) {
+  for (int64_t kb = 0; kb < k; kb += kDepthBlock) {
+    const int64_t kc = std::min(kDepthBlock, k - kb);
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t q = t * kTile, left = std::min(kTile, l.positions - q);
+      const auto m0 = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+      const auto m1 = static_cast<__mmask16>(left >= 32   ? 0xFFFFu
+                                             : left <= 16 ? 0u
+                                                          : (1u << (left - 16)) - 1u);
+      for (int64_t co = c0; co < c1; co += kRows) {
+        const int64_t r = std::min(kRows, c1 - co);
+        kMicroTiles[r](kc, w + co * k + kb, k, x + q, off + kb, y + co * ldy + q, ldy, m0, m1,
+                       bias ? bias + co : nullptr, kb > 0);
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+bool conv_direct_applies(const Geometry& g) {
+#if KILN_CONV_DIRECT_X86
+  static const bool enabled = [] {
+    const char* v = std::getenv("KILN_CONV_DIRECT");
+    if (v != nullptr && std::string_view(v) == "0") return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  if (!enabled || g.c <= 0 || g.c_out <= 0 || g.n <= 0) return false;
+  if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1) return false;  // 1-D and 2-D only
+  for (size_t d = 1; d < 3; ++d) {
+    if (g.stride[d] != 1 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1) return false;
+    if (g.out[d] < 1 ||
+        g.out[d] != g.in[d] + g.pad[d] + g.pad_end[d] - (g.kernel[d] - 1) * g.dil[d])
+      return false;
+  }
+  // At least 3/4 of the lanes computed are outputs: not the small maps of a CNN's last stages
+  // (a 4x4 map padded to 6 wide fills 16 of 32 lanes), where im2col + sgemm, which packs the
+  // weight once for all images, was faster (docs/perf.md).
+  const Layout l = layout_of(g);
+  // A 1x1 window reads the input in place; planes a multiple of 256 floats long put its rows in
+  // the same L1 sets, and a copy costs as much as the product saves (measured: 1.2-1.35x
+  // slower than sgemm on 32x32 and 16x16 maps).
+  if (l.in_place && l.plane % 256 == 0) return false;
+  const int64_t lanes = (l.positions + kTile - 1) / kTile * kTile;
+  return 4 * g.out[1] * g.out[2] >= 3 * lanes;
+#else
+  (void)g;
+  return false;
+#endif
+}
+
+void conv_direct(const Geometry& g, int64_t groups, const float* x, const float* w,
+                 const float* bias, float* y) {
+#if KILN_CONV_DIRECT_X86
+  const Layout l = layout_of(g);
+  const int64_t cg = g.c / groups, og = g.c_out / groups;
+  const int64_t taps = g.kernel[1] * g.kernel[2], k = cg * taps;
+  const int64_t in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
+  // The tap offsets, in the weight's order.
+  std::vector<int64_t> off(static_cast<size_t>(k));
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
+      for (int64_t kx = 0; kx < g.kernel[2]; ++kx)
+        off[static_cast<size_t>((c * g.kernel[1] + ky) * g.kernel[2] + kx)] =
+            c * l.plane + ky * g.dil[1] * l.pitch + kx * g.dil[2];
+  // The padded copies: zeros around each plane and after it (the row ends' overhang).
+  ScratchFloats padded, staged;
+  if (!l.in_place) {
+    padded.reserve(static_cast<size_t>(g.n * g.c * l.plane));
+    parallel_for(g.n * g.c, 16, [&](int64_t b, int64_t e) {
+      for (int64_t nc = b; nc < e; ++nc) {
+        float* dst = padded.data + nc * l.plane;
+        std::fill(dst, dst + l.plane, 0.0f);
+        const float* src = x + nc * in_plane;
+        for (int64_t iy = 0; iy < g.in[1]; ++iy)
+          std::copy(src + iy * g.in[2], src + (iy + 1) * g.in[2],
+                    dst + (iy + g.pad[1]) * l.pitch + g.pad[2]);
+      }
+    });
+  }
+  const float* xs = l.in_place ? x : padded.data;
+  // Outputs over the padded pitch go to a staging buffer first, then lose their row ends.
+  const int64_t ldy = l.direct_out ? out_plane : unaliased(l.positions);
+  if (!l.direct_out) staged.reserve(static_cast<size_t>(g.n * g.c_out * ldy));
+  float* ys = l.direct_out ? y : staged.data;
+  // Work items: (image, group, a range of tiles, a range of output channels) of at least
+  // kItemMacs, up to 8 per thread: a worker that wakes late (an idle virtual CPU can take a
+  // millisecond) then still finds work. Channel ranges first (a thread reads the padded image
+  // from its own cache, and the weight rows it reads are its own), then ranges of tiles.
+  const int64_t tile_count = (l.positions + kTile - 1) / kTile;
+  const double macs = static_cast<double>(g.n * g.c_out) * static_cast<double>(l.positions * k);
+  const auto want = static_cast<int64_t>(
+      std::clamp(macs / kItemMacs, 1.0, 8.0 * static_cast<double>(cpu_threads())));
+  const int64_t chunk =
+      want == 1 ? og : std::max(kRows, (og + 3) / 4 / kRows * kRows);  // up to 4 ranges
+  const int64_t chunks = (og + chunk - 1) / chunk;
+  const int64_t outer = g.n * groups * chunks;
+  const int64_t tile_splits = std::clamp<int64_t>((want + outer - 1) / outer, 1, tile_count);
+  const int64_t tiles_per_item = (tile_count + tile_splits - 1) / tile_splits;
+  const int64_t tile_items = (tile_count + tiles_per_item - 1) / tiles_per_item;
+  const int64_t spatial_items = g.n * groups * tile_items;
+  parallel_for(spatial_items * chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t ch = item % chunks, rest = item / chunks;
+      const int64_t ti = rest % tile_items, ng = rest / tile_items;
+      const int64_t n = ng / groups, grp = ng % groups;
+      const float* xg = xs + (n * g.c + grp * cg) * l.plane;
+      float* yg = ys + (n * g.c_out + grp * og) * ldy;
+      const int64_t t0 = ti * tiles_per_item, t1 = std::min(tile_count, t0 + tiles_per_item);
+      const int64_t c0 = ch * chunk, c1 = std::min(og, c0 + chunk);
+      tiles(l, k, off.data(), xg, w + grp * og * k, bias ? bias + grp * og : nullptr, yg, ldy, t0,
+            t1, c0, c1);
+    }
+  });
+  if (!l.direct_out) {
+    parallel_for(g.n * g.c_out, 16, [&](int64_t b, int64_t e) {
+      for (int64_t nc = b; nc < e; ++nc)
+        for (int64_t oy = 0; oy < g.out[1]; ++oy) {
+          const float* src = staged.data + nc * ldy + oy * l.pitch;
+          std::copy(src, src + g.out[2], y + nc * out_plane + oy * g.out[2]);
+        }
+    });
+  }
+#else
+  (void)g, (void)groups, (void)x, (void)w, (void)bias, (void)y;
+#endif
+}
+
+}  // namespace kiln::eager
