@@ -16,10 +16,11 @@
 namespace kiln::eager {
 namespace {
 
-constexpr int64_t kRows = 8;           // output channels per micro-tile
-constexpr int64_t kTile = 32;          // positions per micro-tile: two vectors of 16 floats
-constexpr int64_t kDepthBlock = 128;   // taps per pass over a tile (its input runs stay in L1)
-constexpr double kItemMacs = 1 << 20;  // multiply-adds per unit of work, at least
+constexpr int64_t kRows = 8;             // output channels per micro-tile
+constexpr int64_t kTile = 32;            // positions per micro-tile: two vectors of 16 floats
+constexpr int64_t kDepthBlock = 128;     // taps per pass over a tile (its input runs stay in L1)
+constexpr double kItemMacs = 1 << 20;    // multiply-adds per unit of work, at least
+constexpr double kMaxScratch = 1 << 24;  // floats of padded copies and staged outputs, at most
 
 /// A plane length that is not a multiple of 256 floats: rows a multiple of 1 KiB apart fall
 /// into the same few L1 sets.
@@ -126,12 +127,23 @@ bool conv_direct_applies(const Geometry& g) {
   }();
   if (!enabled || g.c <= 0 || g.c_out <= 0 || g.n <= 0) return false;
   if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1) return false;  // 1-D and 2-D only
-  for (size_t d = 1; d < 3; ++d) {
-    if (g.stride[d] != 1 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1) return false;
-    if (g.out[d] < 1 ||
-        g.out[d] != g.in[d] + g.pad[d] + g.pad_end[d] - (g.kernel[d] - 1) * g.dil[d])
+  for (size_t d = 1; d < 3; ++d)
+    if (g.stride[d] != 1 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1 || g.out[d] < 1 ||
+        g.kernel[d] < 1)
       return false;
-  }
+  // The padded copies and the staged outputs, counted in double (absurd pads or dilations must
+  // not wrap), within kMaxScratch; larger convs take im2col's chunks.
+  const double rows = double(g.in[1]) + double(g.pad[1]) + double(g.pad_end[1]);
+  const double pitch = double(g.in[2]) + double(g.pad[2]) + double(g.pad_end[2]);
+  const double scratch =
+      double(g.n) * double(g.c) * (rows * pitch + double(g.kernel[2]) * double(g.dil[2])) +
+      double(g.n) * double(g.c_out) * double(g.out[1]) * pitch;
+  if (!(scratch <= kMaxScratch)) return false;
+  if (!(double(g.kernel[1] - 1) * double(g.dil[1]) < rows) ||
+      !(double(g.kernel[2] - 1) * double(g.dil[2]) < pitch))
+    return false;
+  for (size_t d = 1; d < 3; ++d)
+    if (g.out[d] != g.in[d] + g.pad[d] + g.pad_end[d] - (g.kernel[d] - 1) * g.dil[d]) return false;
   // At least 3/4 of the lanes computed are outputs: not the small maps of a CNN's last stages
   // (a 4x4 map padded to 6 wide fills 16 of 32 lanes), where im2col + sgemm, which packs the
   // weight once for all images, was faster (docs/perf.md).

@@ -157,6 +157,15 @@ TEST(InterpreterConvDirect, LeavesStridesSmallMapsAndAliasedPlanesToIm2col) {
   d3.in[0] = d3.out[0] = 4;
   EXPECT_FALSE(eager::conv_direct_applies(d3));
   EXPECT_FALSE(eager::conv_direct_applies(geom({1, 32, 32}, {1, 31, 32}, 3, 1, 1)));
+  // Absurd padding and dilation (products past int64), and a large image: im2col's chunks.
+  eager::Geometry huge = geom({1, 32, 32}, {1, 32, 32}, 3, 1, 1);
+  huge.pad[2] = huge.pad_end[2] = int64_t{1} << 61;
+  EXPECT_FALSE(eager::conv_direct_applies(huge));
+  eager::Geometry dilated = geom({1, 32, 32}, {1, 32, 32}, 3, 1, 1);
+  dilated.dil[1] = int64_t{1} << 62;
+  EXPECT_FALSE(eager::conv_direct_applies(dilated));
+  eager::Geometry large = geom({1, 2048, 2048}, {1, 2048, 2048}, 3, 1, 1);
+  EXPECT_FALSE(eager::conv_direct_applies(large));
 }
 
 TEST(InterpreterConvDirect, NonFiniteValuesGiveWhatTheSequenceGives) {
