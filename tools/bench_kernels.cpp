@@ -48,6 +48,20 @@ double gbps(double bytes, double ms) {
   return bytes / (ms * 1e6);
 }
 
+/// max |x - y| over two outputs of one computation; NaN where a difference is NaN or the
+/// element counts differ (the callers' `<=` checks then fail).
+double max_abs_diff(const Tensor& x, const Tensor& y) {
+  const std::vector<float> a = x.to_vector<float>(), b = y.to_vector<float>();
+  if (a.size() != b.size()) return kNaN;
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(double(a[i]) - double(b[i]));
+    if (std::isnan(d)) return kNaN;
+    m = std::max(m, d);
+  }
+  return m;
+}
+
 }  // namespace
 
 std::vector<Result> bench_chain_and_copy(const Context& ctx, bool chain, bool copy) {
@@ -91,10 +105,7 @@ std::vector<Result> bench_chain_and_copy(const Context& ctx, bool chain, bool co
       rc.figure.value = unfused_ms / fused_ms;
       // The two variants must compute the same thing (a cheap sanity check, not a test).
       ctx.show("chain: comparing fused and unfused outputs ...");
-      std::vector<float> a = y_fused.to_vector<float>(), b = y_unfused.to_vector<float>();
-      double max_diff = 0;
-      for (size_t i = 0; i < a.size(); ++i)
-        max_diff = std::max(max_diff, double(std::fabs(a[i] - b[i])));
+      const double max_diff = max_abs_diff(y_fused, y_unfused);
       rc.add("max_abs_diff", "max |fused - unfused|", max_diff, "");
       if (!(max_diff <= 1e-5)) rc.error = fmt::format("fused and unfused differ by {}", max_diff);
     }
@@ -165,8 +176,12 @@ Result bench_gemm(const Context& ctx) {
             fmt::format("host FMA peak, {}-bit vectors", peak.widest_bits), peak.gflops_widest,
             "GFLOP/s");
       if (!std::isnan(peak.gflops_256)) {
-        r.figure = {"ab_over_fma_peak", "A·B / host FMA peak (256-bit)", ab_gflops / peak.gflops_256,
-                    "x", ">=", 0.4};
+        r.figure = {"ab_over_fma_peak",
+                    "A·B / host FMA peak (256-bit)",
+                    ab_gflops / peak.gflops_256,
+                    "x",
+                    ">=",
+                    0.4};
         r.add("ab_over_fma_peak", "A·B / host FMA peak (256-bit)", r.figure.value, "x");
       }
     }
@@ -181,8 +196,8 @@ Result bench_conv(const Context& ctx) {
   // ResNet's first stage: 64 -> 64 channels, 3x3, stride 1, pad 1, at 56x56 (quick: 16x16).
   const int64_t c = ctx.quick ? 32 : 64, hw = ctx.quick ? 16 : 56, batch = 1;
   const int rounds = ctx.reps(5, 2);
-  const double gflop = 2.0 * static_cast<double>(batch * c * hw * hw) *
-                       static_cast<double>(c * 9) / 1e9;
+  const double gflop =
+      2.0 * static_cast<double>(batch * c * hw * hw) * static_cast<double>(c * 9) / 1e9;
   Result r{.name = "conv",
            .title = fmt::format("f32 conv x [{0}, {1}, {2}, {2}], w [{1}, {1}, 3, 3] + bias, pad 1 "
                                 "({3:.3f} GFLOP): Kiln's kernel on the device and the interpreter",
@@ -213,10 +228,7 @@ Result bench_conv(const Context& ctx) {
     r.add("cpu_gflops", "interpreter GFLOP/s", gflop / (ms[1] / 1e3), "GFLOP/s");
     r.figure.value = gflop / (ms[0] / 1e3);
     // Both compute the same conv (a sanity check, not a test).
-    std::vector<float> a = yd.to_vector<float>(), e = yc.to_vector<float>();
-    double max_diff = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-      max_diff = std::max(max_diff, double(std::fabs(a[i] - e[i])));
+    const double max_diff = max_abs_diff(yd, yc);
     r.add("max_abs_diff", "max |device - interpreter|", max_diff, "");
     if (!(max_diff <= 1e-3)) r.error = fmt::format("device and interpreter differ by {}", max_diff);
   } catch (const Error& e) {
