@@ -89,7 +89,8 @@ case "$job" in
     tests=(device_threads_test device_background_test device_c_api_test device_devices_test
            null_interpreter_loops_test device_kernel_calibration_test null_interpreter_test
            null_interpreter_fast_paths_test null_interpreter_channels_last_test
-           null_interpreter_chain_test null_interpreter_conv_direct_test)
+           null_interpreter_chain_test null_interpreter_conv_direct_test
+           null_interpreter_conv_direct_threads_test)
     if [ "${TSAN_ALL:-0}" = 1 ]; then
       mapfile -t null_tests < <(ctest --test-dir "$BUILD_DIR" -N -L null -LE fuzz 2>/dev/null |
                                 sed -n 's/^ *Test *#[0-9]*: //p')

@@ -221,7 +221,8 @@ Result bench_conv(const Context& ctx) {
         {"device", [&] { yd = on_device(x, w, b); }},
         {"interpreter", [&] { yc = on_cpu(hx, hw_, hb); }}};
     std::vector<double> ms = interleaved_ms(ctx, "conv", fns, rounds);
-    const auto kernels = on_device.entries().at(0).kernels.size();
+    const auto entries = on_device.entries();
+    const size_t kernels = entries.empty() ? 0 : entries.front().kernels.size();
     r.add("device_ms", fmt::format("device ({} kernels)", kernels), ms[0], "ms");
     r.add("cpu_ms", "interpreter", ms[1], "ms");
     r.add("kernels", "kernels", static_cast<double>(kernels), "");

@@ -202,8 +202,8 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
   const double macs = static_cast<double>(g.n * g.c_out) * static_cast<double>(l.positions * k);
   const auto want = static_cast<int64_t>(
       std::clamp(macs / kItemMacs, 1.0, 8.0 * static_cast<double>(cpu_threads())));
-  const int64_t chunk =
-      want == 1 ? og : std::max(kRows, (og + 3) / 4 / kRows * kRows);  // up to 4 ranges
+  // Up to 4 ranges of whole register tiles.
+  const int64_t chunk = want == 1 ? og : ((og + 3) / 4 + kRows - 1) / kRows * kRows;
   const int64_t chunks = (og + chunk - 1) / chunk;
   const int64_t outer = g.n * groups * chunks;
   const int64_t tile_splits = std::clamp<int64_t>((want + outer - 1) / outer, 1, tile_count);

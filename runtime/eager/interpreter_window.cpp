@@ -24,9 +24,9 @@
 #include "eager/channels_last.h"
 #include "eager/conv_direct.h"
 #include "eager/elementwise_loops.h"
-#include "eager/vector_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
+#include "eager/vector_loops.h"
 #include "eager/window_geometry.h"
 
 namespace kiln::eager {
@@ -235,10 +235,13 @@ void conv_images_together(const Geometry& g, int64_t groups, int64_t batch, cons
   const int64_t rows = g.out[0] * g.out[1], out_plane = rows * g.out[2];
   const int64_t depth = cg * g.kernel[0] * g.kernel[1] * g.kernel[2];
   ScratchFloats col, prod;
-  col.reserve(static_cast<size_t>(depth * padded_ld(batch * out_plane)));
-  prod.reserve(static_cast<size_t>(og * padded_ld(batch * out_plane)));
+  // One row stride for every batch, from the widest (a last, narrower batch keeps it: its own
+  // padded stride could exceed the buffer's).
+  const int64_t ld = padded_ld(batch * out_plane);
+  col.reserve(static_cast<size_t>(depth * ld));
+  prod.reserve(static_cast<size_t>(og * ld));
   for (int64_t n0 = 0; n0 < g.n; n0 += batch) {
-    const int64_t nb = std::min(batch, g.n - n0), width = nb * out_plane, ld = padded_ld(width);
+    const int64_t nb = std::min(batch, g.n - n0), width = nb * out_plane;
     for (int64_t grp = 0; grp < groups; ++grp) {
       for (int64_t i = 0; i < nb; ++i)
         im2col(g, cg, x + ((n0 + i) * g.c + grp * cg) * plane, 0, rows, col.data + i * out_plane,
@@ -299,8 +302,9 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   const int64_t chunk =
       g.out[2] == 0 ? rows
                     : std::max<int64_t>(1, kMaxColumns / std::max<int64_t>(1, depth) / g.out[2]);
-  if (!direct && out.meta.numel() > 0)
-    col.reserve(static_cast<size_t>(depth * padded_ld(std::min(chunk, rows) * g.out[2])));
+  // One row stride for every chunk, from the widest (a last, narrower chunk keeps it).
+  const int64_t col_ld = padded_ld(std::min(chunk, rows) * g.out[2]);
+  if (!direct && out.meta.numel() > 0) col.reserve(static_cast<size_t>(depth * col_ld));
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t grp = 0; grp < groups; ++grp) {
       const float* xg = x + (n * g.c + grp * cg) * plane;
@@ -317,9 +321,8 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk), cols = (r1 - r0) * g.out[2];
         if (cols == 0) continue;
-        const int64_t ld = padded_ld(cols);
-        im2col(g, cg, xg, r0, r1, col.data, ld);
-        sgemm(og, cols, depth, {wg, depth, false}, {col.data, ld, false}, beta,
+        im2col(g, cg, xg, r0, r1, col.data, col_ld);
+        sgemm(og, cols, depth, {wg, depth, false}, {col.data, col_ld, false}, beta,
               yg + r0 * g.out[2], out_plane);
       }
     }

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include <sched.h>
+
 namespace kiln::eager {
 namespace {
 
@@ -25,6 +27,12 @@ std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds t = [] {
     if (const char* v = std::getenv("KILN_CPU_SPIN_US"); v != nullptr && *v != '\0')
       return std::chrono::microseconds(std::clamp(std::atoi(v), 0, 100000));
+    // Not where the threads outnumber the CPUs this process may run on (an affinity mask or
+    // cpuset smaller than the machine): polling workers would take turns with the caller.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < cpu_threads())
+      return std::chrono::microseconds(0);
     return std::chrono::microseconds(100);
   }();
   return t;

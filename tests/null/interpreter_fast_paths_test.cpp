@@ -455,9 +455,13 @@ TEST(InterpreterFastPaths, ConvMatchesTheDoubleSumsOnSmallAndLargeMaps) {
       {{1, 3, 7, 50}, 4, 1, {3, 5}, {2, 2}, {1, 2}, {1, 3, 0, 2}},     // long rows, strided
       {{1, 2, 3, 0}, 4, 1, {1, 1}, {1, 1}, {1, 1}, {0, 1, 0, 1}},      // empty rows, padded
       // 256 and 512 columns: im2col matrices and products with rows padded past 1 KiB strides,
-      // one image in row chunks and two images side by side, with groups.
-      {{1, 4, 16, 16}, 6, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      // one image and two images side by side, with groups (stride 2 keeps the first off the
+      // direct convs; null_interpreter_im2col_test runs every case with them off).
+      {{1, 4, 32, 32}, 6, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
       {{2, 6, 16, 16}, 4, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      // 1028 images side by side per product and 1024 in the last: the last batch's width is a
+      // multiple of 256, the first's is not (its buffer, sized for 1028 columns, must hold it).
+      {{2052, 510, 1, 8}, 4, 1, {1, 8}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
   };
   std::mt19937 rng(17);
   for (const Case& c : cases) {
