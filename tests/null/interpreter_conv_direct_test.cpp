@@ -102,9 +102,9 @@ TEST(InterpreterConvDirect, EachOutputIsTheFmaSequenceInWeightOrder) {
       {{2, 32, 40, 40}, 64, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}},  // many work items
       {{1, 2, 30, 63}, 3, 1, {3, 3}, {1, 1}, {0, 0, 0, 0}},    // no padding, 3x3
       {{2, 3, 20, 45}, 4, 1, {3, 1}, {2, 1}, {0, 0, 0, 0}},    // read in place, 3 rows
-      {{2, 5, 90}, 6, 1, {4}, {2}, {0, 0}},                     // 1-D, no padding
-      {{1, 32, 12, 40}, 8, 1, {2, 2}, {1, 1}, {0, 0, 1, 1}},    // K = 128: one depth block
-      {{1, 43, 12, 40}, 8, 1, {1, 3}, {1, 1}, {0, 1, 0, 1}},    // K = 129: two
+      {{2, 5, 90}, 6, 1, {4}, {2}, {0, 0}},                    // 1-D, no padding
+      {{1, 32, 12, 40}, 8, 1, {2, 2}, {1, 1}, {0, 0, 1, 1}},   // K = 128: one depth block
+      {{1, 43, 12, 40}, 8, 1, {1, 3}, {1, 1}, {0, 1, 0, 1}},   // K = 129: two
       {{2, 16, 36, 36}, 36, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}},  // a partial channel range
   };
   std::mt19937 rng(29);
@@ -129,8 +129,7 @@ TEST(InterpreterConvDirect, EachOutputIsTheFmaSequenceInWeightOrder) {
     node.attrs = at;
     const eager::Geometry g = eager::geometry(node, c.x, y.meta.shape, &ws);
     EXPECT_TRUE(eager::conv_direct_applies(g)) << "conv of " << shape_str(c.x);
-    const std::vector<float> want =
-        fma_reference(c, x, w, with_bias ? bias : zero, y.meta.shape);
+    const std::vector<float> want = fma_reference(c, x, w, with_bias ? bias : zero, y.meta.shape);
     ASSERT_EQ(static_cast<size_t>(y.meta.numel()), want.size());
     int64_t wrong = 0;
     for (size_t i = 0; i < want.size(); ++i)
