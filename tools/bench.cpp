@@ -43,7 +43,7 @@ void Progress::clear() {
 }
 
 const std::vector<std::string>& benchmark_names() {
-  static const std::vector<std::string> names = {"chain", "copy",  "gemm",  "conv",
+  static const std::vector<std::string> names = {"chain",    "copy",  "gemm",  "conv",
                                                  "overhead", "start", "memory"};
   return names;
 }

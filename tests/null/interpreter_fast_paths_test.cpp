@@ -446,14 +446,14 @@ TEST(InterpreterFastPaths, ConvMatchesTheDoubleSumsOnSmallAndLargeMaps) {
     std::array<int64_t, 4> pads;  // top, left, bottom, right
   };
   const std::vector<Case> cases = {
-      {{1, 16, 2, 2}, 32, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},    // 2x2 map, rows of 2
-      {{2, 8, 4, 4}, 12, 2, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},     // stride 2, groups
-      {{1, 6, 9, 7}, 5, 1, {3, 2}, {1, 2}, {2, 1}, {0, 2, 3, 1}},      // dilation, asymmetric
-      {{3, 4, 5, 16}, 8, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},     // rows of exactly 16
-      {{1, 5, 6, 40}, 7, 1, {3, 5}, {1, 3}, {1, 2}, {1, 4, 0, 2}},     // long rows
-      {{2, 3, 1, 1}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},      // 1x1 map, all padding
-      {{1, 3, 7, 50}, 4, 1, {3, 5}, {2, 2}, {1, 2}, {1, 3, 0, 2}},     // long rows, strided
-      {{1, 2, 3, 0}, 4, 1, {1, 1}, {1, 1}, {1, 1}, {0, 1, 0, 1}},      // empty rows, padded
+      {{1, 16, 2, 2}, 32, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // 2x2 map, rows of 2
+      {{2, 8, 4, 4}, 12, 2, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},   // stride 2, groups
+      {{1, 6, 9, 7}, 5, 1, {3, 2}, {1, 2}, {2, 1}, {0, 2, 3, 1}},    // dilation, asymmetric
+      {{3, 4, 5, 16}, 8, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},   // rows of exactly 16
+      {{1, 5, 6, 40}, 7, 1, {3, 5}, {1, 3}, {1, 2}, {1, 4, 0, 2}},   // long rows
+      {{2, 3, 1, 1}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},    // 1x1 map, all padding
+      {{1, 3, 7, 50}, 4, 1, {3, 5}, {2, 2}, {1, 2}, {1, 3, 0, 2}},   // long rows, strided
+      {{1, 2, 3, 0}, 4, 1, {1, 1}, {1, 1}, {1, 1}, {0, 1, 0, 1}},    // empty rows, padded
       // 256 and 512 columns: im2col matrices and products with rows padded past 1 KiB strides,
       // one image and two images side by side, with groups (stride 2 keeps the first off the
       // direct convs; null_interpreter_im2col_test runs every case with them off).
