@@ -173,8 +173,8 @@ Result bench_gemm(const Context& ctx) {
             fmt::format("host FMA peak, 256-bit vectors, {} threads", threads), peak.gflops_256,
             "GFLOP/s");
       r.add("fma_peak_widest_gflops",
-            fmt::format("host FMA peak, {}-bit vectors", peak.widest_bits), peak.gflops_widest,
-            "GFLOP/s");
+            fmt::format("host FMA peak, {}-bit vectors, {} threads", peak.widest_bits, threads),
+            peak.gflops_widest, "GFLOP/s");
       if (!std::isnan(peak.gflops_256)) {
         r.figure = {"ab_over_fma_peak",
                     "A·B / host FMA peak (256-bit)",
@@ -200,7 +200,7 @@ Result bench_conv(const Context& ctx) {
       2.0 * static_cast<double>(batch * c * hw * hw) * static_cast<double>(c * 9) / 1e9;
   Result r{.name = "conv",
            .title = fmt::format("f32 conv x [{0}, {1}, {2}, {2}], w [{1}, {1}, 3, 3] + bias, pad 1 "
-                                "({3:.3f} GFLOP): Kiln's kernel on the device and the interpreter",
+                                "({3:.3f} GFLOP): Kiln's kernels on the device and the interpreter",
                                 batch, c, hw, gflop)};
   r.figure = {"gflops", "device conv GFLOP/s", kNaN, "GFLOP/s", ">=", 40};
   try {
@@ -226,6 +226,7 @@ Result bench_conv(const Context& ctx) {
     r.add("device_ms", fmt::format("device ({} kernels)", kernels), ms[0], "ms");
     r.add("cpu_ms", "interpreter", ms[1], "ms");
     r.add("kernels", "kernels", static_cast<double>(kernels), "");
+    r.add("device_gflops", "device GFLOP/s", gflop / (ms[0] / 1e3), "GFLOP/s");
     r.add("cpu_gflops", "interpreter GFLOP/s", gflop / (ms[1] / 1e3), "GFLOP/s");
     r.figure.value = gflop / (ms[0] / 1e3);
     // Both compute the same conv (a sanity check, not a test).
