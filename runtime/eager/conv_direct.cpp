@@ -195,8 +195,8 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
   if (!l.direct_out) staged.reserve(static_cast<size_t>(g.n * g.c_out * ldy));
   float* ys = l.direct_out ? y : staged.data;
   // Work items: (image, group, a range of tiles, a range of output channels) of at least
-  // kItemMacs, up to 8 per thread: a worker that wakes late (an idle virtual CPU can take a
-  // millisecond) then still finds work. Channel ranges first (a thread reads the padded image
+  // kItemMacs, up to 8 per thread: a worker that wakes late (20-60 us on a 2-core VM, more on a
+  // busy machine) then still finds work. Channel ranges first (a thread reads the padded image
   // from its own cache, and the weight rows it reads are its own), then ranges of tiles.
   const int64_t tile_count = (l.positions + kTile - 1) / kTile;
   const double macs = static_cast<double>(g.n * g.c_out) * static_cast<double>(l.positions * k);
