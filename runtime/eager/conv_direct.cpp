@@ -53,12 +53,14 @@ Layout layout_of(const Geometry& g) {
 
 #if KILN_CONV_DIRECT_X86
 /// R output channels x 32 positions: y[i][q] = (accumulate ? y[i][q] : bias[i] or 0) + sum over
-/// k < kc of w[i * ldw + k] * x[off[k] + q], lanes past the masks neither read nor written.
-template <int R>
+/// k < kc of w[i * ldw + k] * x[off[k] + q], then with `relu` y < 0 ? 0 : y (maxps(0, y) is
+/// exactly that: NaN and -0 pass through). Lanes past the masks are neither read nor written;
+/// `Full` tiles have no such lanes and load without masks.
+template <int R, bool Full>
 __attribute__((target("avx512f"))) void micro_tile(int64_t kc, const float* w, int64_t ldw,
                                                    const float* x, const int64_t* off, float* y,
                                                    int64_t ldy, __mmask16 m0, __mmask16 m1,
-                                                   const float* bias, bool accumulate) {
+                                                   const float* bias, bool accumulate, bool relu) {
   __m512 acc[R][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
@@ -71,12 +73,28 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t kc, const float* w, i
   }
   for (int64_t k = 0; k < kc; ++k) {
     const float* xk = x + off[k];
-    const __m512 b0 = _mm512_maskz_loadu_ps(m0, xk), b1 = _mm512_maskz_loadu_ps(m1, xk + 16);
+    __m512 b0, b1;
+    if constexpr (Full) {
+      b0 = _mm512_loadu_ps(xk);
+      b1 = _mm512_loadu_ps(xk + 16);
+    } else {
+      b0 = _mm512_maskz_loadu_ps(m0, xk);
+      b1 = _mm512_maskz_loadu_ps(m1, xk + 16);
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const __m512 a = _mm512_set1_ps(w[i * ldw + k]);
       acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+    }
+  }
+  if (relu) {
+    // (The zero-masked form: GCC 12's _mm512_max_ps trips -Wmaybe-uninitialized.)
+    const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      acc[i][0] = _mm512_maskz_max_ps(0xFFFF, zero, acc[i][0]);
+      acc[i][1] = _mm512_maskz_max_ps(0xFFFF, zero, acc[i][1]);
     }
   }
 #pragma GCC unroll 8
@@ -87,16 +105,21 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t kc, const float* w, i
 }
 
 using MicroTile = void (*)(int64_t, const float*, int64_t, const float*, const int64_t*, float*,
-                           int64_t, __mmask16, __mmask16, const float*, bool);
-constexpr MicroTile kMicroTiles[kRows + 1] = {nullptr,       micro_tile<1>, micro_tile<2>,
-                                              micro_tile<3>, micro_tile<4>, micro_tile<5>,
-                                              micro_tile<6>, micro_tile<7>, micro_tile<8>};
+                           int64_t, __mmask16, __mmask16, const float*, bool, bool);
+/// By rows, for partial tiles [0][R] and whole ones [1][R].
+constexpr MicroTile kMicroTiles[2][kRows + 1] = {
+    {nullptr, micro_tile<1, false>, micro_tile<2, false>, micro_tile<3, false>,
+     micro_tile<4, false>, micro_tile<5, false>, micro_tile<6, false>, micro_tile<7, false>,
+     micro_tile<8, false>},
+    {nullptr, micro_tile<1, true>, micro_tile<2, true>, micro_tile<3, true>, micro_tile<4, true>,
+     micro_tile<5, true>, micro_tile<6, true>, micro_tile<7, true>, micro_tile<8, true>}};
 
 /// Output channels [c0, c1) of tiles [t0, t1) of one image and group: x the group's first input
-/// plane (layout `l`), w its weight rows [og, k], y its first output row (`ldy` apart).
+/// plane (layout `l`), w its weight rows [og, k], y its first output row (`ldy` apart); `relu`
+/// applies with the last depth block.
 void tiles(const Layout& l, int64_t k, const int64_t* off, const float* x, const float* w,
-           const float* bias, float* y, int64_t ldy, int64_t t0, int64_t t1, int64_t c0,
-           int64_t c1) {
+           const float* bias, float* y, int64_t ldy, int64_t t0, int64_t t1, int64_t c0, int64_t c1,
+           bool relu) {
   for (int64_t kb = 0; kb < k; kb += kDepthBlock) {
     const int64_t kc = std::min(kDepthBlock, k - kb);
     for (int64_t t = t0; t < t1; ++t) {
@@ -107,8 +130,9 @@ void tiles(const Layout& l, int64_t k, const int64_t* off, const float* x, const
                                                           : (1u << (left - 16)) - 1u);
       for (int64_t co = c0; co < c1; co += kRows) {
         const int64_t r = std::min(kRows, c1 - co);
-        kMicroTiles[r](kc, w + co * k + kb, k, x + q, off + kb, y + co * ldy + q, ldy, m0, m1,
-                       bias ? bias + co : nullptr, kb > 0);
+        kMicroTiles[left >= kTile ? 1 : 0][r](
+            kc, w + co * k + kb, k, x + q, off + kb, y + co * ldy + q, ldy, m0, m1,
+            bias ? bias + co : nullptr, kb > 0, relu && kb + kc == k);
       }
     }
   }
@@ -161,7 +185,7 @@ bool conv_direct_applies(const Geometry& g) {
 }
 
 void conv_direct(const Geometry& g, int64_t groups, const float* x, const float* w,
-                 const float* bias, float* y) {
+                 const float* bias, float* y, bool relu) {
 #if KILN_CONV_DIRECT_X86
   const Layout l = layout_of(g);
   const int64_t cg = g.c / groups, og = g.c_out / groups;
@@ -220,7 +244,7 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
       const int64_t t0 = ti * tiles_per_item, t1 = std::min(tile_count, t0 + tiles_per_item);
       const int64_t c0 = ch * chunk, c1 = std::min(og, c0 + chunk);
       tiles(l, k, off.data(), xg, w + grp * og * k, bias ? bias + grp * og : nullptr, yg, ldy, t0,
-            t1, c0, c1);
+            t1, c0, c1, relu);
     }
   });
   if (!l.direct_out) {
@@ -233,7 +257,7 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
     });
   }
 #else
-  (void)g, (void)groups, (void)x, (void)w, (void)bias, (void)y;
+  (void)g, (void)groups, (void)x, (void)w, (void)bias, (void)y, (void)relu;
 #endif
 }
 

@@ -23,8 +23,9 @@ namespace kiln::eager {
 /// off, for comparisons and tests.
 bool conv_direct_applies(const Geometry& g);
 
-/// y = conv(x, w) + bias (bias may be null) for `groups` groups, all f32 in NC[D]HW order.
+/// y = conv(x, w) + bias (bias may be null) for `groups` groups, all f32 in NC[D]HW order;
+/// with `relu`, each output then goes through Relu (y < 0 ? 0 : y, as the Relu op computes it).
 void conv_direct(const Geometry& g, int64_t groups, const float* x, const float* w,
-                 const float* bias, float* y);
+                 const float* bias, float* y, bool relu = false);
 
 }  // namespace kiln::eager

@@ -48,6 +48,24 @@ bool reshape_in_place(const Node& node, const std::vector<int>& uses,
   return uses[in] == 1 && value[in] == &owned[in] && owned[in].data.size() == node.meta.nbytes();
 }
 
+/// For each node position, whether it is an f32 Conv whose only reader is a Relu of the same meta
+/// that no fused chain holds: the Conv then runs with the Relu (eval_conv_relu) and the Relu
+/// takes over its bytes, one pass over the outputs instead of two.
+std::vector<bool> convs_with_relu(const Graph& graph, const std::vector<int>& uses,
+                                  const std::vector<int>& chain_of) {
+  std::vector<bool> fused(graph.size(), false);
+  for (size_t pos = 0; pos < graph.size(); ++pos) {
+    const Node& relu = graph.nodes()[pos];
+    if (relu.op != OpKind::Relu || relu.inputs.size() != 1 || chain_of[pos] >= 0) continue;
+    const auto in = static_cast<size_t>(relu.inputs[0]);
+    const Node& conv = graph.nodes()[in];
+    if (conv.op == OpKind::Conv && conv.meta.dtype == DType::kF32 && conv.meta == relu.meta &&
+        uses[in] == 1 && chain_of[in] < 0)
+      fused[in] = true;
+  }
+  return fused;
+}
+
 /// Per-op wall times of one interpret() call, logged under the perf topic when it ends.
 class NodeTimes {
  public:
@@ -146,6 +164,7 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
   std::vector<int> chain_of(n, -1);
   for (size_t c = 0; c < chains.size(); ++c)
     for (size_t pos : chains[c]) chain_of[pos] = static_cast<int>(c);
+  const std::vector<bool> with_relu = convs_with_relu(graph, uses, chain_of);
   for (size_t pos = 0; pos < n; ++pos) {
     const Node& node = graph.nodes()[pos];
     const size_t id = static_cast<size_t>(node.id);
@@ -173,10 +192,15 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
     const auto start =
         times.on() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     Status s;
-    if (reshape_in_place(node, uses, value, owned)) {
-      // The last reader of an intermediate reshapes it: its bytes are the result as they are.
+    if (reshape_in_place(node, uses, value, owned) ||
+        (node.op == OpKind::Relu && with_relu[static_cast<size_t>(node.inputs[0])])) {
+      // The last reader of an intermediate reshapes it, or the Relu already applied with its
+      // Conv: the input's bytes are the result as they are.
       owned[id].meta = node.meta;
       owned[id].data = std::move(owned[static_cast<size_t>(node.inputs[0])].data);
+    } else if (with_relu[pos]) {
+      owned[id] = HostTensor::uninitialized(node.meta);
+      s = eager::eval_conv_relu(node, args, owned[id]);
     } else {
       owned[id] = eager::writes_every_element(node.op) ? HostTensor::uninitialized(node.meta)
                                                        : HostTensor(node.meta);

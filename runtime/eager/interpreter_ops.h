@@ -188,6 +188,10 @@ Status eval_resample(const Node& node, std::span<const HostTensor* const> ins, H
 /// True for Conv, MaxPool, AvgPool, Resize, GridSample and GatherND (interpreter_window.cpp).
 bool is_window_kernel(OpKind op);
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out);
+/// An f32 Conv node followed by Relu, in one pass over the outputs (the interpreter's fusion of
+/// a Conv whose only reader is a Relu): out = relu(conv(ins)), as the two nodes give it.
+Status eval_conv_relu(const Node& conv_node, std::span<const HostTensor* const> ins,
+                      HostTensor& out);
 /// The interpreter of every KILN_KERNEL_OP row of graph/ops.def: `eval_<stem>` in the op's
 /// interpreter_<stem>.cpp (same contract as eval_node).
 #define KILN_OP(e, name, cat, arity, attrs)

@@ -229,7 +229,7 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
 /// once for the images, and a wider product for small images), then each image's rows copied
 /// to its place in y. Each output is the same sum as with one product per image.
 void conv_images_together(const Geometry& g, int64_t groups, int64_t batch, const float* x,
-                          const float* w, const float* bias, float* y) {
+                          const float* w, const float* bias, float* y, bool relu) {
   const int64_t cg = g.c / groups, og = g.c_out / groups;
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t rows = g.out[0] * g.out[1], out_plane = rows * g.out[2];
@@ -254,13 +254,17 @@ void conv_images_together(const Geometry& g, int64_t groups, int64_t batch, cons
       for (int64_t i = 0; i < nb; ++i)
         for (int64_t o = 0; o < og; ++o) {
           const float* src = prod.data + o * ld + i * out_plane;
-          std::copy(src, src + out_plane, y + ((n0 + i) * g.c_out + grp * og + o) * out_plane);
+          float* dst = y + ((n0 + i) * g.c_out + grp * og + o) * out_plane;
+          std::copy(src, src + out_plane, dst);
+          if (relu) relu_in_place(dst, out_plane);
         }
     }
   }
 }
 
-Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
+/// Conv, and with `relu` a Relu over its outputs, f32 only (the caller's check), while they are
+/// in cache.
+Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out, bool relu) {
   const Geometry g = geometry(node, ins[0]->meta.shape, out.meta.shape, &ins[1]->meta.shape);
   const int64_t groups = node.attrs.window.groups;
   const int64_t cg = g.c / groups, og = g.c_out / groups;
@@ -278,11 +282,14 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       depthwise_conv_channels_last(g, x, w, bias, y);
     else
       conv_per_channel(g, x, w, bias, y);
+    if (relu)
+      parallel_for(out.meta.numel(), kParallelGrain,
+                   [&](int64_t b, int64_t e) { relu_in_place(y + b, e - b); });
     store_floats(out, so);
     return {};
   }
   if (conv_direct_applies(g)) {  // unit strides on AVX-512: no im2col, nothing packed
-    conv_direct(g, groups, x, w, bias, y);
+    conv_direct(g, groups, x, w, bias, y, relu);
     store_floats(out, so);
     return {};
   }
@@ -295,7 +302,7 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   const int64_t per_image = depth * out_plane;
   const int64_t batch = per_image == 0 ? 1 : std::min<int64_t>(g.n, kMaxColumns / per_image);
   if (batch > 1 && out.meta.numel() > 0 && !direct) {
-    conv_images_together(g, groups, batch, x, w, bias, y);
+    conv_images_together(g, groups, batch, x, w, bias, y, relu);
     store_floats(out, so);
     return {};
   }
@@ -316,6 +323,7 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       const float beta = bias ? 1.0f : 0.0f;
       if (direct) {
         sgemm(og, out_plane, depth, {wg, depth, false}, {xg, plane, false}, beta, yg, out_plane);
+        if (relu) relu_in_place(yg, og * out_plane);
         continue;
       }
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
@@ -324,6 +332,8 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
         im2col(g, cg, xg, r0, r1, col.data, col_ld);
         sgemm(og, cols, depth, {wg, depth, false}, {col.data, col_ld, false}, beta,
               yg + r0 * g.out[2], out_plane);
+        if (relu)
+          for (int64_t o = 0; o < og; ++o) relu_in_place(yg + o * out_plane + r0 * g.out[2], cols);
       }
     }
   }
@@ -374,7 +384,7 @@ bool is_window_kernel(OpKind op) {
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   switch (node.op) {
     case OpKind::Conv:
-      return conv(node, ins, out);
+      return conv(node, ins, out, false);
     case OpKind::MaxPool:
     case OpKind::MaxPoolIndices:
     case OpKind::AvgPool:
@@ -390,6 +400,13 @@ Status eval_window(const Node& node, std::span<const HostTensor* const> ins, Hos
       break;
   }
   return internal_error(std::string("not a window op: ") + op_name(node.op));
+}
+
+Status eval_conv_relu(const Node& conv_node, std::span<const HostTensor* const> ins,
+                      HostTensor& out) {
+  if (conv_node.op != OpKind::Conv || out.meta.dtype != DType::kF32)
+    return internal_error("eval_conv_relu: not an f32 Conv");
+  return conv(conv_node, ins, out, true);
 }
 
 }  // namespace kiln::eager

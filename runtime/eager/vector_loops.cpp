@@ -26,6 +26,10 @@ KILN_LANE_CLONES void madd_strided(float* __restrict y, float w, const float* __
   }
 }
 
+KILN_LANE_CLONES void relu_in_place(float* y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+}
+
 KILN_LANE_CLONES void copy_strided(float* __restrict y, const float* __restrict x, int64_t count,
                                    int64_t stride) {
   if (stride == 1) {

@@ -29,6 +29,9 @@ bool max_positions(float* y, const float* x, int64_t count, int64_t x_step, int6
 /// is never taken).
 void max_rows(float* y, const float* const* rows, int64_t count, int64_t width);
 
+/// y[i] = y[i] < 0 ? 0 : y[i] for i < count: the Relu op's function (NaN and -0 stay).
+void relu_in_place(float* y, int64_t count);
+
 /// Whether any of x[0, count) is a NaN.
 bool any_nan(const float* x, int64_t count);
 

@@ -1,0 +1,222 @@
+// The interpreter's fusion of an f32 Conv whose only reader is a Relu (eval_conv_relu): the
+// graph's results are bit for bit those of the two ops evaluated one after the other, on every
+// conv path (the direct conv, im2col + sgemm with images together or in chunks, 1x1 products
+// read in place, depthwise convs planar and channels-last), with NaN inputs; and where the
+// fusion must not happen (the conv read again, a graph output, not f32, a Relu inside a fused
+// chain) the conv's own value stays what it was, negative elements included.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "eager/interpreter.h"
+#include "graph/op.h"
+
+namespace kiln {
+namespace {
+
+HostTensor random_f32(Shape shape, std::mt19937& rng) {
+  HostTensor t(TensorMeta{DType::kF32, std::move(shape)});
+  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
+  auto* p = reinterpret_cast<float*>(t.data.data());
+  for (int64_t i = 0; i < t.meta.numel(); ++i) p[i] = real(rng);
+  return t;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+/// Same dtype, shape and bytes (NaN payloads and the sign of zero included); reports the
+/// first few differing elements of an f32 tensor.
+void expect_same(const HostTensor& got, const HostTensor& want, const std::string& what) {
+  ASSERT_EQ(got.meta, want.meta) << what;
+  ASSERT_EQ(got.data.size(), want.data.size()) << what;
+  if (std::memcmp(got.data.data(), want.data.data(), got.data.size()) == 0) return;
+  int bad = 0;
+  if (got.meta.dtype == DType::kF32) {
+    const auto* g = reinterpret_cast<const float*>(got.data.data());
+    const auto* w = reinterpret_cast<const float*>(want.data.data());
+    for (int64_t i = 0; i < got.meta.numel() && bad < 3; ++i)
+      if (std::memcmp(&g[i], &w[i], 4) != 0)
+        ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", expected " << w[i]
+                      << " (" << ++bad << ")";
+  }
+  ADD_FAILURE() << what << ": bytes differ";
+}
+
+struct Case {
+  std::string what;
+  Shape x;
+  int64_t c_out, groups;
+  std::vector<int64_t> kernel, strides, pads;
+};
+
+Attrs conv_attrs(const Case& c) {
+  Attrs at;
+  at.window.strides = c.strides;
+  at.window.dilations.assign(c.kernel.size(), 1);
+  at.window.pads = c.pads;
+  at.window.groups = c.groups;
+  return at;
+}
+
+/// relu(conv(x, w, b)) evaluated as two separate ops: the reference.
+HostTensor conv_then_relu(const Case& c, const HostTensor& x, const HostTensor& w,
+                          const HostTensor& b) {
+  auto y = interpret_op(OpKind::Conv, std::vector<const HostTensor*>{&x, &w, &b}, conv_attrs(c));
+  EXPECT_TRUE(y.ok()) << y.status().to_string();
+  if (!y.ok()) return {};
+  auto r = interpret_op(OpKind::Relu, std::vector<const HostTensor*>{&*y}, {});
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? std::move(r).value() : HostTensor();
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = {
+      {"3x3, unit strides (the direct conv on AVX-512)",
+       {2, 16, 20, 21},
+       24,
+       1,
+       {3, 3},
+       {1, 1},
+       {1, 1, 1, 1}},
+      {"3x3, stride 2 (im2col, images together)",
+       {2, 8, 33, 33},
+       12,
+       1,
+       {3, 3},
+       {2, 2},
+       {1, 1, 1, 1}},
+      {"1x1 on 32x32 planes (a product over the input as it is)",
+       {1, 16, 32, 32},
+       20,
+       1,
+       {1, 1},
+       {1, 1},
+       {0, 0, 0, 0}},
+      {"grouped 3x3", {2, 12, 9, 10}, 6, 3, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+      {"depthwise, planar", {2, 8, 15, 15}, 8, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+      {"depthwise, channels-last", {2, 32, 8, 8}, 32, 32, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+      {"1-D", {3, 5, 40}, 7, 1, {3}, {1}, {0, 2}},
+      {"im2col in row chunks (one image wider than a product)",
+       {1, 64, 200, 200},
+       8,
+       1,
+       {3, 3},
+       {2, 2},
+       {1, 1, 1, 1}},
+      {"an empty batch", {0, 4, 6, 6}, 4, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+  };
+  return c;
+}
+
+TEST(InterpreterConvRelu, AFusedReluGivesTheTwoOpsBits) {
+  std::mt19937 rng(41);
+  for (const Case& c : cases()) {
+    HostTensor x = random_f32(c.x, rng);
+    if (x.meta.numel() > 7) reinterpret_cast<float*>(x.data.data())[7] = std::nanf("");
+    Shape ws{c.c_out, c.x[1] / c.groups};
+    for (int64_t k : c.kernel) ws.push_back(k);
+    const HostTensor w = random_f32(ws, rng), b = random_f32({c.c_out}, rng);
+    Graph g;
+    const NodeId xi = g.add_input(x.meta), wi = g.add_input(w.meta), bi = g.add_input(b.meta);
+    const NodeId conv = g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+    const NodeId relu = g.add(OpKind::Relu, {conv}, {}).value();
+    g.set_outputs({relu});
+    const HostTensor* ins[] = {&x, &w, &b};
+    auto r = interpret(g, ins, {});
+    ASSERT_TRUE(r.ok()) << c.what << ": " << r.status().to_string();
+    const HostTensor want = conv_then_relu(c, x, w, b);
+    expect_same((*r)[0], want, c.what + " " + shape_str(c.x));
+    // The reference has zeros from negative sums and NaNs from the NaN input, or the case
+    // would prove little.
+    bool zero = false, nan = false;
+    const auto* v = reinterpret_cast<const float*>(want.data.data());
+    for (int64_t i = 0; i < want.meta.numel(); ++i) {
+      zero = zero || v[i] == 0.0f;
+      nan = nan || std::isnan(v[i]);
+    }
+    if (want.meta.numel() > 0) {
+      EXPECT_TRUE(zero && nan) << c.what;
+    }
+  }
+}
+
+TEST(InterpreterConvRelu, AConvReadElsewhereKeepsItsNegativeValues) {
+  std::mt19937 rng(43);
+  const Case& c = cases()[0];
+  const HostTensor x = random_f32(c.x, rng);
+  const HostTensor w = random_f32({c.c_out, c.x[1], 3, 3}, rng), b = random_f32({c.c_out}, rng);
+  auto plain =
+      interpret_op(OpKind::Conv, std::vector<const HostTensor*>{&x, &w, &b}, conv_attrs(c));
+  ASSERT_TRUE(plain.ok());
+  const HostTensor want_relu = conv_then_relu(c, x, w, b);
+  auto neg = interpret_op(OpKind::Neg, std::vector<const HostTensor*>{&*plain}, {});
+  ASSERT_TRUE(neg.ok());
+  // Three graphs: the conv also read by Neg, the conv also a graph output, a Relu that a fused
+  // chain takes in (Relu then Neg), and (the next test) an f16 conv.
+  for (int shape = 0; shape < 3; ++shape) {
+    Graph g;
+    const NodeId xi = g.add_input(x.meta), wi = g.add_input(w.meta), bi = g.add_input(b.meta);
+    const NodeId conv = g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+    const NodeId relu = g.add(OpKind::Relu, {conv}, {}).value();
+    if (shape == 0) g.set_outputs({relu, g.add(OpKind::Neg, {conv}, {}).value()});
+    if (shape == 1) g.set_outputs({conv, relu});
+    if (shape == 2) g.set_outputs({g.add(OpKind::Neg, {relu}, {}).value()});
+    const HostTensor* ins[] = {&x, &w, &b};
+    auto r = interpret(g, ins, {});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    const std::string what = "graph " + std::to_string(shape);
+    if (shape == 0) {
+      expect_same((*r)[0], want_relu, what + ", relu");
+      expect_same((*r)[1], *neg, what + ", neg of the conv");
+    } else if (shape == 1) {
+      expect_same((*r)[0], *plain, what + ", the conv");
+      expect_same((*r)[1], want_relu, what + ", relu");
+    } else {
+      auto want = interpret_op(OpKind::Neg, std::vector<const HostTensor*>{&want_relu}, {});
+      ASSERT_TRUE(want.ok());
+      expect_same((*r)[0], *want, what + ", neg of relu");
+    }
+  }
+  bool negative = false;
+  for (int64_t i = 0; i < plain->meta.numel(); ++i)
+    negative = negative || reinterpret_cast<const float*>(plain->data.data())[i] < 0.0f;
+  EXPECT_TRUE(negative);
+}
+
+TEST(InterpreterConvRelu, AnF16ConvIsNotFusedAndStillRight) {
+  std::mt19937 rng(47);
+  const Case& c = cases()[3];
+  const HostTensor x32 = random_f32(c.x, rng);
+  const HostTensor w32 = random_f32({c.c_out, c.x[1] / c.groups, 3, 3}, rng);
+  const HostTensor b32 = random_f32({c.c_out}, rng);
+  Attrs to16;
+  to16.dtype = DType::kF16;
+  const auto cast = [&](const HostTensor& t) {
+    return interpret_op(OpKind::Cast, std::vector<const HostTensor*>{&t}, to16).value();
+  };
+  const HostTensor x = cast(x32), w = cast(w32), b = cast(b32);
+  Graph g;
+  const NodeId xi = g.add_input(x.meta), wi = g.add_input(w.meta), bi = g.add_input(b.meta);
+  const NodeId conv = g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+  g.set_outputs({g.add(OpKind::Relu, {conv}, {}).value()});
+  const HostTensor* ins[] = {&x, &w, &b};
+  auto r = interpret(g, ins, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  auto y = interpret_op(OpKind::Conv, std::vector<const HostTensor*>{&x, &w, &b}, conv_attrs(c));
+  ASSERT_TRUE(y.ok());
+  auto want = interpret_op(OpKind::Relu, std::vector<const HostTensor*>{&*y}, {});
+  ASSERT_TRUE(want.ok());
+  expect_same((*r)[0], *want, "f16 conv then relu");
+}
+
+}  // namespace
+}  // namespace kiln
