@@ -43,8 +43,9 @@ void max_pool_plane_exact(const Geometry& g, const float* xc, float* y) {
 }
 
 /// f32 max pool: channels-last where that is faster (channels_last.h), else planes (image,
-/// channel) split over the cores, each laid out as row phases (row_phases.h: -inf outside the
-/// input) and reduced one output row at a time over whole vectors. Each output row is built
+/// channel) split over the cores: 1-D and 2-D planes by max_pool_plane_2d (vector_loops.h), 3-D
+/// ones laid out as row phases (row_phases.h: -inf outside the input) and reduced one output
+/// row at a time over whole vectors. Each output row is built
 /// tap by tap in window order with y = v > y ? v : y (a vector max) from -inf, which gives what
 /// the exact loop gives whenever the window holds no NaN (strict >: the first of equal values
 /// stays; a tap in the padding reads -inf, which changes nothing; an empty window stays -inf).
@@ -62,6 +63,26 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
     return;
   }
   if (out_plane == 0) return;
+  // 1-D and 2-D (its row maxima, in[1] x out[2] floats per thread, a few planes at most: not for
+  // absurd pads): row maxima once per input row, then over the window's rows.
+  if (g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 &&
+      double(g.in[1]) * double(g.out[2]) <= 4.0 * double(plane + out_plane) + 4096.0) {
+    const Pool2d p{g.in[1],     g.in[2],     g.out[1], g.out[2], g.kernel[1], g.kernel[2],
+                   g.stride[1], g.stride[2], g.pad[1], g.pad[2], g.dil[1],    g.dil[2]};
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, plane));
+    parallel_for(g.n * g.c, grain, [&](int64_t b, int64_t e) {
+      std::vector<float> rows(static_cast<size_t>(p.h * p.ow));
+      for (int64_t pc = b; pc < e; ++pc) {
+        const float* xc = x + pc * plane;
+        float* y = out + pc * out_plane;
+        if (any_nan(xc, plane))
+          max_pool_plane_exact(g, xc, y);
+        else
+          max_pool_plane_2d(p, xc, y, rows.data());
+      }
+    });
+    return;
+  }
   if (!RowPhases::fits(g)) {  // rows of no input, or far sparser windows than a CNN's
     parallel_for(g.n * g.c, 1, [&](int64_t b, int64_t e) {
       for (int64_t pc = b; pc < e; ++pc) max_pool_plane_exact(g, x + pc * plane, out + pc * out_plane);

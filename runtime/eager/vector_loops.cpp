@@ -2,6 +2,8 @@
 // baseline.
 #include "eager/vector_loops.h"
 
+#include <algorithm>
+
 namespace kiln::eager {
 
 // Sanitizer builds take the plain loops: an ifunc resolver runs before a sanitizer's runtime is
@@ -66,6 +68,65 @@ KILN_LANE_CLONES void max_rows(float* __restrict y, const float* const* rows, in
   for (int64_t t = 0; t < count; ++t) {
     const float* __restrict x = rows[t];
     for (int64_t j = 0; j < width; ++j) y[j] = x[j] > y[j] ? x[j] : y[j];
+  }
+}
+
+namespace {
+
+/// hr[j] for output columns [j0, j1) whose taps all lie inside the row: the maximum over K
+/// adjacent taps from column j * S - pw (stride S, dilation 1), in tap order.
+template <int S, int K>
+inline void row_max_inside(const float* __restrict xr, float* __restrict hr, int64_t j0, int64_t j1,
+                           int64_t pw) {
+  for (int64_t j = j0; j < j1; ++j) {
+    const float* q = xr + j * S - pw;
+    float a = q[0];
+    for (int k = 1; k < K; ++k) a = q[k] > a ? q[k] : a;
+    hr[j] = a;
+  }
+}
+
+}  // namespace
+
+KILN_LANE_CLONES void max_pool_plane_2d(const Pool2d& p, const float* x, float* y, float* rows) {
+  // Output columns whose taps all lie inside the row: j * sw - pw >= 0 and
+  // j * sw - pw + (kw - 1) * dw <= w - 1.
+  const int64_t reach = (p.kw - 1) * p.dw;
+  const int64_t j_lo = std::min(p.ow, (p.pw + p.sw - 1) / p.sw);
+  const int64_t last = p.w - 1 + p.pw - reach;
+  const int64_t j_hi = last < 0 ? j_lo : std::clamp(last / p.sw + 1, j_lo, p.ow);
+  for (int64_t iy = 0; iy < p.h; ++iy) {
+    const float* __restrict xr = x + iy * p.w;
+    float* __restrict hr = rows + iy * p.ow;
+    const auto edge = [&](int64_t j) {
+      float a = -__builtin_inff();
+      for (int64_t k = 0; k < p.kw; ++k) {
+        const int64_t c = j * p.sw - p.pw + k * p.dw;
+        if (c >= 0 && c < p.w) a = xr[c] > a ? xr[c] : a;
+      }
+      hr[j] = a;
+    };
+    for (int64_t j = 0; j < j_lo; ++j) edge(j);
+    if (p.dw == 1 && p.sw == 2 && p.kw == 3) {
+      row_max_inside<2, 3>(xr, hr, j_lo, j_hi, p.pw);
+    } else if (p.dw == 1 && p.sw == 1 && p.kw == 3) {
+      row_max_inside<1, 3>(xr, hr, j_lo, j_hi, p.pw);
+    } else if (p.dw == 1 && p.sw == 2 && p.kw == 2) {
+      row_max_inside<2, 2>(xr, hr, j_lo, j_hi, p.pw);
+    } else {
+      for (int64_t j = j_lo; j < j_hi; ++j) edge(j);
+    }
+    for (int64_t j = std::max(j_lo, j_hi); j < p.ow; ++j) edge(j);
+  }
+  for (int64_t r = 0; r < p.oh; ++r) {
+    float* __restrict yr = y + r * p.ow;
+    for (int64_t j = 0; j < p.ow; ++j) yr[j] = -__builtin_inff();
+    for (int64_t k = 0; k < p.kh; ++k) {
+      const int64_t iy = r * p.sh - p.ph + k * p.dh;
+      if (iy < 0 || iy >= p.h) continue;
+      const float* __restrict hr = rows + iy * p.ow;
+      for (int64_t j = 0; j < p.ow; ++j) yr[j] = hr[j] > yr[j] ? hr[j] : yr[j];
+    }
   }
 }
 

@@ -32,6 +32,18 @@ void max_rows(float* y, const float* const* rows, int64_t count, int64_t width);
 /// y[i] = y[i] < 0 ? 0 : y[i] for i < count: the Relu op's function (NaN and -0 stay).
 void relu_in_place(float* y, int64_t count);
 
+/// One [h, w] plane of a 2-D max pool over a window of kh x kw taps (strides s, pads p before,
+/// dilations d, each {rows, columns}) into y [oh, ow], for a plane without NaN: each output is
+/// the maximum (strict >, from -inf) over the taps inside the plane in row-major window order,
+/// computed as each input row's maximum over its taps along the row (once per input row, into
+/// `rows`: h * ow floats), then the maximum of those over the window's rows in order. For
+/// strict > that is the same value and the same bits (the first of equal zeros stays): the
+/// first tap in window order that attains the maximum wins either way.
+struct Pool2d {
+  int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+void max_pool_plane_2d(const Pool2d& p, const float* x, float* y, float* rows);
+
 /// Whether any of x[0, count) is a NaN.
 bool any_nan(const float* x, int64_t count);
 

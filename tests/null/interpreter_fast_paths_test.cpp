@@ -126,6 +126,10 @@ TEST(InterpreterFastPaths, MaxPoolMatchesTheWindowOrderFormula) {
       {{1, 3, 6, 20}, {2, 2}, {3, 4}, {0, 0, 0, 0}, {1, 1}},                   // stride > kernel
       {{2, 3, 300}, {300}, {300}, {0, 0}, {1}},                                // global, 1-D
       {{1, 2, 3, 0}, {1, 1}, {1, 1}, {0, 1, 0, 1}, {1, 1}},                    // no columns
+      // 2-D windows of the common CNN shapes: 3 wide stride 1, 2x2 stride 2, ceil mode's edge.
+      {{1, 3, 10, 40}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{2, 4, 12, 34}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      {{1, 2, 8, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
       // Rows of several vectors (row_phases.h): stride 3 with dilation, stride 1.
       {{1, 3, 5, 100}, {2, 4}, {1, 3}, {1, 2, 0, 3}, {1, 2}, true, 2},
       {{1, 2, 4, 37}, {1, 5}, {1, 1}, {0, 4, 0, 4}, {1, 1}},
@@ -170,6 +174,28 @@ TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZeros) {
   a.window.dilations = {1, 1};
   const HostTensor y = run(OpKind::MaxPool, {&x}, a);
   expect_same_bits(y, {0.0f, -0.0f, -0.0f}, "max_pool of signed zeros");
+}
+
+TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZerosAcrossRows) {
+  // 2x2 windows over 2x2 planes: the first zero in row-major order wins, whichever row holds
+  // the larger of the others.
+  const std::vector<std::pair<std::array<float, 4>, float>> planes = {
+      {{-0.0f, -1.0f, 0.0f, -1.0f}, -0.0f},
+      {{-1.0f, 0.0f, -0.0f, -1.0f}, 0.0f},
+      {{-1.0f, -0.0f, 0.0f, -0.0f}, -0.0f},
+      {{-2.0f, -1.0f, -0.0f, 0.0f}, -0.0f},
+  };
+  for (const auto& [v, want] : planes) {
+    HostTensor x(TensorMeta{DType::kF32, {1, 1, 2, 2}});
+    std::memcpy(x.data.data(), v.data(), 16);
+    Attrs a;
+    a.window.kernel = {2, 2};
+    a.window.strides = {1, 1};
+    a.window.pads = {0, 0, 0, 0};
+    a.window.dilations = {1, 1};
+    const HostTensor y = run(OpKind::MaxPool, {&x}, a);
+    expect_same_bits(y, {want}, "max_pool of signed zeros over two rows");
+  }
 }
 
 // ---- depthwise conv ---------------------------------------------------------------------------
