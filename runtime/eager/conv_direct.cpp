@@ -1,12 +1,14 @@
 #include "eager/conv_direct.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
 #include "eager/parallel.h"
+#include "eager/vector_loops.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -28,10 +30,16 @@ int64_t unaliased(int64_t floats) {
   return floats % 256 == 0 ? floats + 16 : floats;
 }
 
-/// Where the micro-kernel reads one image: its padded copy, or the input itself.
+/// Where the micro-kernel reads one image: its padded copy split into stride phases, or the
+/// input itself. With strides (sy, sx) the padded image is stored as sy * sx phase planes per
+/// channel, phase (py, px) holding padded rows a * sy + py and columns b * sx + px at (a, b); a
+/// tap (ky, kx) of output (r, j) then reads phase (ky * dy % sy, kx * dx % sx) at
+/// (r + ky * dy / sy, j + kx * dx / sx), so that each tap's inputs are one contiguous run of
+/// positions r * pitch + j, as with unit strides (one phase).
 struct Layout {
-  int64_t rows = 0, pitch = 0;  // padded rows, and floats from one row to the next
-  int64_t plane = 0;            // floats from one channel to the next
+  int64_t sy = 1, sx = 1;       // strides: phases per channel, sy * sx
+  int64_t rows = 0, pitch = 0;  // rows of a phase plane, and floats from one row to the next
+  int64_t plane = 0;            // floats from one phase plane (or channel) to the next
   int64_t positions = 0;        // out rows x pitch: outputs and the dropped row ends
   bool in_place = false;        // the input serves as it is (no padding, 1-wide window rows)
   bool direct_out = false;      // positions are the output's own indices (no dropped ends)
@@ -39,15 +47,19 @@ struct Layout {
 
 Layout layout_of(const Geometry& g) {
   Layout l;
-  l.rows = g.in[1] + g.pad[1] + g.pad_end[1];
-  l.pitch = g.in[2] + g.pad[2] + g.pad_end[2];
+  l.sy = g.stride[1];
+  l.sx = g.stride[2];
+  const int64_t padded_rows = g.in[1] + g.pad[1] + g.pad_end[1];
+  const int64_t padded_cols = g.in[2] + g.pad[2] + g.pad_end[2];
+  l.rows = (padded_rows + l.sy - 1) / l.sy;
+  l.pitch = (padded_cols + l.sx - 1) / l.sx;
   l.positions = g.out[1] * l.pitch;
-  const int64_t overhang = (g.kernel[2] - 1) * g.dil[2];  // read past a plane by the row ends
-  l.direct_out = overhang == 0;
+  // Read past a phase plane by the row ends.
+  const int64_t overhang = (g.kernel[2] - 1) * g.dil[2] / l.sx;
+  l.direct_out = l.pitch == g.out[2];
   const bool unpadded = g.pad[1] == 0 && g.pad_end[1] == 0 && g.pad[2] == 0 && g.pad_end[2] == 0;
-  const int64_t plane = g.in[1] * g.in[2];
-  l.in_place = unpadded && overhang == 0;
-  l.plane = l.in_place ? plane : unaliased(l.rows * l.pitch + overhang);
+  l.in_place = unpadded && overhang == 0 && l.sy == 1 && l.sx == 1;
+  l.plane = l.in_place ? g.in[1] * g.in[2] : unaliased(l.rows * l.pitch + overhang);
   return l;
 }
 
@@ -152,22 +164,27 @@ bool conv_direct_applies(const Geometry& g) {
   if (!enabled || g.c <= 0 || g.c_out <= 0 || g.n <= 0) return false;
   if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1) return false;  // 1-D and 2-D only
   for (size_t d = 1; d < 3; ++d)
-    if (g.stride[d] != 1 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1 || g.out[d] < 1 ||
-        g.kernel[d] < 1)
+    if (g.stride[d] < 1 || g.stride[d] > 4 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1 ||
+        g.out[d] < 1 || g.kernel[d] < 1)
       return false;
-  // The padded copies and the staged outputs, counted in double (absurd pads or dilations must
+  // The phase planes and the staged outputs, counted in double (absurd pads or dilations must
   // not wrap), within kMaxScratch; larger convs take im2col's chunks.
-  const double rows = double(g.in[1]) + double(g.pad[1]) + double(g.pad_end[1]);
-  const double pitch = double(g.in[2]) + double(g.pad[2]) + double(g.pad_end[2]);
-  const double scratch =
-      double(g.n) * double(g.c) * (rows * pitch + double(g.kernel[2]) * double(g.dil[2])) +
-      double(g.n) * double(g.c_out) * double(g.out[1]) * pitch;
+  double padded[3], phase[3];
+  for (size_t d = 1; d < 3; ++d) {
+    padded[d] = double(g.in[d]) + double(g.pad[d]) + double(g.pad_end[d]);
+    phase[d] = std::ceil(padded[d] / double(g.stride[d]));
+    // The outputs a window of this reach gives over the padded input: the caller's count.
+    const double reach = double(g.kernel[d] - 1) * double(g.dil[d]);
+    if (!(reach < padded[d]) ||
+        double(g.out[d]) != std::floor((padded[d] - reach - 1.0) / double(g.stride[d])) + 1.0)
+      return false;
+  }
+  const double overhang =
+      std::floor(double(g.kernel[2] - 1) * double(g.dil[2]) / double(g.stride[2]));
+  const double scratch = double(g.n) * double(g.c) * double(g.stride[1] * g.stride[2]) *
+                             (phase[1] * phase[2] + overhang) +
+                         double(g.n) * double(g.c_out) * double(g.out[1]) * phase[2];
   if (!(scratch <= kMaxScratch)) return false;
-  if (!(double(g.kernel[1] - 1) * double(g.dil[1]) < rows) ||
-      !(double(g.kernel[2] - 1) * double(g.dil[2]) < pitch))
-    return false;
-  for (size_t d = 1; d < 3; ++d)
-    if (g.out[d] != g.in[d] + g.pad[d] + g.pad_end[d] - (g.kernel[d] - 1) * g.dil[d]) return false;
   // At least 3/4 of the lanes computed are outputs: not the small maps of a CNN's last stages
   // (a 4x4 map padded to 6 wide fills 16 of 32 lanes), where im2col + sgemm, which packs the
   // weight once for all images, was faster (docs/perf.md).
@@ -191,25 +208,50 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
   const int64_t cg = g.c / groups, og = g.c_out / groups;
   const int64_t taps = g.kernel[1] * g.kernel[2], k = cg * taps;
   const int64_t in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
-  // The tap offsets, in the weight's order.
+  // The tap offsets, in the weight's order: the tap's phase plane, then its shift within it.
   std::vector<int64_t> off(static_cast<size_t>(k));
+  const int64_t phases = l.sy * l.sx;
   for (int64_t c = 0; c < cg; ++c)
     for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
-      for (int64_t kx = 0; kx < g.kernel[2]; ++kx)
+      for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+        const int64_t dy = ky * g.dil[1], dx = kx * g.dil[2];
+        const int64_t phase = c * phases + dy % l.sy * l.sx + dx % l.sx;
         off[static_cast<size_t>((c * g.kernel[1] + ky) * g.kernel[2] + kx)] =
-            c * l.plane + ky * g.dil[1] * l.pitch + kx * g.dil[2];
-  // The padded copies: zeros around each plane and after it (the row ends' overhang).
+            phase * l.plane + dy / l.sy * l.pitch + dx / l.sx;
+      }
+  // The padded copies, split into phase planes: zeros around each plane and after it (the row
+  // ends' overhang). Only the phases some tap reads (a 1x1 window with stride 2 reads one).
+  std::vector<char> row_used(static_cast<size_t>(l.sy), 0), col_used(static_cast<size_t>(l.sx), 0);
+  for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
+    row_used[static_cast<size_t>(ky * g.dil[1] % l.sy)] = 1;
+  for (int64_t kx = 0; kx < g.kernel[2]; ++kx)
+    col_used[static_cast<size_t>(kx * g.dil[2] % l.sx)] = 1;
   ScratchFloats padded, staged;
   if (!l.in_place) {
-    padded.reserve(static_cast<size_t>(g.n * g.c * l.plane));
+    padded.reserve(static_cast<size_t>(g.n * g.c * phases * l.plane));
     parallel_for(g.n * g.c, 16, [&](int64_t b, int64_t e) {
       for (int64_t nc = b; nc < e; ++nc) {
-        float* dst = padded.data + nc * l.plane;
-        std::fill(dst, dst + l.plane, 0.0f);
+        float* dst = padded.data + nc * phases * l.plane;
         const float* src = x + nc * in_plane;
-        for (int64_t iy = 0; iy < g.in[1]; ++iy)
-          std::copy(src + iy * g.in[2], src + (iy + 1) * g.in[2],
-                    dst + (iy + g.pad[1]) * l.pitch + g.pad[2]);
+        for (int64_t py = 0; py < l.sy; ++py)
+          for (int64_t px = 0; px < l.sx; ++px) {
+            if (!row_used[static_cast<size_t>(py)] || !col_used[static_cast<size_t>(px)]) continue;
+            float* phase = dst + (py * l.sx + px) * l.plane;
+            std::fill(phase, phase + l.plane, 0.0f);
+            // Input rows iy and columns ix with (iy + pad) % stride the phase's, from the first.
+            const int64_t iy0 = ((py - g.pad[1]) % l.sy + l.sy) % l.sy;
+            const int64_t ix0 = ((px - g.pad[2]) % l.sx + l.sx) % l.sx;
+            if (ix0 >= g.in[2]) continue;
+            const int64_t count = (g.in[2] - ix0 + l.sx - 1) / l.sx;
+            for (int64_t iy = iy0; iy < g.in[1]; iy += l.sy) {
+              float* drow = phase + (iy + g.pad[1]) / l.sy * l.pitch + (ix0 + g.pad[2]) / l.sx;
+              const float* row = src + iy * g.in[2] + ix0;
+              if (l.sx == 1)
+                std::copy(row, row + count, drow);
+              else
+                copy_strided(drow, row, count, l.sx);
+            }
+          }
       }
     });
   }
@@ -239,7 +281,7 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
       const int64_t ch = item % chunks, rest = item / chunks;
       const int64_t ti = rest % tile_items, ng = rest / tile_items;
       const int64_t n = ng / groups, grp = ng % groups;
-      const float* xg = xs + (n * g.c + grp * cg) * l.plane;
+      const float* xg = xs + (n * g.c + grp * cg) * (l.in_place ? 1 : phases) * l.plane;
       float* yg = ys + (n * g.c_out + grp * og) * ldy;
       const int64_t t0 = ti * tiles_per_item, t1 = std::min(tile_count, t0 + tiles_per_item);
       const int64_t c0 = ch * chunk, c1 = std::min(og, c0 + chunk);

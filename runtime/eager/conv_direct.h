@@ -1,13 +1,15 @@
 /// \file conv_direct.h
-/// Private to runtime/eager: f32 convs with unit strides as a product whose right operand is
-/// never stored. With every stride 1, output position (oy, ox) reads the input at (oy + ky·d,
-/// ox + kx·d), so over a zero-padded copy of each image whose rows are `pitch` floats apart, the
-/// inputs of consecutive positions q = oy·pitch + ox are consecutive floats for every tap: tap
-/// (c, ky, kx) of positions q..q+31 is one contiguous run at q + offset(c, ky, kx). A micro-kernel
-/// keeps 8 output channels x 32 positions in vector registers and, per tap, loads two vectors of
-/// the padded input and broadcasts 8 weights. No im2col matrix is written and neither operand is
-/// packed: the weight is read as it is stored. The (kw - 1)·d positions at the end of each
-/// padded row are computed and dropped.
+/// Private to runtime/eager: f32 convs as a product whose right operand is never stored. With
+/// every stride 1, output position (oy, ox) reads the input at (oy + ky·d, ox + kx·d), so over a
+/// zero-padded copy of each image whose rows are `pitch` floats apart, the inputs of consecutive
+/// positions q = oy·pitch + ox are consecutive floats for every tap: tap (c, ky, kx) of
+/// positions q..q+31 is one contiguous run at q + offset(c, ky, kx). With strides (sy, sx) the
+/// padded copy is split into sy·sx phase planes (rows ≡ py mod sy, columns ≡ px mod sx), in
+/// which a tap's inputs are again one contiguous run per row of outputs. A micro-kernel keeps 8
+/// output channels x 32 positions in vector registers and, per tap, loads two vectors of the
+/// padded input and broadcasts 8 weights. No im2col matrix is written and neither operand is
+/// packed: the weight is read as it is stored. The positions at the end of each padded (or
+/// phase) row past the last output column are computed and dropped.
 ///
 /// Each output is the bias (or 0) followed by the taps in the weight's order (input channel,
 /// then window row, then column), one fused multiply-add each, in float: the same value
@@ -18,7 +20,7 @@
 
 namespace kiln::eager {
 
-/// Whether conv_direct computes a conv of geometry `g`: 1-D or 2-D, every stride 1, pads >= 0,
+/// Whether conv_direct computes a conv of geometry `g`: 1-D or 2-D, strides 1 to 4, pads >= 0,
 /// on a CPU with AVX-512 (elsewhere the caller's im2col + sgemm). KILN_CONV_DIRECT=0 turns it
 /// off, for comparisons and tests.
 bool conv_direct_applies(const Geometry& g);

@@ -288,7 +288,7 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
     store_floats(out, so);
     return {};
   }
-  if (conv_direct_applies(g)) {  // unit strides on AVX-512: no im2col, nothing packed
+  if (conv_direct_applies(g)) {  // on AVX-512: no im2col, nothing packed
     conv_direct(g, groups, x, w, bias, y, relu);
     store_floats(out, so);
     return {};

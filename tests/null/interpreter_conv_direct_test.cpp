@@ -1,8 +1,9 @@
-// The interpreter's direct conv for unit strides (eager/conv_direct.h): where it applies, and
-// that every output is exactly the float FMA sequence its contract states (the bias, then each
-// tap in the weight's order, a tap in the padding multiplying 0), bit for bit, for 1-D and 2-D
-// windows, asymmetric padding, dilation, groups, 1x1 windows read in place or padded, channel
-// counts that leave partial register tiles, several depth blocks and several threads. On a CPU
+// The interpreter's direct conv (eager/conv_direct.h): where it applies, and that every output
+// is exactly the float FMA sequence its contract states (the bias, then each tap in the
+// weight's order, a tap in the padding multiplying 0), bit for bit, for 1-D and 2-D windows,
+// asymmetric padding, dilation, strides 1 to 4 (phase planes) alone and with dilation, groups,
+// 1x1 windows read in place or padded, channel counts that leave partial register tiles,
+// several depth blocks and several threads. On a CPU
 // without AVX-512 the direct conv does not apply and the tests say so (skipped, not passed).
 #include <gtest/gtest.h>
 
@@ -38,12 +39,13 @@ struct Case {
   Shape x;  // [N, C, L] or [N, C, H, W]
   int64_t c_out, groups;
   std::vector<int64_t> kernel, dilations, pads;  // pads: begins, then ends
+  std::vector<int64_t> strides = {};             // none: all 1
 };
 
 Attrs attrs_of(const Case& c) {
   Attrs at;
   const size_t k = c.kernel.size();
-  at.window.strides.assign(k, 1);
+  at.window.strides = c.strides.empty() ? std::vector<int64_t>(k, 1) : c.strides;
   at.window.dilations = c.dilations;
   at.window.pads = c.pads;
   at.window.groups = c.groups;
@@ -58,6 +60,8 @@ std::vector<float> fma_reference(const Case& c, const HostTensor& x, const HostT
   const int64_t kh = two_d ? c.kernel[0] : 1, kw = c.kernel.back();
   const int64_t dh = two_d ? c.dilations[0] : 1, dw = c.dilations.back();
   const int64_t ph = two_d ? c.pads[0] : 0, pw = two_d ? c.pads[1] : c.pads[0];
+  const int64_t sh = two_d && !c.strides.empty() ? c.strides[0] : 1;
+  const int64_t sw = c.strides.empty() ? 1 : c.strides.back();
   const int64_t oh = two_d ? out[2] : 1, ow = out.back();
   const int64_t cg = ci / c.groups, og = c.c_out / c.groups;
   std::vector<float> y;
@@ -69,7 +73,7 @@ std::vector<float> fma_reference(const Case& c, const HostTensor& x, const HostT
           for (int64_t k = 0; k < cg; ++k)
             for (int64_t a = 0; a < kh; ++a)
               for (int64_t e = 0; e < kw; ++e) {
-                const int64_t pr = r - ph + a * dh, pc = q - pw + e * dw;
+                const int64_t pr = r * sh - ph + a * dh, pc = q * sw - pw + e * dw;
                 const int64_t channel = co / og * cg + k;
                 const float xv = pr < 0 || pr >= h || pc < 0 || pc >= wd
                                      ? 0.0f
@@ -106,6 +110,15 @@ TEST(InterpreterConvDirect, EachOutputIsTheFmaSequenceInWeightOrder) {
       {{1, 32, 12, 40}, 8, 1, {2, 2}, {1, 1}, {0, 0, 1, 1}},   // K = 128: one depth block
       {{1, 43, 12, 40}, 8, 1, {1, 3}, {1, 1}, {0, 1, 0, 1}},   // K = 129: two
       {{2, 16, 36, 36}, 36, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}},  // a partial channel range
+      // Strides: phase planes.
+      {{2, 6, 33, 33}, 10, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}, {2, 2}},   // odd sizes
+      {{1, 3, 64, 64}, 16, 1, {7, 7}, {1, 1}, {3, 3, 3, 3}, {2, 2}},   // a stem
+      {{2, 16, 32, 32}, 24, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {2, 2}},  // 1x1 downsample
+      {{1, 4, 40, 50}, 5, 1, {3, 3}, {2, 2}, {2, 1, 0, 2}, {3, 3}},    // stride 3, dilation
+      {{2, 4, 24, 66}, 6, 2, {3, 5}, {1, 1}, {1, 2, 1, 2}, {1, 2}},    // stride 2 along rows
+      {{1, 5, 40, 30}, 7, 1, {4, 2}, {1, 1}, {0, 1, 1, 0}, {2, 1}},    // and along columns
+      {{2, 6, 101}, 5, 1, {5}, {1}, {2, 2}, {2}},                      // 1-D
+      {{1, 8, 34, 35}, 8, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, {4, 4}},    // stride 4
   };
   std::mt19937 rng(29);
   for (const Case& c : cases) {
@@ -140,7 +153,7 @@ TEST(InterpreterConvDirect, EachOutputIsTheFmaSequenceInWeightOrder) {
   }
 }
 
-TEST(InterpreterConvDirect, LeavesStridesSmallMapsAndAliasedPlanesToIm2col) {
+TEST(InterpreterConvDirect, LeavesSmallMapsAndAliasedPlanesToIm2col) {
   if (!direct_on_this_cpu())
     GTEST_SKIP() << "no AVX-512 (or KILN_CONV_DIRECT=0): the direct conv does not run here";
   auto geom = [](std::array<int64_t, 3> in, std::array<int64_t, 3> out, int64_t k, int64_t pad,
@@ -157,7 +170,11 @@ TEST(InterpreterConvDirect, LeavesStridesSmallMapsAndAliasedPlanesToIm2col) {
     return g;
   };
   EXPECT_TRUE(eager::conv_direct_applies(geom({1, 32, 32}, {1, 32, 32}, 3, 1, 1)));
-  EXPECT_FALSE(eager::conv_direct_applies(geom({1, 32, 32}, {1, 16, 16}, 3, 1, 2)));  // stride
+  EXPECT_TRUE(eager::conv_direct_applies(geom({1, 32, 32}, {1, 16, 16}, 3, 1, 2)));
+  // Stride 2 down to 4x4 (4 of 5 columns in a 20-position run: 16 outputs in 32 lanes), and
+  // stride 5.
+  EXPECT_FALSE(eager::conv_direct_applies(geom({1, 8, 8}, {1, 4, 4}, 3, 1, 2)));
+  EXPECT_FALSE(eager::conv_direct_applies(geom({1, 60, 60}, {1, 12, 12}, 5, 0, 5)));
   // A 4x4 map padded to 6 wide: 16 outputs in 32 lanes.
   EXPECT_FALSE(eager::conv_direct_applies(geom({1, 4, 4}, {1, 4, 4}, 3, 1, 1)));
   // 1x1 over 32x32 planes (1024 floats apart: rows in the same L1 sets); 10x10 reads in place.
