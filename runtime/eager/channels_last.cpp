@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "eager/conv_depthwise.h"
 #include "eager/elementwise_loops.h"
 #include "eager/vector_loops.h"
 
@@ -75,8 +76,10 @@ bool prefer_channels_last(const Geometry& g, bool pool) {
   }();
   if (forced >= 0) return forced == 1;
   // Measured on the zoo's CNNs (docs/perf.md): a depthwise conv's nine multiply-adds per input
-  // pay for the two transposes from 16-wide rows down; a max pool's compares only on tiny planes.
-  return g.c >= 16 && g.out[2] <= (pool ? 4 : 16);
+  // pay for the two transposes from 16-wide rows down (from 8-wide rows down where the AVX-512
+  // rows of conv_depthwise.h apply); a max pool's compares only on tiny planes.
+  if (pool) return g.c >= 16 && g.out[2] <= 4;
+  return g.c >= 16 && g.out[2] <= (depthwise_direct_applies(g) ? 8 : 16);
 }
 
 void depthwise_conv_channels_last(const Geometry& g, const float* x, const float* w,

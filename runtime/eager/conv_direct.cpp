@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "eager/parallel.h"
-#include "eager/vector_loops.h"
+#include "eager/phase_planes.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -23,45 +23,6 @@ constexpr int64_t kTile = 32;            // positions per micro-tile: two vector
 constexpr int64_t kDepthBlock = 128;     // taps per pass over a tile (its input runs stay in L1)
 constexpr double kItemMacs = 1 << 20;    // multiply-adds per unit of work, at least
 constexpr double kMaxScratch = 1 << 24;  // floats of padded copies and staged outputs, at most
-
-/// A plane length that is not a multiple of 256 floats: rows a multiple of 1 KiB apart fall
-/// into the same few L1 sets.
-int64_t unaliased(int64_t floats) {
-  return floats % 256 == 0 ? floats + 16 : floats;
-}
-
-/// Where the micro-kernel reads one image: its padded copy split into stride phases, or the
-/// input itself. With strides (sy, sx) the padded image is stored as sy * sx phase planes per
-/// channel, phase (py, px) holding padded rows a * sy + py and columns b * sx + px at (a, b); a
-/// tap (ky, kx) of output (r, j) then reads phase (ky * dy % sy, kx * dx % sx) at
-/// (r + ky * dy / sy, j + kx * dx / sx), so that each tap's inputs are one contiguous run of
-/// positions r * pitch + j, as with unit strides (one phase).
-struct Layout {
-  int64_t sy = 1, sx = 1;       // strides: phases per channel, sy * sx
-  int64_t rows = 0, pitch = 0;  // rows of a phase plane, and floats from one row to the next
-  int64_t plane = 0;            // floats from one phase plane (or channel) to the next
-  int64_t positions = 0;        // out rows x pitch: outputs and the dropped row ends
-  bool in_place = false;        // the input serves as it is (no padding, 1-wide window rows)
-  bool direct_out = false;      // positions are the output's own indices (no dropped ends)
-};
-
-Layout layout_of(const Geometry& g) {
-  Layout l;
-  l.sy = g.stride[1];
-  l.sx = g.stride[2];
-  const int64_t padded_rows = g.in[1] + g.pad[1] + g.pad_end[1];
-  const int64_t padded_cols = g.in[2] + g.pad[2] + g.pad_end[2];
-  l.rows = (padded_rows + l.sy - 1) / l.sy;
-  l.pitch = (padded_cols + l.sx - 1) / l.sx;
-  l.positions = g.out[1] * l.pitch;
-  // Read past a phase plane by the row ends.
-  const int64_t overhang = (g.kernel[2] - 1) * g.dil[2] / l.sx;
-  l.direct_out = l.pitch == g.out[2];
-  const bool unpadded = g.pad[1] == 0 && g.pad_end[1] == 0 && g.pad[2] == 0 && g.pad_end[2] == 0;
-  l.in_place = unpadded && overhang == 0 && l.sy == 1 && l.sx == 1;
-  l.plane = l.in_place ? g.in[1] * g.in[2] : unaliased(l.rows * l.pitch + overhang);
-  return l;
-}
 
 #if KILN_CONV_DIRECT_X86
 /// R output channels x 32 positions: y[i][q] = (accumulate ? y[i][q] : bias[i] or 0) + sum over
@@ -129,7 +90,7 @@ constexpr MicroTile kMicroTiles[2][kRows + 1] = {
 /// Output channels [c0, c1) of tiles [t0, t1) of one image and group: x the group's first input
 /// plane (layout `l`), w its weight rows [og, k], y its first output row (`ldy` apart); `relu`
 /// applies with the last depth block.
-void tiles(const Layout& l, int64_t k, const int64_t* off, const float* x, const float* w,
+void tiles(const PhaseLayout& l, int64_t k, const int64_t* off, const float* x, const float* w,
            const float* bias, float* y, int64_t ldy, int64_t t0, int64_t t1, int64_t c0, int64_t c1,
            bool relu) {
   for (int64_t kb = 0; kb < k; kb += kDepthBlock) {
@@ -153,7 +114,7 @@ void tiles(const Layout& l, int64_t k, const int64_t* off, const float* x, const
 
 }  // namespace
 
-bool conv_direct_applies(const Geometry& g) {
+bool direct_convs_enabled() {
 #if KILN_CONV_DIRECT_X86
   static const bool enabled = [] {
     const char* v = std::getenv("KILN_CONV_DIRECT");
@@ -161,6 +122,15 @@ bool conv_direct_applies(const Geometry& g) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") != 0;
   }();
+  return enabled;
+#else
+  return false;
+#endif
+}
+
+bool conv_direct_applies(const Geometry& g) {
+#if KILN_CONV_DIRECT_X86
+  const bool enabled = direct_convs_enabled();
   if (!enabled || g.c <= 0 || g.c_out <= 0 || g.n <= 0) return false;
   if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1) return false;  // 1-D and 2-D only
   for (size_t d = 1; d < 3; ++d)
@@ -188,7 +158,7 @@ bool conv_direct_applies(const Geometry& g) {
   // At least 3/4 of the lanes computed are outputs: not the small maps of a CNN's last stages
   // (a 4x4 map padded to 6 wide fills 16 of 32 lanes), where im2col + sgemm, which packs the
   // weight once for all images, was faster (docs/perf.md).
-  const Layout l = layout_of(g);
+  const PhaseLayout l = phase_layout(g);
   // A 1x1 window reads the input in place; planes a multiple of 256 floats long put its rows in
   // the same L1 sets, and a copy costs as much as the product saves (measured: 1.2-1.35x
   // slower than sgemm on 32x32 and 16x16 maps).
@@ -204,55 +174,24 @@ bool conv_direct_applies(const Geometry& g) {
 void conv_direct(const Geometry& g, int64_t groups, const float* x, const float* w,
                  const float* bias, float* y, bool relu) {
 #if KILN_CONV_DIRECT_X86
-  const Layout l = layout_of(g);
+  const PhaseLayout l = phase_layout(g);
   const int64_t cg = g.c / groups, og = g.c_out / groups;
   const int64_t taps = g.kernel[1] * g.kernel[2], k = cg * taps;
   const int64_t in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
   // The tap offsets, in the weight's order: the tap's phase plane, then its shift within it.
   std::vector<int64_t> off(static_cast<size_t>(k));
-  const int64_t phases = l.sy * l.sx;
   for (int64_t c = 0; c < cg; ++c)
     for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
-      for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
-        const int64_t dy = ky * g.dil[1], dx = kx * g.dil[2];
-        const int64_t phase = c * phases + dy % l.sy * l.sx + dx % l.sx;
+      for (int64_t kx = 0; kx < g.kernel[2]; ++kx)
         off[static_cast<size_t>((c * g.kernel[1] + ky) * g.kernel[2] + kx)] =
-            phase * l.plane + dy / l.sy * l.pitch + dx / l.sx;
-      }
-  // The padded copies, split into phase planes: zeros around each plane and after it (the row
-  // ends' overhang). Only the phases some tap reads (a 1x1 window with stride 2 reads one).
-  std::vector<char> row_used(static_cast<size_t>(l.sy), 0), col_used(static_cast<size_t>(l.sx), 0);
-  for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
-    row_used[static_cast<size_t>(ky * g.dil[1] % l.sy)] = 1;
-  for (int64_t kx = 0; kx < g.kernel[2]; ++kx)
-    col_used[static_cast<size_t>(kx * g.dil[2] % l.sx)] = 1;
+            c * l.channel() + l.tap(g, ky, kx);
+  // The padded copies, split into phase planes (phase_planes.h).
   ScratchFloats padded, staged;
   if (!l.in_place) {
-    padded.reserve(static_cast<size_t>(g.n * g.c * phases * l.plane));
+    padded.reserve(static_cast<size_t>(g.n * g.c * l.channel()));
     parallel_for(g.n * g.c, 16, [&](int64_t b, int64_t e) {
-      for (int64_t nc = b; nc < e; ++nc) {
-        float* dst = padded.data + nc * phases * l.plane;
-        const float* src = x + nc * in_plane;
-        for (int64_t py = 0; py < l.sy; ++py)
-          for (int64_t px = 0; px < l.sx; ++px) {
-            if (!row_used[static_cast<size_t>(py)] || !col_used[static_cast<size_t>(px)]) continue;
-            float* phase = dst + (py * l.sx + px) * l.plane;
-            std::fill(phase, phase + l.plane, 0.0f);
-            // Input rows iy and columns ix with (iy + pad) % stride the phase's, from the first.
-            const int64_t iy0 = ((py - g.pad[1]) % l.sy + l.sy) % l.sy;
-            const int64_t ix0 = ((px - g.pad[2]) % l.sx + l.sx) % l.sx;
-            if (ix0 >= g.in[2]) continue;
-            const int64_t count = (g.in[2] - ix0 + l.sx - 1) / l.sx;
-            for (int64_t iy = iy0; iy < g.in[1]; iy += l.sy) {
-              float* drow = phase + (iy + g.pad[1]) / l.sy * l.pitch + (ix0 + g.pad[2]) / l.sx;
-              const float* row = src + iy * g.in[2] + ix0;
-              if (l.sx == 1)
-                std::copy(row, row + count, drow);
-              else
-                copy_strided(drow, row, count, l.sx);
-            }
-          }
-      }
+      for (int64_t nc = b; nc < e; ++nc)
+        copy_phases(g, l, x + nc * in_plane, padded.data + nc * l.channel());
     });
   }
   const float* xs = l.in_place ? x : padded.data;
@@ -281,7 +220,7 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
       const int64_t ch = item % chunks, rest = item / chunks;
       const int64_t ti = rest % tile_items, ng = rest / tile_items;
       const int64_t n = ng / groups, grp = ng % groups;
-      const float* xg = xs + (n * g.c + grp * cg) * (l.in_place ? 1 : phases) * l.plane;
+      const float* xg = xs + (n * g.c + grp * cg) * l.channel();
       float* yg = ys + (n * g.c_out + grp * og) * ldy;
       const int64_t t0 = ti * tiles_per_item, t1 = std::min(tile_count, t0 + tiles_per_item);
       const int64_t c0 = ch * chunk, c1 = std::min(og, c0 + chunk);

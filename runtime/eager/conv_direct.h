@@ -20,6 +20,9 @@
 
 namespace kiln::eager {
 
+/// Whether the direct conv kernels run here: a CPU with AVX-512, and KILN_CONV_DIRECT not 0.
+bool direct_convs_enabled();
+
 /// Whether conv_direct computes a conv of geometry `g`: 1-D or 2-D, strides 1 to 4, pads >= 0,
 /// on a CPU with AVX-512 (elsewhere the caller's im2col + sgemm). KILN_CONV_DIRECT=0 turns it
 /// off, for comparisons and tests.

@@ -22,10 +22,12 @@
 #include <vector>
 
 #include "eager/channels_last.h"
+#include "eager/conv_depthwise.h"
 #include "eager/conv_direct.h"
 #include "eager/elementwise_loops.h"
 #include "eager/gemm.h"
 #include "eager/interpreter_ops.h"
+#include "eager/phase_planes.h"
 #include "eager/vector_loops.h"
 #include "eager/window_geometry.h"
 
@@ -35,12 +37,11 @@ namespace {
 /// im2col floats per sgemm at most (16 MiB); a larger image is done in chunks of output rows.
 constexpr int64_t kMaxColumns = int64_t{1} << 22;
 
-/// The row stride of an im2col matrix (and of a product buffer) of `cols` columns. A stride that
-/// is a multiple of 1 KiB puts consecutive rows into the same few L1 sets, and OpenBLAS's packing
-/// reads down the rows: the 64 x 2048 x 576 product of a 32x32 conv on two images ran 5-15%
-/// faster with 16 floats more per row (docs/perf.md). The product's values do not depend on it.
+/// The row stride of an im2col matrix (and of a product buffer) of `cols` columns (unaliased(),
+/// phase_planes.h): the 64 x 2048 x 576 product of a 32x32 conv on two images ran 5-15% faster
+/// with 16 floats more per row (docs/perf.md). The product's values do not depend on it.
 int64_t padded_ld(int64_t cols) {
-  return cols >= 64 && cols % 256 == 0 ? cols + 16 : cols;
+  return cols >= 64 ? unaliased(cols) : cols;
 }
 
 /// Output rows up to this wide are copied by inline loops in im2col (the small maps of a CNN's
@@ -280,6 +281,8 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   if (cg == 1 && g.c > 0 && out.meta.numel() > 0) {  // depthwise: one input channel per output
     if (g.c_out == g.c && prefer_channels_last(g, false))
       depthwise_conv_channels_last(g, x, w, bias, y);
+    else if (depthwise_direct_applies(g))
+      depthwise_direct(g, x, w, bias, y);
     else
       conv_per_channel(g, x, w, bias, y);
     if (relu)

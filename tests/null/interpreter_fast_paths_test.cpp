@@ -1,8 +1,9 @@
 // The interpreter's f32 fast paths for the CNN and transformer ops against references written
 // out here element by element, in the order and precision the interpreter's contract states,
 // compared bit for bit: max pool (window order, the first NaN wins) and depthwise conv (planar
-// loops, and channels-last ones for many channels on small planes; the test's second run,
-// KILN_CHANNELS_LAST=1, takes the latter for every case), concat of same-dtype inputs (copied as
+// loops, the AVX-512 rows of conv_depthwise.h, and channels-last loops for many channels on
+// small planes; the test's second run, KILN_CHANNELS_LAST=1, takes the latter for every case,
+// and its run with KILN_CONV_DIRECT=0 the planar loops), concat of same-dtype inputs (copied as
 // they are), and kernels handed an output whose buffer still holds an older tensor's bytes (they
 // must write every element). Shapes cover sizes 0 and 1, odd sizes,
 // padding, strides, dilations, ceil mode, NaN inputs and tensors split over threads.
@@ -209,22 +210,38 @@ TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
     int64_t multiplier, kernel, stride, pad, dilation;
   };
   const std::vector<Case> cases = {
-      {{1, 6, 8, 8}, 1, 5, 2, 2, 1},    {{2, 4, 9, 11}, 2, 3, 1, 1, 1},
-      {{1, 3, 40, 37}, 1, 3, 1, 1, 1},  {{1, 2, 41, 50}, 1, 5, 2, 2, 1},
-      {{1, 2, 7, 20}, 1, 3, 1, 2, 2},   {{1, 1, 1, 1}, 1, 1, 1, 0, 1},
+      {{1, 6, 8, 8}, 1, 5, 2, 2, 1},
+      {{2, 4, 9, 11}, 2, 3, 1, 1, 1},
+      {{1, 3, 40, 37}, 1, 3, 1, 1, 1},
+      {{1, 2, 41, 50}, 1, 5, 2, 2, 1},
+      {{1, 2, 7, 20}, 1, 3, 1, 2, 2},
+      {{1, 1, 1, 1}, 1, 1, 1, 0, 1},
       {{2, 48, 33, 33}, 1, 3, 1, 1, 1},  // threads
+      // Stride 2 read as pairs of vectors (conv_depthwise.h): with dilation, odd widths whose
+      // last window runs past the row, 16 columns, rows not a multiple of 4.
+      {{1, 3, 30, 45}, 1, 3, 2, 2, 2},
+      {{1, 4, 21, 35}, 1, 3, 2, 1, 1},
+      {{2, 20, 32, 32}, 1, 3, 2, 1, 1},
+      {{1, 2, 11, 70}, 2, 4, 2, 3, 1},
       // Many channels and short rows: the channels-last loops (eager/channels_last.h).
-      {{2, 24, 9, 9}, 1, 3, 1, 1, 1},   {{1, 32, 7, 16}, 1, 5, 2, 2, 1},
-      {{1, 16, 4, 4}, 1, 3, 1, 2, 2},   {{3, 17, 1, 1}, 1, 3, 1, 1, 1},
-      {{1, 40, 12, 13}, 1, 3, 2, 0, 1}, {{1, 16, 5, 5}, 2, 3, 1, 1, 1},
+      {{2, 24, 9, 9}, 1, 3, 1, 1, 1},
+      {{1, 32, 7, 16}, 1, 5, 2, 2, 1},
+      {{1, 16, 4, 4}, 1, 3, 1, 2, 2},
+      {{3, 17, 1, 1}, 1, 3, 1, 1, 1},
+      {{1, 40, 12, 13}, 1, 3, 2, 0, 1},
+      {{1, 16, 5, 5}, 2, 3, 1, 1, 1},
       {{2, 96, 8, 8}, 1, 5, 1, 2, 1},  // threads
   };
   std::mt19937 rng(41);
   for (const Case& c : cases) {
     const int64_t ch = c.x[1], co_n = ch * c.multiplier, h = c.x[2], wd = c.x[3];
     const HostTensor x = random_f32(c.x, rng);
-    const HostTensor w = random_f32({co_n, 1, c.kernel, c.kernel}, rng);
-    const HostTensor bias = random_f32({co_n}, rng);
+    HostTensor w = random_f32({co_n, 1, c.kernel, c.kernel}, rng);
+    HostTensor bias = random_f32({co_n}, rng);
+    // Channel 0's first tap infinite and its bias -0: a tap in the padding must be skipped, not
+    // multiplied by 0 (NaN) or added as 0 (which turns -0 into +0).
+    reinterpret_cast<float*>(w.data.data())[0] = std::numeric_limits<float>::infinity();
+    reinterpret_cast<float*>(bias.data.data())[0] = -0.0f;
     Attrs a;
     a.window.strides = {c.stride, c.stride};
     a.window.pads = {c.pad, c.pad, c.pad, c.pad};
