@@ -164,16 +164,21 @@ TEST(InterpreterFastPaths, MaxPoolMatchesTheWindowOrderFormula) {
   }
 }
 
+/// A 2-D max pool's attributes: a kh x kw window, unit strides and dilations, no padding.
+Attrs unit_pool(int64_t kh, int64_t kw) {
+  Attrs a;
+  a.window.kernel = {kh, kw};
+  a.window.strides = {1, 1};
+  a.window.pads = {0, 0, 0, 0};
+  a.window.dilations = {1, 1};
+  return a;
+}
+
 TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZeros) {
   HostTensor x(TensorMeta{DType::kF32, {1, 1, 1, 4}});
   auto* p = reinterpret_cast<float*>(x.data.data());
   p[0] = 0.0f, p[1] = -0.0f, p[2] = -0.0f, p[3] = 0.0f;
-  Attrs a;
-  a.window.kernel = {1, 2};
-  a.window.strides = {1, 1};
-  a.window.pads = {0, 0, 0, 0};
-  a.window.dilations = {1, 1};
-  const HostTensor y = run(OpKind::MaxPool, {&x}, a);
+  const HostTensor y = run(OpKind::MaxPool, {&x}, unit_pool(1, 2));
   expect_same_bits(y, {0.0f, -0.0f, -0.0f}, "max_pool of signed zeros");
 }
 
@@ -189,12 +194,7 @@ TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZerosAcrossRows) {
   for (const auto& [v, want] : planes) {
     HostTensor x(TensorMeta{DType::kF32, {1, 1, 2, 2}});
     std::memcpy(x.data.data(), v.data(), 16);
-    Attrs a;
-    a.window.kernel = {2, 2};
-    a.window.strides = {1, 1};
-    a.window.pads = {0, 0, 0, 0};
-    a.window.dilations = {1, 1};
-    const HostTensor y = run(OpKind::MaxPool, {&x}, a);
+    const HostTensor y = run(OpKind::MaxPool, {&x}, unit_pool(2, 2));
     expect_same_bits(y, {want}, "max_pool of signed zeros over two rows");
   }
 }
