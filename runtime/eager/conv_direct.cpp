@@ -132,7 +132,9 @@ bool conv_direct_applies(const Geometry& g) {
 #if KILN_CONV_DIRECT_X86
   const bool enabled = direct_convs_enabled();
   if (!enabled || g.c <= 0 || g.c_out <= 0 || g.n <= 0) return false;
-  if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1) return false;  // 1-D and 2-D only
+  // 1-D and 2-D only: a 3-D window of depth 1 with depth padding reads only padding.
+  if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.pad[0] != 0 || g.pad_end[0] != 0)
+    return false;
   for (size_t d = 1; d < 3; ++d)
     if (g.stride[d] < 1 || g.stride[d] > 4 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1 ||
         g.out[d] < 1 || g.kernel[d] < 1)

@@ -65,7 +65,7 @@ void max_pool_f32(const Geometry& g, const float* x, float* out) {
   if (out_plane == 0) return;
   // 1-D and 2-D (its row maxima, in[1] x out[2] floats per thread, a few planes at most: not for
   // absurd pads): row maxima once per input row, then over the window's rows.
-  if (g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 &&
+  if (g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.pad[0] == 0 && g.pad_end[0] == 0 &&
       double(g.in[1]) * double(g.out[2]) <= 4.0 * double(plane + out_plane) + 4096.0) {
     const Pool2d p{g.in[1],     g.in[2],     g.out[1], g.out[2], g.kernel[1], g.kernel[2],
                    g.stride[1], g.stride[2], g.pad[1], g.pad[2], g.dil[1],    g.dil[2]};

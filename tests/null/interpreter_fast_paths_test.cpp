@@ -131,6 +131,7 @@ TEST(InterpreterFastPaths, MaxPoolMatchesTheWindowOrderFormula) {
       {{1, 3, 10, 40}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
       {{2, 4, 12, 34}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
       {{1, 2, 8, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+      {{2, 3, 10, 13}, {2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
       // Rows of several vectors (row_phases.h): stride 3 with dilation, stride 1.
       {{1, 3, 5, 100}, {2, 4}, {1, 3}, {1, 2, 0, 3}, {1, 2}, true, 2},
       {{1, 2, 4, 37}, {1, 5}, {1, 1}, {0, 4, 0, 4}, {1, 1}},
@@ -197,6 +198,37 @@ TEST(InterpreterFastPaths, MaxPoolKeepsTheFirstOfEqualZerosAcrossRows) {
     const HostTensor y = run(OpKind::MaxPool, {&x}, unit_pool(2, 2));
     expect_same_bits(y, {want}, "max_pool of signed zeros over two rows");
   }
+}
+
+TEST(InterpreterFastPaths, ADepthOneWindowInDepthPaddingReadsOnlyPadding) {
+  // 3-D inputs of depth 1 whose one output depth lies in the depth padding (pad 1, stride 2):
+  // every tap is padding, so a conv gives its bias and a max pool -inf, whichever kernel runs
+  // the planes (the 2-D fast paths must not take them).
+  std::mt19937 rng(53);
+  const HostTensor x = random_f32({1, 4, 1, 8, 8}, rng);
+  Attrs a;
+  a.window.strides = {2, 1, 1};
+  a.window.pads = {1, 1, 1, 0, 1, 1};
+  a.window.dilations = {1, 1, 1};
+  for (const int64_t groups : {int64_t{1}, int64_t{4}}) {
+    const HostTensor w = random_f32({4, 4 / groups, 1, 3, 3}, rng);
+    const HostTensor bias = random_f32({4}, rng);
+    a.window.groups = groups;
+    const HostTensor y = run(OpKind::Conv, {&x, &w, &bias}, a);
+    ASSERT_EQ(y.meta.shape, (Shape{1, 4, 1, 8, 8}));
+    std::vector<float> want;
+    for (int64_t c = 0; c < 4; ++c) want.insert(want.end(), 64, f32(bias)[c]);
+    expect_same_bits(y, want, "conv of depth padding, groups " + std::to_string(groups));
+  }
+  Attrs p;
+  p.window.kernel = {1, 2, 2};
+  p.window.strides = {2, 1, 1};
+  p.window.pads = {1, 0, 0, 0, 0, 0};
+  p.window.dilations = {1, 1, 1};
+  const HostTensor y = run(OpKind::MaxPool, {&x}, p);
+  ASSERT_EQ(y.meta.shape, (Shape{1, 4, 1, 7, 7}));
+  expect_same_bits(y, std::vector<float>(4 * 49, -std::numeric_limits<float>::infinity()),
+                   "max pool of depth padding");
 }
 
 // ---- depthwise conv ---------------------------------------------------------------------------
