@@ -240,6 +240,8 @@ TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
   struct Case {
     Shape x;
     int64_t multiplier, kernel, stride, pad, dilation;
+    int64_t stride_w = 0,
+            pad_end = -1;  // the column stride (0: `stride`), the end pads (-1: `pad`)
   };
   const std::vector<Case> cases = {
       {{1, 6, 8, 8}, 1, 5, 2, 2, 1},
@@ -255,6 +257,10 @@ TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
       {{1, 4, 21, 35}, 1, 3, 2, 1, 1},
       {{2, 20, 32, 32}, 1, 3, 2, 1, 1},
       {{1, 2, 11, 70}, 2, 4, 2, 3, 1},
+      // Strides differing between rows and columns, end pads differing from begin pads.
+      {{1, 3, 20, 41}, 1, 3, 1, 1, 1, 2, 0},
+      {{2, 2, 19, 30}, 1, 3, 2, 1, 1, 1, 2},
+      {{1, 4, 9, 33}, 1, 5, 2, 0, 1, 2, 3},
       // Many channels and short rows: the channels-last loops (eager/channels_last.h).
       {{2, 24, 9, 9}, 1, 3, 1, 1, 1},
       {{1, 32, 7, 16}, 1, 5, 2, 2, 1},
@@ -274,9 +280,11 @@ TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
     // multiplied by 0 (NaN) or added as 0 (which turns -0 into +0).
     reinterpret_cast<float*>(w.data.data())[0] = std::numeric_limits<float>::infinity();
     reinterpret_cast<float*>(bias.data.data())[0] = -0.0f;
+    const int64_t sw = c.stride_w > 0 ? c.stride_w : c.stride;
+    const int64_t pad_end = c.pad_end >= 0 ? c.pad_end : c.pad;
     Attrs a;
-    a.window.strides = {c.stride, c.stride};
-    a.window.pads = {c.pad, c.pad, c.pad, c.pad};
+    a.window.strides = {c.stride, sw};
+    a.window.pads = {c.pad, c.pad, pad_end, pad_end};
     a.window.dilations = {c.dilation, c.dilation};
     a.window.groups = ch;
     const HostTensor y = run(OpKind::Conv, {&x, &w, &bias}, a);
@@ -290,7 +298,7 @@ TEST(InterpreterFastPaths, DepthwiseConvSumsTheTapsInWindowOrder) {
             for (int64_t kr = 0; kr < c.kernel; ++kr)
               for (int64_t kq = 0; kq < c.kernel; ++kq) {
                 const int64_t pr = r * c.stride - c.pad + kr * c.dilation;
-                const int64_t pq = q * c.stride - c.pad + kq * c.dilation;
+                const int64_t pq = q * sw - c.pad + kq * c.dilation;
                 if (pr < 0 || pr >= h || pq < 0 || pq >= wd) continue;
                 acc += f32(w)[(co * c.kernel + kr) * c.kernel + kq] *
                        f32(x)[((n * ch + co / c.multiplier) * h + pr) * wd + pq];
