@@ -1,12 +1,11 @@
 #include "eager/conv_depthwise.h"
 
 #include <algorithm>
-#include <cmath>
-#include <vector>
 
 #include "eager/conv_direct.h"
 #include "eager/elementwise_loops.h"
 #include "eager/parallel.h"
+#include "eager/phase_planes.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -15,11 +14,6 @@
 
 namespace kiln::eager {
 namespace {
-
-/// floor(a / b) for b > 0.
-int64_t floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
 
 #if KILN_DEPTHWISE_X86
 /// One output plane from input plane xc: lo[kx] and hi[kx] the output columns whose tap kx lies
@@ -85,20 +79,7 @@ __attribute__((target("avx512f"))) void depthwise_plane(const Geometry& g, const
 bool depthwise_direct_applies(const Geometry& g) {
 #if KILN_DEPTHWISE_X86
   if (!direct_convs_enabled() || g.c <= 0 || g.n <= 0 || g.c_out % g.c != 0) return false;
-  // 1-D and 2-D only: a 3-D window of depth 1 with depth padding reads only padding.
-  if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.pad[0] != 0 || g.pad_end[0] != 0)
-    return false;
-  for (size_t d = 1; d < 3; ++d) {
-    if (g.stride[d] < 1 || g.stride[d] > 2 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1 ||
-        g.out[d] < 1 || g.kernel[d] < 1)
-      return false;
-    const double padded = double(g.in[d]) + double(g.pad[d]) + double(g.pad_end[d]);
-    const double reach = double(g.kernel[d] - 1) * double(g.dil[d]);
-    if (!(reach < padded) ||
-        double(g.out[d]) != std::floor((padded - reach - 1.0) / double(g.stride[d])) + 1.0)
-      return false;
-  }
-  return true;
+  return plain_2d_window(g, 2);
 #else
   (void)g;
   return false;
@@ -111,24 +92,15 @@ void depthwise_direct(const Geometry& g, const float* x, const float* w, const f
   const int64_t kw = g.kernel[2], taps = g.kernel[1] * kw;
   const int64_t in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
   const int64_t multiplier = g.c_out / g.c;
-  // Output columns j with 0 <= j * sx - pad + kx * dx < in: [lo, hi).
-  std::vector<int64_t> lo(static_cast<size_t>(kw)), hi(static_cast<size_t>(kw));
-  for (int64_t kx = 0; kx < kw; ++kx) {
-    const int64_t shift = kx * g.dil[2] - g.pad[2];
-    const int64_t first = -floor_div(shift, g.stride[2]);  // ceil(-shift / sx)
-    const int64_t last = floor_div(g.in[2] - 1 - shift, g.stride[2]);
-    const auto k = static_cast<size_t>(kx);
-    lo[k] = std::clamp<int64_t>(first, 0, g.out[2]);
-    hi[k] = std::clamp<int64_t>(last + 1, lo[k], g.out[2]);
-  }
+  const InnerTaps inner(g);  // per kx, the output columns [lo, hi) whose tap is inside the row
   const auto plane = g.stride[2] == 1 ? depthwise_plane<1> : depthwise_plane<2>;
   const int64_t grain =
       std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_plane * taps));
   parallel_for(g.n * g.c_out, grain, [&](int64_t b, int64_t e) {
     for (int64_t nc = b; nc < e; ++nc) {
       const int64_t n = nc / g.c_out, co = nc % g.c_out;
-      plane(g, lo.data(), hi.data(), x + (n * g.c + co / multiplier) * in_plane, w + co * taps,
-            bias ? bias[co] : 0.0f, y + nc * out_plane);
+      plane(g, inner.lo.data(), inner.hi.data(), x + (n * g.c + co / multiplier) * in_plane,
+            w + co * taps, bias ? bias[co] : 0.0f, y + nc * out_plane);
     }
   });
 #else

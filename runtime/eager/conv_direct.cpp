@@ -132,25 +132,13 @@ bool conv_direct_applies(const Geometry& g) {
 #if KILN_CONV_DIRECT_X86
   const bool enabled = direct_convs_enabled();
   if (!enabled || g.c <= 0 || g.c_out <= 0 || g.n <= 0) return false;
-  // 1-D and 2-D only: a 3-D window of depth 1 with depth padding reads only padding.
-  if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.pad[0] != 0 || g.pad_end[0] != 0)
-    return false;
-  for (size_t d = 1; d < 3; ++d)
-    if (g.stride[d] < 1 || g.stride[d] > 4 || g.pad[d] < 0 || g.pad_end[d] < 0 || g.dil[d] < 1 ||
-        g.out[d] < 1 || g.kernel[d] < 1)
-      return false;
+  if (!plain_2d_window(g, 4)) return false;
   // The phase planes and the staged outputs, counted in double (absurd pads or dilations must
   // not wrap), within kMaxScratch; larger convs take im2col's chunks.
-  double padded[3], phase[3];
-  for (size_t d = 1; d < 3; ++d) {
-    padded[d] = double(g.in[d]) + double(g.pad[d]) + double(g.pad_end[d]);
-    phase[d] = std::ceil(padded[d] / double(g.stride[d]));
-    // The outputs a window of this reach gives over the padded input: the caller's count.
-    const double reach = double(g.kernel[d] - 1) * double(g.dil[d]);
-    if (!(reach < padded[d]) ||
-        double(g.out[d]) != std::floor((padded[d] - reach - 1.0) / double(g.stride[d])) + 1.0)
-      return false;
-  }
+  double phase[3];
+  for (size_t d = 1; d < 3; ++d)
+    phase[d] = std::ceil((double(g.in[d]) + double(g.pad[d]) + double(g.pad_end[d])) /
+                         double(g.stride[d]));
   const double overhang =
       std::floor(double(g.kernel[2] - 1) * double(g.dil[2]) / double(g.stride[2]));
   const double scratch = double(g.n) * double(g.c) * double(g.stride[1] * g.stride[2]) *

@@ -1,10 +1,27 @@
 #include "eager/phase_planes.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "eager/vector_loops.h"
 
 namespace kiln::eager {
+
+bool plain_2d_window(const Geometry& g, int64_t max_stride) {
+  if (g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.pad[0] != 0 || g.pad_end[0] != 0)
+    return false;
+  for (size_t d = 1; d < 3; ++d) {
+    if (g.stride[d] < 1 || g.stride[d] > max_stride || g.pad[d] < 0 || g.pad_end[d] < 0 ||
+        g.dil[d] < 1 || g.out[d] < 1 || g.kernel[d] < 1)
+      return false;
+    const double padded = double(g.in[d]) + double(g.pad[d]) + double(g.pad_end[d]);
+    const double reach = double(g.kernel[d] - 1) * double(g.dil[d]);
+    if (!(reach < padded) ||
+        double(g.out[d]) != std::floor((padded - reach - 1.0) / double(g.stride[d])) + 1.0)
+      return false;
+  }
+  return true;
+}
 
 PhaseLayout phase_layout(const Geometry& g) {
   PhaseLayout l;

@@ -39,7 +39,13 @@ struct PhaseLayout {
   }
 };
 
-/// The layout of `g` (2-D or 1-D: in[0] == 1), whose output sizes follow from its geometry.
+/// Whether `g` is a window the direct kernels can read as phase planes: 1-D or 2-D (depth 1, no
+/// depth padding: a 3-D window of depth 1 with depth padding reads only padding), strides 1 to
+/// `max_stride`, pads >= 0, dilations >= 1, and output sizes that follow from the geometry
+/// (checked in double: absurd pads or dilations must not wrap).
+bool plain_2d_window(const Geometry& g, int64_t max_stride);
+
+/// The layout of `g` (plain_2d_window), whose output sizes follow from its geometry.
 /// Planes are long enough for the overhang: the taps of a row's last positions read past it.
 PhaseLayout phase_layout(const Geometry& g);
 
