@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "eager/window_geometry.h"
+
 namespace kiln::eager {
 
 // Sanitizer builds take the plain loops: an ifunc resolver runs before a sanitizer's runtime is
@@ -89,12 +91,11 @@ inline void row_max_inside(const float* __restrict xr, float* __restrict hr, int
 }  // namespace
 
 KILN_LANE_CLONES void max_pool_plane_2d(const Pool2d& p, const float* x, float* y, float* rows) {
-  // Output columns whose taps all lie inside the row: j * sw - pw >= 0 and
-  // j * sw - pw + (kw - 1) * dw <= w - 1.
-  const int64_t reach = (p.kw - 1) * p.dw;
-  const int64_t j_lo = std::min(p.ow, (p.pw + p.sw - 1) / p.sw);
-  const int64_t last = p.w - 1 + p.pw - reach;
-  const int64_t j_hi = last < 0 ? j_lo : std::clamp(last / p.sw + 1, j_lo, p.ow);
+  // Output columns whose taps all lie inside the row: the first tap's from the left, the last
+  // tap's from the right (columns_inside, window_geometry.h).
+  const int64_t j_lo = columns_inside(-p.pw, p.sw, p.w, p.ow).first;
+  const int64_t j_hi =
+      std::max(j_lo, columns_inside((p.kw - 1) * p.dw - p.pw, p.sw, p.w, p.ow).second);
   for (int64_t iy = 0; iy < p.h; ++iy) {
     const float* __restrict xr = x + iy * p.w;
     float* __restrict hr = rows + iy * p.ow;
