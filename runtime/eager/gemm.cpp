@@ -1,9 +1,10 @@
 // The interpreter's float GEMM: OpenBLAS's cblas_sgemm on row-major operands, with the cases BLAS
 // leaves to the caller (an empty product, a sum over k = 0, sizes beyond 32-bit integers) handled
-// here. OpenBLAS runs single-threaded; a large product is split into up to 4 blocks of rows or
-// columns over the interpreter's own workers (parallel.h), whose caller runs the blocks no
-// worker has claimed. OpenBLAS's own threads wait for each other: on a machine whose cores are
-// busy with other work, a small conv took 35x longer with them (docs/runtime.md "Threads").
+// here, and products with a few rows or columns as dot products (gemm_narrow.h). OpenBLAS runs
+// single-threaded; a large product is split into up to 4 blocks of rows or columns over the
+// interpreter's own workers (parallel.h), whose caller runs the blocks no worker has claimed.
+// OpenBLAS's own threads wait for each other: on a machine whose cores are busy with other work, a
+// small conv took 35x longer with them (docs/runtime.md "Threads").
 #include "eager/gemm.h"
 
 #include <cblas.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "eager/gemm_narrow.h"
 #include "eager/interpreter_ops.h"
 #include "eager/parallel.h"
 #include "kiln/logging.h"
@@ -120,46 +122,6 @@ bool configure_openblas() {
 void sgemm_serial(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta,
                   float* c, int64_t ldc);
 
-/// Whether OpenBLAS runs its AVX-512 cores' "small matrix" sgemm kernels, which multiply without
-/// packing the operands.
-bool openblas_small_kernels() {
-  static const bool small = [] {
-    const char* core = openblas_get_corename();
-    if (core == nullptr) return false;
-    std::string name = core;
-    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return name == "skylakex" || name == "cooperlake" || name == "sapphirerapids";
-  }();
-  return small;
-}
-
-/// Blocks for OpenBLAS's small-matrix kernels (0.3.21, AVX-512 cores), which multiply without
-/// packing the operands: the products whose operand to pack is a large weight and the other
-/// side a few rows or columns. For a few rows (2..16) by a stored-transposed B (a linear
-/// layer's weight [n, k]: batch-8 MLPs, a decoder's few tokens) it returns the width of column
-/// blocks; for a few columns (2..8) of plain operands (a conv's weight by the im2col matrix of
-/// a 2x2 map), the height of row blocks (`by_rows`). 0 where neither applies. OpenBLAS takes
-/// such blocks when they have at most 10^6 multiply-adds, for the transposed layout also at
-/// most 1200 outputs and k >= 32 (measured: one block more and it packs again); plain operands
-/// with beta 0 may go to its "direct" kernel instead, which does not pack either. On one core
-/// they ran 1.8-2.3x faster than sgemm's packing path (m 2..16, k 784..2048 transposed; n = 4,
-/// k = 4608 plain); with more rows or columns blocks measured no faster, or slower (docs/perf.md).
-int64_t small_kernel_block(int64_t m, int64_t n, int64_t k, const GemmOperand& a,
-                           const GemmOperand& b, bool& by_rows) {
-  by_rows = false;
-  if (k < 32 || !openblas_small_kernels()) return 0;
-  int64_t size = 0, along = 0;
-  if (b.trans && m >= 2 && m <= 16) {
-    size = std::min(1'000'000 / (m * k), 1200 / m) / 8 * 8;
-    along = n;
-  } else if (!a.trans && !b.trans && n >= 2 && n <= 8) {
-    size = 1'000'000 / (n * k) / 8 * 8;
-    along = m;
-    by_rows = true;
-  }
-  return size >= 8 && size < along ? size : 0;
-}
-
 }  // namespace
 
 void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float beta, float* c,
@@ -172,23 +134,20 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   constexpr int64_t kMinBlock = 32, kMaxBlocks = 4;
   constexpr double kBlockWork = double{1 << 21};
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  // Blocks of `size` rows or columns for the small-matrix kernels, else `blocks` even ones.
   const bool split = configure_openblas();
-  bool by_rows = false;
-  const int64_t size = split ? small_kernel_block(m, n, k, a, b, by_rows) : 0;
-  if (size == 0) by_rows = m > n;
+  if (narrow_product_applies(m, n, k, a, b)) {  // a few rows or columns: no packing
+    narrow_product(m, n, k, a, b, beta, c, ldc);
+    return;
+  }
+  const bool by_rows = m > n;
   const int64_t along = by_rows ? m : n;
-  const int64_t blocks =
-      size > 0 ? (along + size - 1) / size
-               : std::min<int64_t>({kMaxBlocks, along / kMinBlock,
-                                    static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
+  const int64_t blocks = std::min<int64_t>(
+      {kMaxBlocks, along / kMinBlock, static_cast<int64_t>(std::min(work / kBlockWork, 1e6))});
   if (!split || blocks < 2) {
     sgemm_serial(m, n, k, a, b, beta, c, ldc);
     return;
   }
-  const auto bound = [&](int64_t blk) {
-    return size > 0 ? std::min(along, blk * size) : along * blk / blocks;
-  };
+  const auto bound = [&](int64_t blk) { return along * blk / blocks; };
   parallel_for(blocks, 1, [&](int64_t first, int64_t last) {
     for (int64_t blk = first; blk < last; ++blk) {
       const int64_t lo = bound(blk), hi = bound(blk + 1);
