@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <span>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "eager/parallel.h"
+#include "eager/vector_loops.h"
 #include "kiln/dtype.h"
 
 namespace kiln::eager {
@@ -62,6 +64,14 @@ LoopNest<N> coalesce(std::span<const Dim> shape, std::span<const std::vector<int
 template <typename T, size_t N, typename Fn>
 void typed_row(T* __restrict o, const std::array<const T*, N>& p, const std::array<int64_t, N>& s,
                int64_t n, Fn& fn) {
+  // f32 arithmetic that names its BinaryRowOp: the AVX-512 / AVX2 clones of binary_row.
+  using Op = std::remove_cvref_t<Fn>;
+  if constexpr (N == 2 && std::is_same_v<T, float> && requires { Op::kRowOp; }) {
+    if ((s[0] == 1 && (s[1] == 1 || s[1] == 0)) || (s[0] == 0 && s[1] == 1)) {
+      binary_row(Op::kRowOp, o, p[0], s[0], p[1], s[1], n);
+      return;
+    }
+  }
   if constexpr (N == 1) {
     const T* __restrict a = p[0];
     if (s[0] == 1) {

@@ -306,20 +306,42 @@ Status eval_unary(OpKind op, std::span<const HostTensor* const> ins, HostTensor&
                          [&](auto fn) { return map_elementwise<C, C, 1>(ins, out, fn); });
 }
 
+/// The binary op Op on C.
+template <BinaryRowOp Op, typename C>
+C binary_fn(C a, C b) {
+  if constexpr (Op == BinaryRowOp::kAdd) return add(a, b);
+  if constexpr (Op == BinaryRowOp::kSub) return sub(a, b);
+  if constexpr (Op == BinaryRowOp::kMul) return mul(a, b);
+  if constexpr (Op == BinaryRowOp::kDiv) return a / b;  // floating point only
+  if constexpr (Op == BinaryRowOp::kMax) return maximum(a, b);
+  if constexpr (Op == BinaryRowOp::kMin) return minimum(a, b);
+}
+/// Op's element function for C; for f32 it also names the vector_loops row that computes the
+/// same function (elementwise_loops.h's typed_row runs rows through it).
+template <typename C, BinaryRowOp Op>
+struct BinaryFn {
+  C operator()(C a, C b) const { return binary_fn<Op>(a, b); }
+};
+template <BinaryRowOp Op>
+struct BinaryFn<float, Op> {
+  static constexpr BinaryRowOp kRowOp = Op;
+  float operator()(float a, float b) const { return binary_fn<Op>(a, b); }
+};
+
 /// The binary op's element function, handed to run(fn).
 template <typename C, typename Run>
 Status binary_kernel(OpKind op, const TensorMeta& out, Run&& run) {
   switch (op) {
     case OpKind::Add:
-      return run([](C a, C b) { return add(a, b); });
+      return run(BinaryFn<C, BinaryRowOp::kAdd>{});
     case OpKind::Sub:
-      return run([](C a, C b) { return sub(a, b); });
+      return run(BinaryFn<C, BinaryRowOp::kSub>{});
     case OpKind::Mul:
-      return run([](C a, C b) { return mul(a, b); });
+      return run(BinaryFn<C, BinaryRowOp::kMul>{});
     case OpKind::Maximum:
-      return run([](C a, C b) { return maximum(a, b); });
+      return run(BinaryFn<C, BinaryRowOp::kMax>{});
     case OpKind::Minimum:
-      return run([](C a, C b) { return minimum(a, b); });
+      return run(BinaryFn<C, BinaryRowOp::kMin>{});
     case OpKind::Pow:
       return run([](C a, C b) { return power(a, b); });
     case OpKind::Mod:
@@ -335,7 +357,7 @@ Status binary_kernel(OpKind op, const TensorMeta& out, Run&& run) {
       }
       break;
     case OpKind::Div:
-      if constexpr (std::is_floating_point_v<C>) return run([](C a, C b) { return a / b; });
+      if constexpr (std::is_floating_point_v<C>) return run(BinaryFn<C, BinaryRowOp::kDiv>{});
       break;
     default:
       break;

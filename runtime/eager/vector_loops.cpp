@@ -34,6 +34,45 @@ KILN_LANE_CLONES void relu_in_place(float* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
 }
 
+namespace {
+
+/// One row of binary_row's three stride patterns (inlined into each clone).
+template <typename F>
+inline void binary_row_of(float* __restrict o, const float* __restrict a, int64_t sa,
+                          const float* __restrict b, int64_t sb, int64_t n, F f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+  } else if (sa == 1) {
+    const float bv = *b;
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], bv);
+  } else {
+    const float av = *a;
+    for (int64_t i = 0; i < n; ++i) o[i] = f(av, b[i]);
+  }
+}
+
+}  // namespace
+
+KILN_LANE_CLONES void binary_row(BinaryRowOp op, float* o, const float* a, int64_t sa,
+                                 const float* b, int64_t sb, int64_t n) {
+  switch (op) {
+    case BinaryRowOp::kAdd:
+      return binary_row_of(o, a, sa, b, sb, n, [](float x, float y) { return x + y; });
+    case BinaryRowOp::kSub:
+      return binary_row_of(o, a, sa, b, sb, n, [](float x, float y) { return x - y; });
+    case BinaryRowOp::kMul:
+      return binary_row_of(o, a, sa, b, sb, n, [](float x, float y) { return x * y; });
+    case BinaryRowOp::kDiv:
+      return binary_row_of(o, a, sa, b, sb, n, [](float x, float y) { return x / y; });
+    case BinaryRowOp::kMax:
+      return binary_row_of(o, a, sa, b, sb, n,
+                           [](float x, float y) { return (x != x || x > y) ? x : y; });
+    case BinaryRowOp::kMin:
+      return binary_row_of(o, a, sa, b, sb, n,
+                           [](float x, float y) { return (x != x || x < y) ? x : y; });
+  }
+}
+
 KILN_LANE_CLONES void copy_strided(float* __restrict y, const float* __restrict x, int64_t count,
                                    int64_t stride) {
   if (stride == 1) {

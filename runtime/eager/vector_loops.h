@@ -32,6 +32,17 @@ void max_rows(float* y, const float* const* rows, int64_t count, int64_t width);
 /// y[i] = y[i] < 0 ? 0 : y[i] for i < count: the Relu op's function (NaN and -0 stay).
 void relu_in_place(float* y, int64_t count);
 
+/// The f32 binary ops that elementwise loops run through binary_row.
+enum class BinaryRowOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
+
+/// o[i] = op(a[i * sa], b[i * sb]) for i < n, where (sa, sb) is (1, 1), (1, 0) or (0, 1) (a
+/// stride of 0: one value broadcast) and o overlaps neither: a + b, a - b, a * b, a / b, and
+/// the Max / Min ops' max(a, b) = (a is NaN or a > b) ? a : b, min likewise with <. The same
+/// functions as the interpreter's elementwise kernels (interpreter_ops.cpp), element for
+/// element the same bits.
+void binary_row(BinaryRowOp op, float* o, const float* a, int64_t sa, const float* b, int64_t sb,
+                int64_t n);
+
 /// One [h, w] plane of a 2-D max pool over a window of kh x kw taps (strides s, pads p before,
 /// dilations d, each {rows, columns}) into y [oh, ow], for a plane without NaN: each output is
 /// the maximum (strict >, from -inf) over the taps inside the plane in row-major window order,

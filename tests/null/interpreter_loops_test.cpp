@@ -112,6 +112,8 @@ TEST(InterpreterLoops, BinaryOpsMatchTheElementFormulaForEveryBroadcastPattern) 
         {OpKind::Sub, [](float x, float y) { return x - y; }},
         {OpKind::Div, [](float x, float y) { return x / y; }},
         {OpKind::Pow, [](float x, float y) { return std::pow(x, y); }},
+        {OpKind::Maximum, [](float x, float y) { return (std::isnan(x) || x > y) ? x : y; }},
+        {OpKind::Minimum, [](float x, float y) { return (std::isnan(x) || x < y) ? x : y; }},
     };
     for (const Op& op : ops) {
       std::vector<float> want(static_cast<size_t>(n));
@@ -120,6 +122,52 @@ TEST(InterpreterLoops, BinaryOpsMatchTheElementFormulaForEveryBroadcastPattern) 
             op.fn(f32(a)[broadcast_offset(sa, out, i)], f32(b)[broadcast_offset(sb, out, i)]);
       expect_same_bits(run(op.op, {&a, &b}), want,
                        std::string(op_name(op.op)) + " " + shape_text(sa, sb));
+    }
+  }
+}
+
+TEST(InterpreterLoops, BinaryOpsOnSpecialValuesInEveryLaneAndStridePattern) {
+  // Every pair of special values (NaN, infinities, signed zeros, a denormal, ties), at every
+  // position of the vector rows (37 elements: two 16-lane vectors and a tail) and with either
+  // operand a broadcast scalar: the vector rows give the element formula's bits.
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity(),
+              tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> special = {nan, -inf, -1.5f, -0.0f, 0.0f, tiny, 1.5f, inf};
+  struct Op {
+    OpKind op;
+    float (*fn)(float, float);
+  };
+  const Op ops[] = {
+      {OpKind::Add, [](float x, float y) { return x + y; }},
+      {OpKind::Sub, [](float x, float y) { return x - y; }},
+      {OpKind::Mul, [](float x, float y) { return x * y; }},
+      {OpKind::Div, [](float x, float y) { return x / y; }},
+      {OpKind::Maximum, [](float x, float y) { return (std::isnan(x) || x > y) ? x : y; }},
+      {OpKind::Minimum, [](float x, float y) { return (std::isnan(x) || x < y) ? x : y; }},
+  };
+  constexpr int64_t kRow = 37;
+  for (size_t shift = 0; shift < special.size(); ++shift) {
+    HostTensor a(TensorMeta{DType::kF32, {kRow}}), b(TensorMeta{DType::kF32, {kRow}}),
+        scalar(TensorMeta{DType::kF32, {1}});
+    auto* pa = reinterpret_cast<float*>(a.data.data());
+    auto* pb = reinterpret_cast<float*>(b.data.data());
+    for (int64_t i = 0; i < kRow; ++i) {
+      pa[i] = special[static_cast<size_t>(i) % special.size()];
+      pb[i] = special[(static_cast<size_t>(i) / special.size() + shift) % special.size()];
+    }
+    *reinterpret_cast<float*>(scalar.data.data()) = special[shift];
+    for (const Op& op : ops) {
+      std::vector<float> same(kRow), a_scalar(kRow), b_scalar(kRow);
+      for (int64_t i = 0; i < kRow; ++i) {
+        same[static_cast<size_t>(i)] = op.fn(pa[i], pb[i]);
+        a_scalar[static_cast<size_t>(i)] = op.fn(special[shift], pb[i]);
+        b_scalar[static_cast<size_t>(i)] = op.fn(pa[i], special[shift]);
+      }
+      const std::string what = std::string(op_name(op.op)) + " shift " + std::to_string(shift);
+      expect_same_bits(run(op.op, {&a, &b}), same, what);
+      expect_same_bits(run(op.op, {&scalar, &b}), a_scalar, what + ", a scalar");
+      expect_same_bits(run(op.op, {&a, &scalar}), b_scalar, what + ", b scalar");
     }
   }
 }
