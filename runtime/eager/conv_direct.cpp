@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <vector>
 
+#include "eager/cpu_features.h"
 #include "eager/parallel.h"
 #include "eager/phase_planes.h"
 
@@ -116,12 +115,7 @@ void tiles(const PhaseLayout& l, int64_t k, const int64_t* off, const float* x, 
 
 bool direct_convs_enabled() {
 #if KILN_CONV_DIRECT_X86
-  static const bool enabled = [] {
-    const char* v = std::getenv("KILN_CONV_DIRECT");
-    if (v != nullptr && std::string_view(v) == "0") return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
+  static const bool enabled = avx512_kernels_enabled("KILN_CONV_DIRECT");
   return enabled;
 #else
   return false;

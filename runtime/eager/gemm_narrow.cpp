@@ -1,10 +1,9 @@
 #include "eager/gemm_narrow.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 #include <vector>
 
+#include "eager/cpu_features.h"
 #include "eager/parallel.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -114,12 +113,7 @@ void dot_rows(const DotProblem& d, int64_t u0, int64_t u1) {
 
 bool narrow_enabled() {
 #if KILN_GEMM_NARROW_X86
-  static const bool enabled = [] {
-    const char* v = std::getenv("KILN_GEMM_NARROW");
-    if (v != nullptr && std::string_view(v) == "0") return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
+  static const bool enabled = avx512_kernels_enabled("KILN_GEMM_NARROW");
   return enabled;
 #else
   return false;

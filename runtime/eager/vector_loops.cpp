@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "eager/cpu_features.h"
 #include "eager/window_geometry.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -203,7 +204,9 @@ namespace {
 __attribute__((target("avx512f"))) void transpose_16x16(const float* src, int64_t cols, float* dst,
                                                         int64_t rows) {
   __m512 v[16];
+#pragma GCC unroll 16
   for (int r = 0; r < 16; ++r) v[r] = _mm512_loadu_ps(src + r * cols);
+#pragma GCC unroll 4
   for (int b = 8; b >= 1; b /= 2) {
     alignas(64) int32_t lo[16], hi[16];
     for (int l = 0; l < 16; ++l) {
@@ -211,6 +214,7 @@ __attribute__((target("avx512f"))) void transpose_16x16(const float* src, int64_
       hi[l] = (l & b) == 0 ? l + b : 16 + l;
     }
     const __m512i ilo = _mm512_load_si512(lo), ihi = _mm512_load_si512(hi);
+#pragma GCC unroll 16
     for (int r = 0; r < 16; ++r) {
       if ((r & b) != 0) continue;
       const __m512 x = v[r], y = v[r + b];
@@ -218,15 +222,8 @@ __attribute__((target("avx512f"))) void transpose_16x16(const float* src, int64_
       v[r + b] = _mm512_permutex2var_ps(x, ihi, y);
     }
   }
+#pragma GCC unroll 16
   for (int c = 0; c < 16; ++c) _mm512_storeu_ps(dst + c * rows, v[c]);
-}
-
-bool avx512_transposes() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return yes;
 }
 
 }  // namespace
@@ -245,7 +242,7 @@ KILN_LANE_CLONES void transpose_tile_lanes(const float* __restrict src, int64_t 
 void transpose_tile(const float* src, int64_t rows, int64_t cols, float* dst, int64_t i0,
                     int64_t i1, int64_t j0, int64_t j1) {
 #if KILN_TRANSPOSE_X86
-  if (i1 - i0 == 16 && j1 - j0 == 16 && avx512_transposes()) {
+  if (i1 - i0 == 16 && j1 - j0 == 16 && cpu_has_avx512()) {
     transpose_16x16(src + i0 * cols + j0, cols, dst + j0 * rows + i0, rows);
     return;
   }

@@ -1,0 +1,14 @@
+/// \file cpu_features.h
+/// Private to runtime/eager: which of the interpreter's hand-vectorised kernels this CPU runs.
+#pragma once
+
+namespace kiln::eager {
+
+/// Whether the CPU has AVX-512 F (x86-64 with GCC or Clang; false elsewhere). Checked once.
+bool cpu_has_avx512();
+
+/// Whether AVX-512 kernels whose switch is the environment variable `off_switch` run: the CPU
+/// has AVX-512 and the variable is not "0". Read at each call: callers keep the answer.
+bool avx512_kernels_enabled(const char* off_switch);
+
+}  // namespace kiln::eager
