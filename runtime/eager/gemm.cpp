@@ -135,7 +135,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, GemmOperand a, GemmOperand b, float 
   constexpr double kBlockWork = double{1 << 21};
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const bool split = configure_openblas();
-  if (narrow_product_applies(m, n, k, a, b)) {  // a few rows or columns: no packing
+  if (split && narrow_product_applies(m, n, k, a, b)) {  // a few rows or columns: no packing
     narrow_product(m, n, k, a, b, beta, c, ldc);
     return;
   }

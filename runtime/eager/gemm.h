@@ -20,7 +20,8 @@ struct GemmOperand {
 
 /// c[i * ldc + j] = beta * c[i * ldc + j] + sum over p < k of A(i, p) * B(p, j), for i < m and
 /// j < n, summed in float in OpenBLAS's order (a product with one row or one column as its sgemv),
-/// or for 2 to 16 rows or columns on an AVX-512 CPU in narrow_product's (gemm_narrow.h).
+/// or for 2 to 16 rows or columns on an AVX-512 CPU in narrow_product's (gemm_narrow.h; not
+/// with KILN_OPENBLAS_THREADS=keep).
 /// `beta` is 0 (c is overwritten: a NaN in it does not survive) or 1. Any of m, n and k may be 0 (k
 /// = 0 leaves beta * c). Leading dimensions must hold a row (or with `trans` a column) of the
 /// operand; a size beyond OpenBLAS's 32-bit integers uses a plain float loop in the same terms.

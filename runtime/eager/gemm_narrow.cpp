@@ -181,10 +181,11 @@ void narrow_product(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const
     d.sv = ldc;
     narrow_rows(a, !a.trans, m);
   }
-  // Ranges of whole 16-row blocks, each at least about 2^18 multiply-adds (a smaller product
-  // runs on the calling thread: waking a worker costs more than it saves).
+  // Ranges of whole 16-row blocks, each at least 2^18 multiply-adds: a product below 2^19 runs
+  // on the calling thread (waking a worker costs more than it saves).
   const int64_t blocks = (d.rows + kBlockRows - 1) / kBlockRows;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / (kBlockRows * d.cols * k));
+  const int64_t block_macs = kBlockRows * d.cols * k;
+  const int64_t grain = ((int64_t{1} << 18) + block_macs - 1) / block_macs;
   parallel_for(blocks, grain, [&](int64_t first, int64_t last) {
     dot_rows(d, first * kBlockRows, std::min(d.rows, last * kBlockRows));
   });

@@ -22,9 +22,10 @@
 namespace kiln::eager {
 namespace {
 
-bool have_avx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") != 0;
+/// Whether the narrow path runs here: AVX-512 and KILN_GEMM_NARROW not 0.
+bool narrow_on() {
+  const GemmOperand plain{nullptr, 64, false};
+  return narrow_product_applies(64, 4, 64, plain, plain);
 }
 
 struct Case {
@@ -108,7 +109,7 @@ void check(const Case& c, float beta, std::mt19937& rng) {
 }
 
 TEST(NarrowProductTest, FewColumnsOfAPlainA) {
-  if (!have_avx512()) GTEST_SKIP() << "no AVX-512: products with few columns go to sgemm";
+  if (!narrow_on()) GTEST_SKIP() << "no AVX-512 (or KILN_GEMM_NARROW=0): sgemm computes these";
   std::mt19937 rng(1);
   for (int64_t n : {2, 3, 5, 6, 7, 9, 13, 16})
     for (int64_t k : {16, 17, 31, 32, 100})
@@ -117,20 +118,23 @@ TEST(NarrowProductTest, FewColumnsOfAPlainA) {
   check({1000, 9, 512, false, false}, 0.0f, rng);  // a classifier conv on a 3x3 map: threads
   check({513, 16, 1153, false, true, 3}, 1.0f, rng);
   check({37, 5, 40, false, false, 7}, 1.0f, rng);
+  check({16, 16, 33, false, false, 2}, 0.0f, rng);  // both sides 16: columns, one block
 }
 
 TEST(NarrowProductTest, FewRowsByAStoredTransposedB) {
-  if (!have_avx512()) GTEST_SKIP() << "no AVX-512: products with few rows go to sgemm";
+  if (!narrow_on()) GTEST_SKIP() << "no AVX-512 (or KILN_GEMM_NARROW=0): sgemm computes these";
   std::mt19937 rng(2);
   for (int64_t m : {2, 3, 8, 11, 16})
     for (int64_t k : {16, 47, 784})
       for (bool trans_a : {false, true}) check({m, 33, k, trans_a, true}, 0.0f, rng);
   check({8, 2048, 784, false, true}, 0.0f, rng);  // an MLP's first layer at batch 8
   check({2, 1000, 1024, false, true, 5}, 1.0f, rng);
+  check({5, 16, 70, true, true, 3}, 0.0f, rng);  // A stored transposed with padded rows
+  check({13, 16, 16, true, true}, 1.0f, rng);    // a large side of exactly 16
 }
 
 TEST(NarrowProductTest, NonFiniteInputsGiveTheSequencesResult) {
-  if (!have_avx512()) GTEST_SKIP() << "no AVX-512";
+  if (!narrow_on()) GTEST_SKIP() << "no AVX-512 (or KILN_GEMM_NARROW=0)";
   std::mt19937 rng(3);
   const Case c{40, 3, 50, false, false};
   Operands o = make(c, rng);
@@ -158,8 +162,7 @@ TEST(NarrowProductTest, LeavesOtherShapesToSgemm) {
   EXPECT_FALSE(narrow_product_applies(15, 4, 64, plain, plain));   // both sides small
   EXPECT_FALSE(narrow_product_applies(64, 4, 64, trans, plain));   // A's rows not contiguous
   EXPECT_FALSE(narrow_product_applies(4, 64, 64, plain, plain));   // B not stored transposed
-  EXPECT_EQ(narrow_product_applies(64, 4, 64, plain, plain), have_avx512());
-  EXPECT_EQ(narrow_product_applies(4, 64, 64, trans, trans), have_avx512());
+  EXPECT_EQ(narrow_product_applies(4, 64, 64, trans, trans), narrow_on());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cblas.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -213,8 +214,9 @@ TEST(InterpreterGemmTest, SplitProductsGiveTheBitsOfOneOpenBlasCall) {
   // whole product gives: splitting costs no accuracy and changes no bits. That holds for
   // OpenBLAS's AVX-512 kernels; its Haswell kernels (OPENBLAS_CORETYPE=Haswell) give a column
   // block of [128, 768] x [768, 2304] other bits than one call (measured with OpenBLAS alone).
-  const std::string_view core = openblas_get_corename();
-  if (core != "SkylakeX" && core != "Cooperlake" && core != "SapphireRapids")
+  std::string core = openblas_get_corename();
+  for (char& ch : core) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (core != "skylakex" && core != "cooperlake" && core != "sapphirerapids")
     GTEST_SKIP() << "OpenBLAS runs its " << core << " kernels, whose blocks may differ";
   const std::vector<MatCase> cases = {
       {{128, 768}, {768, 2304}},             // columns (a transformer's QKV projection)
@@ -290,7 +292,9 @@ TEST(InterpreterGemmTest, ConcurrentCallsFromSeveralThreads) {
       {{3, 40, 33}, {33, 47}},
       {{96, 70}, {70, 81}},
       {{2, 17, 9}, {2, 9, 5}},
-      {{130, 70}, {70, 150}}};  // the last split into blocks: workers under several callers
+      {{130, 70}, {70, 150}},               // split into blocks: workers under several callers
+      {{8, 784}, {300, 784}, false, true},  // narrow products (AVX-512): a batch of 8 rows
+      {{1000, 600}, {600, 4}}};             // and 4 columns, split over the workers
   std::vector<std::string> failures(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -300,7 +304,10 @@ TEST(InterpreterGemmTest, ConcurrentCallsFromSeveralThreads) {
         const MatCase& c = cases[static_cast<size_t>(call + t) % cases.size()];
         const HostTensor a = random_tensor(DType::kF32, c.a, rng);
         const HostTensor b = random_tensor(DType::kF32, c.b, rng);
-        auto r = interpret_op(OpKind::MatMul, std::vector<const HostTensor*>{&a, &b}, {});
+        Attrs attrs;
+        attrs.trans_a = c.trans_a;
+        attrs.trans_b = c.trans_b;
+        auto r = interpret_op(OpKind::MatMul, std::vector<const HostTensor*>{&a, &b}, attrs);
         if (!r.ok()) {
           failures[static_cast<size_t>(t)] = r.status().to_string();
           break;
@@ -405,6 +412,10 @@ const std::vector<ConvCase>& conv_cases() {
       {{0, 3, 5, 5}, {2, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},                       // N = 0
       {{1, 0, 4, 4}, {2, 0, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},      // C = 0: bias only
       {{1, 64, 96, 96}, {3, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},  // several im2col chunks
+      // Maps of 2x2 to 4x4 with at least 16 output channels: narrow products on AVX-512.
+      {{2, 32, 2, 2}, {48, 32, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{1, 16, 4, 4}, {20, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{2, 24, 3, 3}, {40, 24, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}},
   };
   return cases;
 }
