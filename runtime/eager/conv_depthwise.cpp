@@ -3,19 +3,15 @@
 #include <algorithm>
 
 #include "eager/conv_direct.h"
+#include "eager/cpu_features.h"
 #include "eager/elementwise_loops.h"
 #include "eager/parallel.h"
 #include "eager/phase_planes.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define KILN_DEPTHWISE_X86 1
-#endif
-
 namespace kiln::eager {
 namespace {
 
-#if KILN_DEPTHWISE_X86
+#if KILN_AVX512_KERNELS
 /// One output plane from input plane xc: lo[kx] and hi[kx] the output columns whose tap kx lies
 /// inside the input row. Stride 2 loads the 32 floats from a tap's first column and keeps the
 /// even ones.
@@ -77,7 +73,7 @@ __attribute__((target("avx512f"))) void depthwise_plane(const Geometry& g, const
 }  // namespace
 
 bool depthwise_direct_applies(const Geometry& g) {
-#if KILN_DEPTHWISE_X86
+#if KILN_AVX512_KERNELS
   if (!direct_convs_enabled() || g.c <= 0 || g.n <= 0 || g.c_out % g.c != 0) return false;
   return plain_2d_window(g, 2);
 #else
@@ -88,7 +84,7 @@ bool depthwise_direct_applies(const Geometry& g) {
 
 void depthwise_direct(const Geometry& g, const float* x, const float* w, const float* bias,
                       float* y) {
-#if KILN_DEPTHWISE_X86
+#if KILN_AVX512_KERNELS
   const int64_t kw = g.kernel[2], taps = g.kernel[1] * kw;
   const int64_t in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
   const int64_t multiplier = g.c_out / g.c;

@@ -9,11 +9,6 @@
 #include "eager/parallel.h"
 #include "eager/phase_planes.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define KILN_CONV_DIRECT_X86 1
-#endif
-
 namespace kiln::eager {
 namespace {
 
@@ -23,7 +18,7 @@ constexpr int64_t kDepthBlock = 128;     // taps per pass over a tile (its input
 constexpr double kItemMacs = 1 << 20;    // multiply-adds per unit of work, at least
 constexpr double kMaxScratch = 1 << 24;  // floats of padded copies and staged outputs, at most
 
-#if KILN_CONV_DIRECT_X86
+#if KILN_AVX512_KERNELS
 /// R output channels x 32 positions: y[i][q] = (accumulate ? y[i][q] : bias[i] or 0) + sum over
 /// k < kc of w[i * ldw + k] * x[off[k] + q], then with `relu` y < 0 ? 0 : y (maxps(0, y) is
 /// exactly that: NaN and -0 pass through). Lanes past the masks are neither read nor written;
@@ -114,7 +109,7 @@ void tiles(const PhaseLayout& l, int64_t k, const int64_t* off, const float* x, 
 }  // namespace
 
 bool direct_convs_enabled() {
-#if KILN_CONV_DIRECT_X86
+#if KILN_AVX512_KERNELS
   static const bool enabled = avx512_kernels_enabled("KILN_CONV_DIRECT");
   return enabled;
 #else
@@ -123,7 +118,7 @@ bool direct_convs_enabled() {
 }
 
 bool conv_direct_applies(const Geometry& g) {
-#if KILN_CONV_DIRECT_X86
+#if KILN_AVX512_KERNELS
   const bool enabled = direct_convs_enabled();
   if (!enabled || g.c <= 0 || g.c_out <= 0 || g.n <= 0) return false;
   if (!plain_2d_window(g, 4)) return false;
@@ -157,7 +152,7 @@ bool conv_direct_applies(const Geometry& g) {
 
 void conv_direct(const Geometry& g, int64_t groups, const float* x, const float* w,
                  const float* bias, float* y, bool relu) {
-#if KILN_CONV_DIRECT_X86
+#if KILN_AVX512_KERNELS
   const PhaseLayout l = phase_layout(g);
   const int64_t cg = g.c / groups, og = g.c_out / groups;
   const int64_t taps = g.kernel[1] * g.kernel[2], k = cg * taps;

@@ -6,7 +6,7 @@
 namespace kiln::eager {
 
 bool cpu_has_avx512() {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if KILN_AVX512_KERNELS
   static const bool yes = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") != 0;

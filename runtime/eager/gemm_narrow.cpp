@@ -5,11 +5,7 @@
 
 #include "eager/cpu_features.h"
 #include "eager/parallel.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define KILN_GEMM_NARROW_X86 1
-#endif
+#include "eager/vector_loops.h"
 
 namespace kiln::eager {
 namespace {
@@ -32,7 +28,7 @@ constexpr int64_t kRowsPerTile = 4;  // P rows per register tile
 constexpr int64_t kMaxCols = 6;      // Q rows per register tile: 4 x 6 accumulators
 constexpr int64_t kBlockRows = 16;   // P rows per parallel range item
 
-#if KILN_GEMM_NARROW_X86
+#if KILN_AVX512_KERNELS
 /// The sum of v's lanes: lane l + lane l + 8, then of those l + (l + 4), l + (l + 2), l + (l + 1).
 /// (The masked forms with every lane set: GCC 12's unmasked shuffles and _mm512_reduce_add_ps
 /// trip -Wuninitialized.)
@@ -111,25 +107,13 @@ void dot_rows(const DotProblem& d, int64_t u0, int64_t u1) {
 }
 #endif
 
-bool narrow_enabled() {
-#if KILN_GEMM_NARROW_X86
-  static const bool enabled = avx512_kernels_enabled("KILN_GEMM_NARROW");
-  return enabled;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
-
-namespace {
-
 enum class NarrowSide { kNone, kColumns, kRows };
 
 /// Which side of the product is narrow, where narrow_product computes it.
 NarrowSide narrow_side(int64_t m, int64_t n, int64_t k, const GemmOperand& a,
                        const GemmOperand& b) {
-  if (k < 16 || !narrow_enabled()) return NarrowSide::kNone;
+  static const bool enabled = avx512_kernels_enabled("KILN_GEMM_NARROW");
+  if (k < 16 || !enabled) return NarrowSide::kNone;
   if (n >= 2 && n <= kNarrowMax && m >= 16 && !a.trans) return NarrowSide::kColumns;
   if (m >= 2 && m <= kNarrowMax && n >= 16 && b.trans) return NarrowSide::kRows;
   return NarrowSide::kNone;
@@ -144,7 +128,7 @@ bool narrow_product_applies(int64_t m, int64_t n, int64_t k, const GemmOperand& 
 
 void narrow_product(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b,
                     float beta, float* c, int64_t ldc) {
-#if KILN_GEMM_NARROW_X86
+#if KILN_AVX512_KERNELS
   DotProblem d;
   d.k = k;
   d.out = c;
@@ -159,10 +143,9 @@ void narrow_product(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const
       d.ldq = x.ld;
       return;
     }
-    staged.resize(static_cast<size_t>(count * k));
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t v = 0; v < count; ++v)
-        staged[static_cast<size_t>(v * k + p)] = x.data[p * x.ld + v];
+    staged.resize(static_cast<size_t>(count * k));  // x's [k, count] block transposed
+    for (int64_t p = 0; p < k; p += 16)
+      transpose_tile(x.data, k, x.ld, staged.data(), p, std::min(k, p + 16), 0, count);
     d.q = staged.data();
     d.ldq = k;
   };

@@ -7,11 +7,6 @@
 #include "eager/cpu_features.h"
 #include "eager/window_geometry.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define KILN_TRANSPOSE_X86 1
-#endif
-
 namespace kiln::eager {
 
 // Sanitizer builds take the plain loops: an ifunc resolver runs before a sanitizer's runtime is
@@ -195,7 +190,7 @@ KILN_LANE_CLONES void deinterleave(float* __restrict dst, const float* __restric
     for (int64_t m = 0; m < count; ++m) dst[p * count + m] = src[m * stride + p];
 }
 
-#if KILN_TRANSPOSE_X86
+#if KILN_AVX512_KERNELS
 namespace {
 
 /// A whole 16 x 16 tile: 16 rows loaded, transposed in registers in four stages (stage b swaps
@@ -241,7 +236,7 @@ KILN_LANE_CLONES void transpose_tile_lanes(const float* __restrict src, int64_t 
 
 void transpose_tile(const float* src, int64_t rows, int64_t cols, float* dst, int64_t i0,
                     int64_t i1, int64_t j0, int64_t j1) {
-#if KILN_TRANSPOSE_X86
+#if KILN_AVX512_KERNELS
   if (i1 - i0 == 16 && j1 - j0 == 16 && cpu_has_avx512()) {
     transpose_16x16(src + i0 * cols + j0, cols, dst + j0 * rows + i0, rows);
     return;
