@@ -6,7 +6,7 @@
 // as rgba32f texel buffers or vec4 storage buffers), checked against a CPU product on sampled
 // rows, and timed in interleaved rounds (submission to fence). docs/perf.md has the figures.
 //
-//   gemm_variants [n = 1024] [rounds = 9]
+//   gemm_variants [n = 1024] [rounds = 9] [m = n]   (C = [m, n], K = n)
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
@@ -26,7 +26,7 @@ namespace {
 struct Variant {
   std::string name;
   bool abt = false;        // C = A·Bᵀ (B is [N, K]); else A·B (B is [K, N])
-  uint32_t rows = 32;      // rows per invocation, a multiple of 8 (subgroup lanes sharing A)
+  uint32_t rows = 32;      // rows per invocation: below 8, or a multiple of 8 (lanes sharing A)
   uint32_t cols = 1;       // per invocation: vec4 columns (A·B) or scalar columns (A·Bᵀ)
   uint32_t local = 64;     // invocations per workgroup
   bool rows_outer = true;  // unrolled body: rows outer, K lanes inner (else K lanes outer)
@@ -41,7 +41,7 @@ std::string str(uint32_t v) {
 /// The variant's compute shader. Bindings: 0 C (vec4 for A·B, float for A·Bᵀ), 1 A, 2 B as
 /// vec4 storage buffers, 3 A, 4 B as rgba32f texel buffers; push constants M, N, K.
 std::string shader(const Variant& v) {
-  const uint32_t groups = v.rows / 8;
+  const uint32_t groups = (v.rows + 7) / 8;
   std::string s = "#version 450\n#extension GL_KHR_shader_subgroup_basic : require\n";
   s += "#extension GL_KHR_shader_subgroup_shuffle : require\n";
   s += "layout(local_size_x = " + str(v.local) + ") in;\n";
@@ -145,8 +145,9 @@ struct Buffer {
 int main(int argc, char** argv) {
   const uint32_t n = argc > 1 ? static_cast<uint32_t>(std::atoi(argv[1])) : 1024;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
-  if (n == 0 || n % 4 != 0 || rounds <= 0) {
-    std::fprintf(stderr, "usage: gemm_variants [n, a multiple of 4] [rounds]\n");
+  const uint32_t m = argc > 3 ? static_cast<uint32_t>(std::atoi(argv[3])) : n;
+  if (n == 0 || n % 4 != 0 || rounds <= 0 || m == 0 || m > n) {
+    std::fprintf(stderr, "usage: gemm_variants [n, a multiple of 4] [rounds] [m <= n]\n");
     return 2;
   }
   // Before: the kernel as it was until 2026-12-03 (16 × 2, K lanes outer, vec4 accumulators);
@@ -163,6 +164,12 @@ int main(int argc, char** argv) {
       {"A·Bt kept: 32x4, rows outer", true, 32, 4, 32, true, true, true},
       {"A·Bt 40x4, rows outer", true, 40, 4, 32, true, true, true},
       {"A·Bt 16x8, rows outer", true, 16, 8, 32, true, true, true},
+      {"A·Bt 16x4, rows outer", true, 16, 4, 32, true, true, true},
+      {"A·Bt 8x4, rows outer", true, 8, 4, 32, true, true, true},
+      {"A·Bt 4x4, rows outer", true, 4, 4, 32, true, true, true},
+      {"A·Bt 1x4, rows outer", true, 1, 4, 32, true, true, true},
+      {"A·B 8x1, rows outer", false, 8, 1, 64, true, true, true},
+      {"A·B 4x1, rows outer", false, 4, 1, 64, true, true, true},
   };
 
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
@@ -322,12 +329,12 @@ int main(int argc, char** argv) {
     pipelines.push_back(pipeline);
   }
 
-  const uint32_t push[4] = {n, n, n, 0};
+  const uint32_t push[4] = {m, n, n, 0};
   auto run = [&](size_t i) {
     const Variant& v = variants[i];
     const uint32_t width = v.abt ? n : n / 4;
     const uint32_t gx = (width + v.local * v.cols - 1) / (v.local * v.cols);
-    const uint32_t gy = (n + v.rows - 1) / v.rows;
+    const uint32_t gy = (m + v.rows - 1) / v.rows;
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[i]);
@@ -349,7 +356,7 @@ int main(int argc, char** argv) {
   };
 
   // Untimed first call of each (LLVM compile at first dispatch), checked on sampled rows.
-  const std::vector<uint32_t> rows = {0, 1, 7, 8, 31, 32, n / 2 + 3, n - 1};
+  const std::vector<uint32_t> rows = {0, 1, 7, 8, 31, 32, m / 2 + 3, m - 1};
   bool ok = true;
   for (size_t i = 0; i < variants.size(); ++i) {
     const bool abt = variants[i].abt;
@@ -357,7 +364,7 @@ int main(int argc, char** argv) {
     run(i);
     double err = 0;
     for (uint32_t r : rows) {
-      if (r >= n) continue;
+      if (r >= m) continue;
       for (uint32_t j = 0; j < n; ++j) {
         double want = 0;
         for (uint32_t k = 0; k < n; ++k)
@@ -375,9 +382,9 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < variants.size(); ++i) times[i].push_back(run(i));
 
-  std::printf("%s, f32 %ux%ux%u, median of %d interleaved rounds\n", props.deviceName, n, n, n,
+  std::printf("%s, f32 %ux%ux%u, median of %d interleaved rounds\n", props.deviceName, m, n, n,
               rounds);
-  const double nd = static_cast<double>(n), flop = 2.0 * nd * nd * nd;
+  const double nd = static_cast<double>(n), flop = 2.0 * static_cast<double>(m) * nd * nd;
   double before = 0;
   for (size_t i = 0; i < variants.size(); ++i) {
     std::vector<double>& t = times[i];

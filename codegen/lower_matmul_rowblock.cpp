@@ -6,21 +6,25 @@
 #include <string>
 
 #include "codegen/lower_internal.h"
+#include "codegen/matmul_choice.h"
 
 namespace kiln {
 namespace {
 
-// Rows of C per invocation: four groups of 8 subgroup lanes. Measured on lavapipe (docs/perf.md):
-// 32 rows with one vec4 column (A·B) or 4 scalar columns (A·Bᵀ) ran 1.2x faster than 16 rows
-// with two vec4 (or 4 scalar) columns; 24, 40, 48 and 64 rows measured within noise of 32.
+// Rows of C per invocation (rowblock_rows in matmul_choice.h): four groups of 8 subgroup lanes.
+// Measured on lavapipe (docs/perf.md): 32 rows with one vec4 column (A·B) or 4 scalar columns
+// (A·Bᵀ) ran 1.2x faster than 16 rows with two vec4 (or 4 scalar) columns; 24, 40, 48 and 64 rows
+// measured within noise of 32. A product of at most 16 rows (a linear layer at batch 1, a 1x1
+// conv on a 2x2 map) gets a block of the next power of two instead, so that it does not compute
+// up to 32x its rows.
 constexpr uint32_t kRows = 32;
-constexpr uint32_t kGroups = kRows / 8;  // A vec4s each lane loads per 4 K
 // The largest column panel of B (K x a workgroup's columns) that row blocks along x share
 // from cache: a typical per-core L2.
 constexpr uint64_t kPanelCacheBytes = uint64_t{1} << 20;
 
 struct RowBlockShape {
   bool abt = false;
+  uint32_t rows = kRows;  // rows of C per invocation: 1, 2, 4, 8, 16 or 32
   uint32_t local_size = 0;
   uint32_t cols = 0;  // A·Bᵀ: scalar columns per invocation; A·B: vec4 columns
 };
@@ -36,13 +40,18 @@ std::string acc(uint32_t r, uint32_t c, uint32_t l) {
   return acc(r, c) + "_" + std::to_string(l);
 }
 
+/// A vec4s each lane loads per 4 K: one per group of 8 rows.
+uint32_t groups(const RowBlockShape& s) {
+  return (s.rows + 7) / 8;
+}
+
 /// The invocation's first row, and the vec4 offsets of the A rows its lane loads: i0 + 8g + lane
-/// for g < kGroups (clamped; rows past M are loaded but never stored).
-std::string rows_prologue(const std::string& m, const std::string& k4) {
+/// for g < groups (clamped; rows past M are loaded but never stored).
+std::string rows_prologue(const RowBlockShape& s, const std::string& m, const std::string& k4) {
   std::string b;
   b += "  const uint x = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;\n";
-  b += "  const uint i0 = rb * " + u(kRows) + ";\n";
-  for (uint32_t g = 0; g < kGroups; ++g)
+  b += "  const uint i0 = rb * " + u(s.rows) + ";\n";
+  for (uint32_t g = 0; g < groups(s); ++g)
     b += "  const uint ar" + std::to_string(g) + " = min(i0 + " + u(8 * g) + " + lane, " + m +
          " - 1u) * " + k4 + ";\n";
   return b;
@@ -56,7 +65,7 @@ std::string rows_prologue(const std::string& m, const std::string& k4) {
 template <typename Fma>
 std::string shuffle_fmas(const RowBlockShape& s, const Fma& fma) {
   std::string b;
-  for (uint32_t r = 0; r < kRows; ++r) {
+  for (uint32_t r = 0; r < s.rows; ++r) {
     for (uint32_t kk = 0; kk < 4; ++kk) {
       b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
            std::to_string(kk) + "], " + u(r % 8) + ");";
@@ -75,7 +84,7 @@ std::string shuffle_fmas(const RowBlockShape& s, const Fma& fma) {
 /// with scalars it runs as fast optimized as not.
 std::string rowblock_body(const RowBlockShape& s, const std::string& m, const std::string& width,
                           const std::string& k4) {
-  std::string b = rows_prologue(m, k4);
+  std::string b = rows_prologue(s, m, k4);
   for (uint32_t c = 0; c < s.cols; ++c) {
     const std::string cs = std::to_string(c);
     b += "  const uint j" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
@@ -83,7 +92,7 @@ std::string rowblock_body(const RowBlockShape& s, const std::string& m, const st
     b += "  const uint jc" + cs + " = min(j" + cs + ", " + width + " - 1u)" +
          (s.abt ? " * " + k4 : std::string()) + ";\n";
   }
-  for (uint32_t r = 0; r < kRows; ++r)
+  for (uint32_t r = 0; r < s.rows; ++r)
     for (uint32_t c = 0; c < s.cols; ++c) {
       if (s.abt) {
         b += "  float " + acc(r, c) + " = 0.0;\n";
@@ -92,7 +101,7 @@ std::string rowblock_body(const RowBlockShape& s, const std::string& m, const st
       }
     }
   b += "  for (uint k = 0u; k < " + k4 + "; ++k) {\n";
-  for (uint32_t g = 0; g < kGroups; ++g)
+  for (uint32_t g = 0; g < groups(s); ++g)
     b += "    const vec4 al" + std::to_string(g) + " = KILN_LOAD_A(ar" + std::to_string(g) +
          " + k);\n";
   for (uint32_t kk = 0; kk < (s.abt ? 1u : 4u); ++kk) {
@@ -113,7 +122,7 @@ std::string rowblock_body(const RowBlockShape& s, const std::string& m, const st
     return f;
   });
   b += "  }\n";
-  for (uint32_t r = 0; r < kRows; ++r) {
+  for (uint32_t r = 0; r < s.rows; ++r) {
     const std::string i = "i0 + " + u(r);
     b += "  if (" + i + " < " + m + ") {";
     for (uint32_t c = 0; c < s.cols; ++c) {
@@ -215,13 +224,23 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   const std::string out_body = matmul_output_value(
       e, g, root, epilogue_root, "((" + row0_glsl + " + i) * " + e.size(cols) + " + j)", "acc",
       DType::kF32, &out_value);
-  const std::string body = "float kiln_out(uint i, uint j, float acc) {\n" + out_body +
-                           "  return " + out_value +
-                           ";\n}\n\nvoid kiln_rowblock(uint rb, uint cb) {\n" +
-                           rowblock_body(s, m_glsl, w_glsl, k4) + "}\n";
-  const SymInt row_blocks = groups_for(m, kRows),
+  std::string body = "float kiln_out(uint i, uint j, float acc) {\n" + out_body + "  return " +
+                     out_value + ";\n}\n\n";
+  // Few rows at the sizes being compiled: a block of that many rows (rowblock_rows). When M is
+  // symbolic the block keeps at least 8 rows, since later calls of the shape class may bring
+  // more: at 256 x 1024 x 1024 on lavapipe an 8-row A·Bᵀ block ran 1.5x and a 4-row one 2.5x
+  // slower than the 32-row block, while at 4 rows they ran 2x and 2.5x faster (gemm_variants,
+  // docs/perf.md). One kernel holding a small and the 32-row block behind a branch on M ran
+  // 20x slower on lavapipe than either alone, so there is one block size per kernel.
+  int64_t m_now = 1;
+  for (size_t d = 0; d + 1 < a.meta.shape.size(); ++d) m_now *= a.meta.shape[d];
+  s.rows = rowblock_rows(m_now, !m.is_constant());
+  const uint32_t block_rows = s.rows;
+  body += "void kiln_rowblock(uint rb, uint cb) {\n" + rowblock_body(s, m_glsl, w_glsl, k4) + "}\n";
+  const SymInt row_blocks = groups_for(m, block_rows),
                col_blocks = groups_for(width, s.local_size * s.cols);
-  const std::string rb_glsl = "((" + m_glsl + " + " + u(kRows - 1) + ") / " + u(kRows) + ")",
+  const std::string rb_glsl =
+                        "((" + m_glsl + " + " + u(block_rows - 1) + ") / " + u(block_rows) + ")",
                     cb_glsl = e.size(col_blocks);
 
   KILN_ASSIGN_OR_RETURN(Kernel kern,
@@ -242,7 +261,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   split.a_binding = 1;
   split.a_row_bytes = static_cast<uint64_t>(k) * 4;
   split.c_row_elements = cols;
-  split.rows_per_group = kRows;
+  split.rows_per_group = block_rows;
   split.row_axis = rows_on_x ? 0 : 1;
   kern.row_split = split;
   if (texel)

@@ -9,7 +9,6 @@ namespace kiln {
 namespace {
 
 constexpr int64_t kTiledTile = 32;     // the small tile's rows and columns
-constexpr int64_t kRowBlockRows = 32;  // rows per row-block invocation
 
 int64_t round_up(int64_t v, int64_t m) {
   return v <= 0 ? m : (v + m - 1) / m * m;
@@ -130,10 +129,21 @@ MatmulEstimate estimate_matmul(const Graph& g, const Node& mm, const MatmulRates
   const double inf = std::numeric_limits<double>::infinity();
   auto time = [&](double work, double rate) { return rate > 0 ? work / rate : inf; };
   e.tiled_ms = time(flops, rates.tiled_flops_per_ms * fill(m, kTiledTile) * fill(n, kTiledTile));
-  e.rowblock_ms = time(flops, rates.rowblock_flops_per_ms * fill(batches * m, kRowBlockRows));
+  bool m_symbolic = false;
+  const std::vector<SymInt>& a_sym = g.node(mm.inputs[0]).sym;
+  for (size_t d = 0; d + 1 < a_sym.size(); ++d) m_symbolic = m_symbolic || !a_sym[d].is_constant();
+  e.rowblock_ms =
+      time(flops, rates.rowblock_flops_per_ms *
+                      fill(batches * m, rowblock_rows(batches * m, m_symbolic)));
   e.store_a_ms = time(8.0 * static_cast<double>(batches * m * k), rates.copy_bytes_per_ms);
   e.store_b_ms = time(8.0 * static_cast<double>(n * k), rates.copy_bytes_per_ms);
   return e;
+}
+
+uint32_t rowblock_rows(int64_t m, bool m_symbolic) {
+  uint32_t rows = m_symbolic ? 8 : 1;
+  while (rows < 32 && rows < m) rows *= 2;
+  return rows <= 16 ? rows : 32;
 }
 
 bool rowblock_shape_ok(const Graph& g, const Node& mm) {

@@ -30,6 +30,12 @@ struct MatmulEstimate {
 };
 MatmulEstimate estimate_matmul(const Graph& g, const Node& mm, const MatmulRates& rates);
 
+/// Rows of C per invocation of the row-block kernel for a product of `m` rows at the sizes being
+/// compiled: 32, or the power of two at or above `m` when `m` is at most 16 (a linear layer at
+/// batch 1, a 1x1 conv on a 2x2 map), so that a short product does not compute a 32-row block;
+/// at least 8 when M is symbolic (`m_symbolic`), since later calls may bring more rows.
+uint32_t rowblock_rows(int64_t m, bool m_symbolic);
+
 /// The shape and dtype conditions of the row-block kernel, whatever A's storage: f32, B 2-D
 /// (shared by every row of A), A without transpose and of rank >= 2, K a constant multiple of 4
 /// (and N too for A·B).

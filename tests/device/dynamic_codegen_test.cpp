@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/calibration.h"  // ForcedMatmulKernel
 #include "exec/executable.h"
 #include "codegen/lower.h"
 #include "device/test_util.h"
@@ -290,6 +291,38 @@ TEST_F(DynamicCodegen, MatmulSymbolicMNKBatchAndTransposes) {
            {65, 33, 130, 3},
            {17, 100, 2, 5}},
           tol, dist);
+  }
+}
+
+// The row-block kernel over a symbolic M compiled at few rows: its block is the power of two at
+// or above the rows at compile time but at least 8 (codegen/matmul_choice.h), and must stay
+// right at every later M of the class, with a bias epilogue. The kernel is forced: the device's
+// calibrated rates might pick the tiled one.
+TEST_F(DynamicCodegen, MatmulRowBlockCompiledAtFewRows) {
+  const auto dist = [](size_t, const Values&) { return Dist{-1, 1}; };
+  for (int64_t hint : {3, 12}) {
+    for (bool tb : {false, true}) {
+      SymGraph b;
+      SymInt m = b.sym(hint);
+      NodeId a = b.input(DType::kF32, {m, 36});
+      NodeId w = b.input(DType::kF32, tb ? SymShape{20, 36} : SymShape{36, 20});
+      NodeId bias = b.input(DType::kF32, {20});
+      NodeId p = b.add(OpKind::MatMul, {a, w}, Attrs{.trans_b = tb});
+      Graph g = b.finish({b.add(OpKind::Add, {p, bias})});
+      const ForcedMatmulKernel rowblock(MatmulRates::Force::kRowBlock);
+      auto exe = check("row-block at " + std::to_string(hint) + (tb ? " rows, A·Bᵀ" : " rows, A·B"),
+                       g, {{hint}, {2}, {7}, {8}, {9}, {17}, {33}, {100}, {257}},
+                       Tol{1e-5, 1e-5}, dist);
+      if (!exe || !exe->plan()) continue;
+      auto dev = vk::VulkanDevice::default_device();
+      if (!dev.ok() || !(*dev)->info().subgroup_shuffle || (*dev)->info().subgroup_size < 8)
+        continue;
+      const std::string rows = hint <= 8 ? "i0 = rb * 8u" : "i0 = rb * 16u";
+      bool found = false;
+      for (const Kernel& k : exe->plan()->kernels)
+        found = found || k.glsl.find(rows) != std::string::npos;
+      EXPECT_TRUE(found) << rows;
+    }
   }
 }
 

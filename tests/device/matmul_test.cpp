@@ -182,7 +182,11 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
   set_log_sink([&code](LogTopic, std::string_view m) { code += std::string(m); });
   for (bool tb : {false, true}) {
     // Row blocks are 32 rows in four groups of 8 lanes: partial first, last and middle groups.
-    for (Dim m : {1, 7, 16, 17, 31, 32, 33, 41, 65, 100}) run(mk(m, 64, 12, false, tb));
+    // Up to 16 rows, blocks of the next power of two (1, 2, 4, 8, 16 rows; fewer than 8 rows
+    // leave lanes loading rows past the block).
+    for (Dim m : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 31, 32, 33, 41, 65, 100})
+      run(mk(m, 64, 12, false, tb));
+    for (Dim m : {1, 3, 6, 13}) run(mk(m, 260, 516, false, tb));
     for (Dim n : {4, 8, 20, 132, 516, 1028}) run(mk(19, 8, n, false, tb));
     if (tb)
       for (Dim n : {1, 5, 129, 300}) run(mk(23, 12, n, false, true));
@@ -199,6 +203,9 @@ TEST_F(DeviceMatmul, RowBlockKernel) {
   if ((*dev)->info().subgroup_shuffle && (*dev)->info().subgroup_size >= 8) {
     EXPECT_NE(code.find("kiln_rowblock"), std::string::npos);
     EXPECT_NE(code.find("subgroupShuffle"), std::string::npos);
+    for (const char* rows : {"i0 = rb * 1u", "i0 = rb * 2u", "i0 = rb * 4u", "i0 = rb * 8u",
+                             "i0 = rb * 16u", "i0 = rb * 32u"})
+      EXPECT_NE(code.find(rows), std::string::npos) << rows;
   }
 }
 
