@@ -182,6 +182,9 @@ TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
       {{{1, 3, 29, 27}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true}, "im2col"},
       {{{2, 3, 17, 16}, {32, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, false}, "im2col"},
       {{{1, 17, 6, 7}, {36, 17, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, "im2col"},
+      // 1x1 convs on 1x1 maps: the input read as [N, C] in place.
+      {{{2, 16, 1, 1}, {24, 16, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, "direct"},
+      {{{1, 96, 1, 1}, {20, 96, 1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false}, "direct"},
   };
   for (const Case& cs : cases) {
     const ConvCase& c = cs.c;
@@ -240,6 +243,47 @@ TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
       },
       rnd(DType::kF32, {2, 16, 6, 6}), rnd(DType::kF32, {16, 16, 3, 3}),
       rnd(DType::kF32, {16, 16, 3, 3}));
+}
+
+// A squeeze-excite block as torchvision's mobilenet_v3 exports it: global mean, 1x1 conv, relu,
+// 1x1 conv, hard sigmoid, times the feature map. Its convs run on 1x1 maps, read in place, with
+// the relu and the hard sigmoid in the products' epilogues (no im2col, no kernel for either);
+// at batch 1, 2 and, compiled over a symbolic batch, 3 and 5.
+TEST_F(DeviceConvPool, SqueezeExciteOnOneByOneMaps) {
+  const bool rowblock = has_rowblock_kernel(Device::vulkan().vulkan_device()->info());
+  auto block = [](const Tensor& f, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                  const Tensor& b2) {
+    Tensor s = mean(f, {2, 3}, true);
+    s = relu(conv(s, w1, b1, {1, 1}, {0, 0, 0, 0}));
+    s = conv(s, w2, b2, {1, 1}, {0, 0, 0, 0});
+    s = minimum(maximum(s * (1.0 / 6) + 0.5, scalar(0.0)), scalar(1.0));
+    return s * f;
+  };
+  const Tensor w1 = rnd(DType::kF32, {24, 32, 1, 1}), b1 = rnd(DType::kF32, {24}),
+               w2 = rnd(DType::kF32, {32, 24, 1, 1}), b2 = rnd(DType::kF32, {32});
+  for (Dim n : {1, 2})
+    check("squeeze-excite, batch " + std::to_string(n), Tol{1e-4, 1e-4}, block,
+          rnd(DType::kF32, {n, 32, 7, 5}), w1, b1, w2, b2);
+  // The weights as constants of the compiled function (a model's), the batch symbolic.
+  const Tensor w1d = w1.to(Device::vulkan()), b1d = b1.to(Device::vulkan()),
+               w2d = w2.to(Device::vulkan()), b2d = b2.to(Device::vulkan());
+  auto compiled = compile([&](const Tensor& f) { return block(f, w1d, b1d, w2d, b2d); },
+                          {.name = "squeeze_excite", .dynamic = Dynamic::kTrue});
+  for (Dim n : {2, 3, 5}) {
+    Tensor f = rnd(DType::kF32, {n, 32, 6, 6});
+    test::poison_device_memory(1 << 20);
+    Tensor got = compiled(f.to(Device::vulkan()));
+    test::expect_close(got, block(f, w1, b1, w2, b2), Tol{1e-4, 1e-4},
+                       "symbolic squeeze-excite, batch " + std::to_string(n));
+  }
+  if (!rowblock) return;
+  for (const EntryInfo& entry : compiled.entries()) {
+    std::string kernels;
+    for (const std::string& k : entry.kernels) kernels += k + " ";
+    EXPECT_EQ(kernels.find("im2col"), std::string::npos) << kernels;
+    EXPECT_EQ(entry.kernels.size(), 4u) << kernels;  // mean, two products, the scaling
+    EXPECT_NE(kernels.find("matmul_relu"), std::string::npos) << kernels;
+  }
 }
 
 struct PoolCase {

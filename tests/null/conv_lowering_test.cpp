@@ -24,7 +24,7 @@ using V = std::vector<int64_t>;
 struct Case {
   Shape x, w;
   V strides, pads, dilations;
-  const char* form;  // "AB", "ABt", "direct", "none"
+  const char* form;  // "AB", "ABt", "direct", "pointwise", "none"
   bool bias = true;
   bool weight_input = true;  // false: the weight is computed (tanh(w)), not stored
 };
@@ -53,7 +53,7 @@ std::string form_of(const Graph& g) {
   }
   if (conv) return "none";
   if (!matmul) return "?";
-  if (!im2col) return "direct";
+  if (!im2col) return trans_b ? "pointwise" : "direct";
   return trans_b ? "ABt" : "AB";
 }
 
@@ -80,6 +80,11 @@ TEST(ConvLowering, FormsAndTheLoweredGraphComputesTheConv) {
       {{2, 3, 9, 10}, {24, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, "none"},  // < 32 channels
       {{1, 5, 8, 8}, {32, 5, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "none"},   // 5 taps: too few
       {{1, 17, 8, 8}, {32, 17, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "ABt"},  // not direct: K 17
+      // 1x1 convs on 1x1 maps (squeeze-excite): the input read as [N, C], no im2col.
+      {{2, 16, 1, 1}, {24, 16, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "pointwise"},
+      {{1, 96, 1, 1}, {24, 96, 1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, "pointwise", false},
+      {{3, 18, 1, 1}, {32, 18, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, "ABt"},  // K 18: padded
+      {{1, 16, 1, 1}, {24, 16, 1, 1}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "ABt"},  // padded: 3x3 out
       // Left as convs: few output channels, a computed weight, 1-D.
       {{1, 8, 6, 6}, {8, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "none"},
       {{1, 8, 6, 6}, {32, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "none", true, false},
@@ -149,6 +154,110 @@ TEST(ConvLowering, SymbolicSizesTakeTheTransposedForm) {
   std::string kernels;
   for (const Kernel& k : plan->kernels) kernels += k.name + " ";
   EXPECT_NE(kernels.find("im2col"), std::string::npos) << kernels;
+}
+
+/// A squeeze-excite block on 1x1 maps: conv 1x1, `act`(conv), conv 1x1, hard sigmoid, times a
+/// feature map. `batch` may be symbolic (env given).
+struct SqueezeExcite {
+  Graph g;
+  NodeId first_conv = -1;
+};
+SqueezeExcite squeeze_excite(ShapeEnv* env, OpKind act, bool scalar_act_operand = true) {
+  SqueezeExcite se;
+  Graph& g = se.g;
+  SymInt n(2);
+  if (env) {
+    g.set_shape_env(env);
+    n = SymInt(env->symbol(env->create_symbol(2, "input 0 dim 0")));
+  }
+  NodeId x = g.add_input({DType::kF32, {2, 16, 1, 1}}, "", {n, SymInt(16), SymInt(1), SymInt(1)});
+  NodeId w1 = g.add_input({DType::kF32, {24, 16, 1, 1}});
+  NodeId b1 = g.add_input({DType::kF32, {24}});
+  NodeId w2 = g.add_input({DType::kF32, {16, 24, 1, 1}});
+  NodeId b2 = g.add_input({DType::kF32, {16}});
+  NodeId f = g.add_input({DType::kF32, {2, 16, 5, 5}}, "", {n, SymInt(16), SymInt(5), SymInt(5)});
+  NodeId other = g.add_input({DType::kF32, {2, 24, 1, 1}}, "",
+                             {n, SymInt(24), SymInt(1), SymInt(1)});
+  Attrs a;
+  a.window.strides = {1, 1};
+  a.window.pads = {0, 0, 0, 0};
+  a.window.dilations = {1, 1};
+  auto scalar = [&g](double v) {
+    Attrs s;
+    s.dtype = DType::kF32;
+    s.scalar = v;
+    return add(g, OpKind::Full, {}, s);
+  };
+  se.first_conv = add(g, OpKind::Conv, {x, w1, b1}, a);
+  NodeId h = act == OpKind::Relu ? add(g, OpKind::Relu, {se.first_conv})
+                                 : add(g, act, {se.first_conv, scalar_act_operand ? scalar(0.5)
+                                                                                  : other});
+  NodeId c2 = add(g, OpKind::Conv, {h, w2, b2}, a);
+  NodeId hs = add(g, OpKind::Add, {add(g, OpKind::Mul, {c2, scalar(1.0 / 6)}), scalar(0.5)});
+  hs = add(g, OpKind::Minimum, {add(g, OpKind::Maximum, {hs, scalar(0)}), scalar(1)});
+  g.set_outputs({add(g, OpKind::Mul, {hs, f})});
+  if (env) {
+    g.canonicalize(*env);
+    g.set_shape_env(nullptr);
+  }
+  return se;
+}
+
+// An elementwise op on a pointwise conv's output, with scalars for its other operands, moves
+// before the view back to [N, C, 1, 1]: it joins the product's epilogue and the next conv reads
+// it in place. The lowered graph has no node left unread and computes the block; an op with a
+// tensor operand stays after the view.
+TEST(ConvLowering, ElementwiseOpsMoveBeforeAPointwiseConvsView) {
+  struct Variant {
+    OpKind act;
+    bool scalar_operand, moves;
+  };
+  std::mt19937 rng(11);
+  for (const bool symbolic : {false, true}) {
+    for (const Variant v : {Variant{OpKind::Relu, true, true}, Variant{OpKind::Mul, true, true},
+                            Variant{OpKind::Add, false, false}}) {
+      ShapeEnv env;
+      const SqueezeExcite se = squeeze_excite(symbolic ? &env : nullptr, v.act, v.scalar_operand);
+      const Graph& g = se.g;
+      const std::string what = std::string(op_name(v.act)) + (symbolic ? ", symbolic batch" : "");
+      auto lowered = lower_for_device(g, test::shuffle_options().caps);
+      ASSERT_TRUE(lowered.ok() && lowered->has_value()) << what;
+      const Graph& lg = **lowered;
+      EXPECT_EQ(form_of(lg), "pointwise") << what << "\n" << lg.to_string();
+      EXPECT_EQ(lg.node(lg.outputs()[0]).sym, g.node(g.outputs()[0]).sym) << what;
+      std::vector<int> readers(lg.size(), 0);
+      for (const Node& n : lg.nodes())
+        for (NodeId in : n.inputs) ++readers[static_cast<size_t>(in)];
+      for (NodeId o : lg.outputs()) ++readers[static_cast<size_t>(o)];
+      for (const Node& n : lg.nodes()) {
+        if (n.op == OpKind::Input || n.op == OpKind::Constant) continue;
+        EXPECT_GT(readers[static_cast<size_t>(n.id)], 0) << what << ": %" << n.id << " unread\n"
+                                                        << lg.to_string();
+      }
+      // Where the activation went: the second product reads it (through views) on the 2-D
+      // product, or after the view on [N, 24, 1, 1].
+      std::vector<NodeId> products;
+      for (const Node& n : lg.nodes())
+        if (n.op == OpKind::MatMul) products.push_back(n.id);
+      ASSERT_EQ(products.size(), 2u) << what;
+      NodeId operand = lg.node(products[1]).inputs[0];
+      while (lg.node(operand).op == OpKind::Reshape) operand = lg.node(operand).inputs[0];
+      EXPECT_EQ(lg.node(operand).op, v.act) << what << "\n" << lg.to_string();
+      EXPECT_EQ(lg.node(operand).meta.rank(), v.moves ? 2u : 4u) << what << "\n"
+                                                                 << lg.to_string();
+      if (symbolic) continue;
+      std::vector<HostTensor> ins;
+      for (NodeId id : g.inputs()) ins.push_back(random_host(g.node(id).meta, rng));
+      std::vector<const HostTensor*> ptrs;
+      for (const HostTensor& h : ins) ptrs.push_back(&h);
+      auto want = interpret(g, ptrs, {});
+      auto got = interpret(lg, ptrs, {});
+      ASSERT_TRUE(want.ok() && got.ok()) << what;
+      const HostTensor &a = (*want)[0], &b = (*got)[0];
+      for (int64_t i = 0; i < a.meta.numel(); ++i)
+        EXPECT_NEAR(a.get(i), b.get(i), 1e-5 * (1 + std::abs(a.get(i)))) << what << " at " << i;
+    }
+  }
 }
 
 /// im2col's attributes: a 3x3 window, unit strides and dilations, `pad` on every side.
