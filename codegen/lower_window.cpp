@@ -94,6 +94,11 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     macros["KILN_N"] = e.size(n.sym[0]);
     macros["KILN_CO_BLOCK"] = std::to_string(co_block) + "u";
     macros["KILN_W_BLOCK"] = std::to_string(w_block) + "u";
+    // The block's windows along the last dim overlap at unit stride: its inputs loaded once.
+    const int64_t kw = k > 0 ? g.node(n.inputs[1]).sym.back().constant_value() : 1;
+    const int64_t seg = (w_block - 1) * (k > 0 ? w.strides.back() : 1) +
+                        (kw - 1) * (k > 0 ? w.dilations.back() : 1) + 1;
+    macros["KILN_SEG"] = std::to_string(seg < w_block * kw ? seg : 0);
     const SymInt o2 = k > 0 ? n.sym.back() : SymInt(1);
     SymInt spatial = 1;
     for (size_t i = 0; i + 1 < k; ++i) spatial = spatial * n.sym[2 + i];

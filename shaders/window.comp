@@ -13,7 +13,9 @@
 // max's flat input index), ACC_T, KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b),
 // KILN_TAKE(a, v) (index: v replaces the maximum a), KILN_COLUMN_MAJOR (index: storage_order),
 // KILN_CG / KILN_OG (conv: input and output channels per group) and KILN_COUNT_INCLUDE_PAD
-// (avg). Mode 3's kiln_store takes the int64 index, KILN_INDEX(uint).
+// (avg), KILN_SEG (conv: the inputs a position block's windows span along the last dim, when
+// loading them once takes fewer loads than one per tap and position; else 0). Mode 3's
+// kiln_store takes the int64 index, KILN_INDEX(uint).
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -71,6 +73,24 @@ void main() {
         for (int k1 = 0; k1 < KILN_K1; ++k1) {
           const int p1 = b1 + k1 * KILN_D1;
           if (p1 < 0 || p1 >= i1) continue;
+#if KILN_SEG > 0
+          // The row's inputs under the block's windows, loaded once: window k2 of position q
+          // reads element q * S2 + k2 * D2 (fewer loads than a load per tap and position).
+          float xs[KILN_SEG];
+          const int s0 = int(q20 * KILN_S2) - KILN_P2;
+          for (int s = 0; s < KILN_SEG; ++s) {
+            const int p2 = s0 + s;
+            xs[s] = (p2 >= 0 && p2 < i2) ? kiln_x(n, ci0 + ci, uint(p0), uint(p1), uint(p2))
+                                         : 0.0;
+          }
+          for (int k2 = 0; k2 < KILN_K2; ++k2) {
+            for (uint j = 0u; j < KILN_CO_BLOCK; ++j) {
+              const float wv = j < nco ? kiln_w(co0 + j, ci, uint(k0), uint(k1), uint(k2)) : 0.0;
+              for (uint q = 0u; q < KILN_W_BLOCK; ++q)
+                acc[j][q] += xs[int(q * KILN_S2) + k2 * KILN_D2] * wv;
+            }
+          }
+#else
           for (int k2 = 0; k2 < KILN_K2; ++k2) {
             float xv[KILN_W_BLOCK];
             for (uint q = 0u; q < KILN_W_BLOCK; ++q) {
@@ -83,6 +103,7 @@ void main() {
               for (uint q = 0u; q < KILN_W_BLOCK; ++q) acc[j][q] += xv[q] * wv;
             }
           }
+#endif
         }
       }
     }

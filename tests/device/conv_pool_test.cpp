@@ -96,6 +96,13 @@ TEST_F(DeviceConvPool, Conv) {
       // Output-channel blocks of 8 with a partial one, last-dim blocks of 4 with a partial one.
       {{2, 20, 6, 11}, {12, 20, 2, 2}, {1, 2}, {1, 0, 0, 1}, {1, 1}, 1, true},
       {{1, 6, 9}, {10, 3, 4}, {3}, {2, 1}, {2}, 2, true},
+      // Depthwise windows whose last-dim inputs a block loads once (overlapping windows):
+      // 5x5 at stride 1 and 2, dilation 2, a block narrower than 4, a 1-D row.
+      {{1, 8, 9, 10}, {8, 1, 5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}, 8, true},
+      {{2, 6, 11, 9}, {6, 1, 5, 5}, {2, 2}, {2, 1, 2, 3}, {1, 1}, 6, true},
+      {{1, 4, 7, 13}, {4, 1, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 4, false},
+      {{1, 4, 6, 3}, {4, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, true},
+      {{2, 3, 17}, {3, 1, 7}, {1}, {3, 3}, {1}, 3, true},
   };
   for (const ConvCase& c : cases) {
     Tensor x = rnd(DType::kF32, c.x), w = rnd(DType::kF32, c.w);
