@@ -6,7 +6,7 @@
 // as rgba32f texel buffers or vec4 storage buffers), checked against a CPU product on sampled
 // rows, and timed in interleaved rounds (submission to fence). docs/perf.md has the figures.
 //
-//   gemm_variants [n = 1024] [rounds = 9] [m = n]   (C = [m, n], K = n)
+//   gemm_variants [n = 1024] [rounds = 9] [m = n] [k = n]   (C = [m, n], A = [m, k])
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
@@ -146,8 +146,9 @@ int main(int argc, char** argv) {
   const uint32_t n = argc > 1 ? static_cast<uint32_t>(std::atoi(argv[1])) : 1024;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
   const uint32_t m = argc > 3 ? static_cast<uint32_t>(std::atoi(argv[3])) : n;
-  if (n == 0 || n % 4 != 0 || rounds <= 0 || m == 0 || m > n) {
-    std::fprintf(stderr, "usage: gemm_variants [n, a multiple of 4] [rounds] [m <= n]\n");
+  const uint32_t kk = argc > 4 ? static_cast<uint32_t>(std::atoi(argv[4])) : n;
+  if (n == 0 || n % 4 != 0 || rounds <= 0 || m == 0 || kk == 0 || kk % 4 != 0) {
+    std::fprintf(stderr, "usage: gemm_variants [n, a multiple of 4] [rounds] [m] [k, a multiple of 4]\n");
     return 2;
   }
   // Before: the kernel as it was until 2026-12-03 (16 × 2, K lanes outer, vec4 accumulators);
@@ -159,6 +160,8 @@ int main(int argc, char** argv) {
       {"A·B 48x1, rows outer", false, 48, 1, 64, true, true, true},
       {"A·B 16x2, rows outer", false, 16, 2, 64, true, true, true},
       {"A·B 16x1, rows outer", false, 16, 1, 64, true, true, true},
+      {"A·B 8x1, rows outer", false, 8, 1, 64, true, true, true},
+      {"A·B 4x1, rows outer", false, 4, 1, 64, true, true, true},
       {"A·B 32x1, storage buffers", false, 32, 1, 64, true, true, false},
       {"A·Bt before: 16x4, K outer", true, 16, 4, 32, false, true, true},
       {"A·Bt kept: 32x4, rows outer", true, 32, 4, 32, true, true, true},
@@ -168,8 +171,10 @@ int main(int argc, char** argv) {
       {"A·Bt 8x4, rows outer", true, 8, 4, 32, true, true, true},
       {"A·Bt 4x4, rows outer", true, 4, 4, 32, true, true, true},
       {"A·Bt 1x4, rows outer", true, 1, 4, 32, true, true, true},
-      {"A·B 8x1, rows outer", false, 8, 1, 64, true, true, true},
-      {"A·B 4x1, rows outer", false, 4, 1, 64, true, true, true},
+      {"A·Bt 32x2, rows outer", true, 32, 2, 32, true, true, true},
+      {"A·Bt 16x2, rows outer", true, 16, 2, 32, true, true, true},
+      {"A·Bt 8x2, rows outer", true, 8, 2, 32, true, true, true},
+      {"A·Bt 8x1, rows outer", true, 8, 1, 32, true, true, true},
   };
 
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
@@ -200,7 +205,8 @@ int main(int argc, char** argv) {
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
 
-  const VkDeviceSize bytes = VkDeviceSize{n} * n * 4;
+  const VkDeviceSize bytes =
+      std::max({VkDeviceSize{m} * kk, VkDeviceSize{n} * kk, VkDeviceSize{m} * n}) * 4;
   auto make = [&](Buffer& b) {
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = bytes;
@@ -229,8 +235,8 @@ int main(int argc, char** argv) {
   make(c);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  for (size_t i = 0; i < size_t{n} * n; ++i) a.data[i] = dist(rng);
-  for (size_t i = 0; i < size_t{n} * n; ++i) b.data[i] = dist(rng);
+  for (size_t i = 0; i < size_t{m} * kk; ++i) a.data[i] = dist(rng);
+  for (size_t i = 0; i < size_t{n} * kk; ++i) b.data[i] = dist(rng);
   auto view = [&](const Buffer& buf) {
     VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
     vi.buffer = buf.buffer;
@@ -329,12 +335,12 @@ int main(int argc, char** argv) {
     pipelines.push_back(pipeline);
   }
 
-  const uint32_t push[4] = {m, n, n, 0};
+  const uint32_t push[4] = {m, n, kk, 0};
   auto run = [&](size_t i) {
     const Variant& v = variants[i];
     const uint32_t width = v.abt ? n : n / 4;
     const uint32_t gx = (width + v.local * v.cols - 1) / (v.local * v.cols);
-    const uint32_t gy = (m + v.rows - 1) / v.rows;
+    const uint32_t gy = std::min(65535u, (m + v.rows - 1) / v.rows);  // the shader loops
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[i]);
@@ -367,13 +373,13 @@ int main(int argc, char** argv) {
       if (r >= m) continue;
       for (uint32_t j = 0; j < n; ++j) {
         double want = 0;
-        for (uint32_t k = 0; k < n; ++k)
-          want += double{a.data[size_t{r} * n + k]} *
-                  (abt ? b.data[size_t{j} * n + k] : b.data[size_t{k} * n + j]);
+        for (uint32_t k = 0; k < kk; ++k)
+          want += double{a.data[size_t{r} * kk + k]} *
+                  (abt ? b.data[size_t{j} * kk + k] : b.data[size_t{k} * n + j]);
         err = std::max(err, std::fabs(want - c.data[size_t{r} * n + j]));
       }
     }
-    if (err > 1e-5 * n) {
+    if (err > 1e-5 * kk) {
       std::fprintf(stderr, "%s: max error %.3g on sampled rows\n", variants[i].name.c_str(), err);
       ok = false;
     }
@@ -382,9 +388,9 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < variants.size(); ++i) times[i].push_back(run(i));
 
-  std::printf("%s, f32 %ux%ux%u, median of %d interleaved rounds\n", props.deviceName, m, n, n,
+  std::printf("%s, f32 %ux%ux%u, median of %d interleaved rounds\n", props.deviceName, m, n, kk,
               rounds);
-  const double nd = static_cast<double>(n), flop = 2.0 * static_cast<double>(m) * nd * nd;
+  const double flop = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(kk);
   double before = 0;
   for (size_t i = 0; i < variants.size(); ++i) {
     std::vector<double>& t = times[i];

@@ -82,12 +82,12 @@ Form form_of(const Graph& g, const Node& n) {
   // too small to pay for its im2col; docs/perf.md).
   if (k < 4 || c_out < 16 || positions == 0) return Form::kNone;
   if (k % 4 != 0 && (k < 16 || c_out < 32)) return Form::kNone;
+  if (k % 4 == 0 && pointwise_on_1x1_map(g, n)) return Form::kPointwise;  // stores no im2col
   if (im2col_row_length(k) * positions * 4 > kMaxIm2colBytes) return Form::kNone;
   // A·B only for the 1x1 conv of one image that needs no im2col; everything else A·Bᵀ, whose
   // im2col (rows layout) steps through a row's taps where the columns layout divides every
   // element's position out (measured on lavapipe: the columns layout made a 64-channel 56x56
   // conv slower than the implicit kernel, the rows layout faster; docs/perf.md).
-  if (k % 4 == 0 && pointwise_on_1x1_map(g, n)) return Form::kPointwise;
   return all_constant(n.sym) && positions % 4 == 0 && k % 4 == 0 && direct_1x1(g, n) ? Form::kDirect
                                                                                      : Form::kABt;
 }
@@ -158,12 +158,13 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
 /// An elementwise op on a pointwise conv's output view (`is_view`), whose other inputs are
 /// scalars (a Relu, a HardSigmoid's arithmetic), applied to the [N, C_out] product before the
 /// view instead, so that the product's epilogue takes it and the next pointwise conv reads the
-/// result in place. Returns the view of the moved op, or nothing when `n` is not such an op.
+/// result in place. Returns the view of the moved op, or nothing when `n` is not such an op (or
+/// does not come out as it should: it is then copied as it is, and the node added here is left
+/// unread for without_dead_nodes).
 template <typename IsView>
-Expected<std::optional<NodeId>> sink_unit_map_view(Graph& out, const Node& n,
-                                                   const std::vector<NodeId>& ins,
-                                                   const IsView& is_view) {
-  if (!is_elementwise(n.op) || n.meta.rank() != 4) return std::optional<NodeId>();
+std::optional<NodeId> sink_unit_map_view(Graph& out, const Node& n,
+                                         const std::vector<NodeId>& ins, const IsView& is_view) {
+  if (!is_elementwise(n.op) || n.meta.rank() != 4) return std::nullopt;
   int views = 0;
   std::vector<NodeId> moved = ins;
   for (NodeId& id : moved) {
@@ -171,20 +172,23 @@ Expected<std::optional<NodeId>> sink_unit_map_view(Graph& out, const Node& n,
       ++views;
       id = out.node(id).inputs[0];
     } else if (out.node(id).meta.rank() != 0) {
-      return std::optional<NodeId>();
+      return std::nullopt;
     }
   }
-  if (views != 1) return std::optional<NodeId>();
-  KILN_ASSIGN_OR_RETURN(NodeId op, out.add(n.op, std::move(moved), n.attrs, n.loc));
-  if (out.node(op).meta.dtype != n.meta.dtype || out.node(op).meta.numel() != n.meta.numel())
-    return internal_error("moving %" + std::to_string(n.id) + " before a pointwise conv's view");
-  KILN_ASSIGN_OR_RETURN(NodeId view, out.add(OpKind::Reshape, {op}, Attrs{.dims = n.meta.shape},
-                                             n.loc, n.sym));
-  return std::optional<NodeId>(view);
+  if (views != 1) return std::nullopt;
+  Expected<NodeId> op = out.add(n.op, std::move(moved), n.attrs, n.loc);
+  if (!op.ok() || out.node(*op).meta.dtype != n.meta.dtype ||
+      out.node(*op).meta.numel() != n.meta.numel())
+    return std::nullopt;
+  Expected<NodeId> view = out.add(OpKind::Reshape, {*op}, Attrs{.dims = n.meta.shape}, n.loc, n.sym);
+  if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
+    return std::nullopt;
+  return *view;
 }
 
 /// `g` without the nodes no output depends on (the views that moved ops left unread, whose
-/// reads would otherwise count as uses in fusion); inputs and constants all stay.
+/// reads would otherwise count as uses in fusion, and any node the traced graph left unread);
+/// inputs and constants all stay, in order.
 Graph without_dead_nodes(const Graph& g) {
   std::vector<bool> live(g.size(), false);
   for (NodeId o : g.outputs()) live[static_cast<size_t>(o)] = true;
@@ -227,18 +231,15 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
   auto is_view = [&](NodeId id) {
     return static_cast<size_t>(id) < unit_map_view.size() && unit_map_view[static_cast<size_t>(id)];
   };
-  bool sunk_any = false;
+  bool pointwise_any = false;  // then views may be left unread
   for (const Node& n : graph.nodes()) {
     std::vector<NodeId> ins;
     for (NodeId id : n.inputs) ins.push_back(map[static_cast<size_t>(id)]);
     const Form form = form_of(graph, n);
     if (form == Form::kNone) {
-      Expected<std::optional<NodeId>> sunk = sink_unit_map_view(out, n, ins, is_view);
-      if (!sunk.ok()) return sunk.status();
-      if (sunk->has_value()) {
-        sunk_any = true;
-        map[static_cast<size_t>(n.id)] = **sunk;
-        mark_view(**sunk);
+      if (const std::optional<NodeId> sunk = sink_unit_map_view(out, n, ins, is_view)) {
+        map[static_cast<size_t>(n.id)] = *sunk;
+        mark_view(*sunk);
         continue;
       }
       map[static_cast<size_t>(n.id)] = out.add_copy(n, std::move(ins));
@@ -252,13 +253,16 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
                             out.node(*id).meta.str() + " " + sym_shape_str(out.node(*id).sym) +
                             " for " + n.meta.str() + " " + sym_shape_str(n.sym));
     map[static_cast<size_t>(n.id)] = *id;
-    if (form == Form::kPointwise) mark_view(*id);
+    if (form == Form::kPointwise) {
+      mark_view(*id);
+      pointwise_any = true;
+    }
   }
   std::vector<NodeId> outputs;
   for (NodeId id : graph.outputs()) outputs.push_back(map[static_cast<size_t>(id)]);
   out.set_outputs(std::move(outputs));
   out.copy_symbols_of(graph);
-  if (sunk_any) return std::optional<Graph>(without_dead_nodes(out));
+  if (pointwise_any) return std::optional<Graph>(without_dead_nodes(out));
   return std::optional<Graph>(std::move(out));
 }
 

@@ -81,6 +81,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   macros["KILN_OUTPUTS"] = e.size(outputs);
   macros["KILN_C_OUT"] = e.size(n.sym[1]);
   SymInt work = outputs;
+  int64_t seg_len = 0;  // conv: KILN_SEG
   if (mode == 0) {
     // Output-channel and last-dim blocks per invocation, sized at the hints (speed only: the
     // kernel bounds-checks both).
@@ -98,7 +99,8 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     const int64_t kw = k > 0 ? g.node(n.inputs[1]).sym.back().constant_value() : 1;
     const int64_t seg = (w_block - 1) * (k > 0 ? w.strides.back() : 1) +
                         (kw - 1) * (k > 0 ? w.dilations.back() : 1) + 1;
-    macros["KILN_SEG"] = std::to_string(seg < w_block * kw ? seg : 0);
+    seg_len = seg < w_block * kw ? seg : 0;
+    macros["KILN_SEG"] = std::to_string(seg_len);
     const SymInt o2 = k > 0 ? n.sym.back() : SymInt(1);
     SymInt spatial = 1;
     for (size_t i = 0; i + 1 < k; ++i) spatial = spatial * n.sym[2 + i];
@@ -165,9 +167,10 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   kern.groups = {groups_for(work, kern.local_size), 1, 1};
   // The window loops (k0, k1, k2), inside the input channels for conv; the loops over the
   // channel and position blocks are unrolled (measured on lavapipe: one trip per tap).
-  // avg_pool with count_include_pad also counts each dim's window in a loop.
-  const SymInt window_trips =
-      SymInt(2 * kernel[0] + kernel[0] * kernel[1] + kernel[1] + taps + kernel[2] + 1);
+  // avg_pool with count_include_pad also counts each dim's window in a loop; a conv's row
+  // loads (KILN_SEG) are one more loop per window row.
+  const SymInt window_trips = SymInt(2 * kernel[0] + kernel[0] * kernel[1] + kernel[1] + taps +
+                                     kernel[2] + 1 + kernel[0] * kernel[1] * seg_len);
   kern.loop_trips = mode == 0 ? g.node(n.inputs[1]).sym[1] * window_trips : window_trips;
   macros["KILN_LOCAL_SIZE"] = std::to_string(kern.local_size) + "u";
   KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("window.comp", e, e.declarations() + "\n" + body,

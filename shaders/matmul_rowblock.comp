@@ -10,7 +10,8 @@
 // FMAs there while subgroupShuffle with a constant lane costs about one, so each invocation keeps
 // a 32-row register block: lane l of every subgroup loads rows i0 + l, i0 + 8 + l, i0 + 16 + l
 // and i0 + 24 + l of A as vec4 along K, and every lane takes row r's value with
-// subgroupShuffle(.., r % 8). No shared memory and no barriers. Grid-stride loops over tiles
+// subgroupShuffle(.., r % 8). A product of at most 16 rows gets a block of 1, 2, 4, 8 or 16 rows
+// instead (codegen/matmul_choice.h, rowblock_rows). No shared memory and no barriers. Grid-stride loops over tiles
 // cover a capped grid. Row blocks run along x (KILN_ROWS_ON_X, the axis drivers walk first)
 // when a workgroup's column panel of B (K rows x its columns) fits in a core's cache: workgroups
 // that run at the same time then read the same panel and B leaves memory about once (the

@@ -173,7 +173,8 @@ TEST_F(DeviceMatmul, FusedPrologue) {
 }
 
 // The row-block kernel (f32, stored operands, 2-D b, K a multiple of 4 and, for A·B, N too):
-// row counts around its 16-row blocks, column counts around its 128 / 512-wide workgroup tiles,
+// row counts around its 32-row blocks and the 1- to 16-row blocks of short products, column
+// counts around its 128 / 512-wide workgroup tiles,
 // A with batch dims. The generated code is checked to be the row-block kernel when the device
 // has subgroup shuffles.
 TEST_F(DeviceMatmul, RowBlockKernel) {
