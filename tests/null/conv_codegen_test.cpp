@@ -88,6 +88,49 @@ TEST(ConvCodegen, DirectKernelWhereTheGemmDoesNotApply) {
             KernelVariant::kWindow);
 }
 
+// The direct kernel loads a position block's inputs along the last dim once where its windows
+// overlap (KILN_SEG: (block - 1) * stride + (taps - 1) * dilation + 1 inputs), and loads per tap
+// where that would load more (a 1-wide window, a stride above the window). The loop count it
+// declares for llvmpipe's limit includes those loads.
+TEST(ConvCodegen, DirectKernelLoadsOverlappingRowInputsOnce) {
+  struct Case {
+    ConvCase c;
+    int seg;
+  };
+  const std::vector<Case> cases = {
+      {{{1, 8, 9, 10}, {8, 1, 5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}, 8}, 8},   // 3 + 4 + 1
+      {{{1, 8, 9, 10}, {8, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 8}, 9},   // 3 * 2 + 2 + 1
+      {{{1, 4, 7, 13}, {4, 1, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 4}, 8},   // 3 + 2 * 2 + 1
+      {{{1, 4, 6, 3}, {4, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4}, 5},    // a 3-wide block
+      {{{2, 3, 17}, {3, 1, 7}, {1}, {3, 3}, {1}, 3}, 10},                    // 1-D
+      {{{1, 8, 9, 9}, {8, 1, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 8}, 0},   // 1 tap: 4 = 4
+      {{{1, 8, 9, 16}, {8, 1, 1, 2}, {1, 3}, {0, 0, 0, 0}, {1, 1}, 8}, 0},  // stride 3 > 2 taps
+  };
+  for (const Case& cs : cases) {
+    const std::string what = "conv x" + shape_str(cs.c.x) + " w" + shape_str(cs.c.w);
+    const Graph g = conv_graph(cs.c, true);
+    auto plan = plan_kernels(g, test::shuffle_options());
+    ASSERT_TRUE(plan.ok() && plan->kernels.size() == 1) << what;
+    const Kernel& k = plan->kernels[0];
+    ASSERT_EQ(k.variant, KernelVariant::kWindow) << what;
+    // The source comes preprocessed: the row's loads are an array of KILN_SEG floats.
+    const size_t xs = k.glsl.find("float xs[");
+    if (cs.seg > 0) {
+      EXPECT_NE(k.glsl.find("float xs[" + std::to_string(cs.seg) + "]"), std::string::npos)
+          << what << ": " << (xs == std::string::npos ? "none" : k.glsl.substr(xs, 20));
+    } else {
+      EXPECT_EQ(xs, std::string::npos) << what << ": " << k.glsl.substr(xs, 20);
+    }
+    const Shape& w = cs.c.w;
+    int64_t taps = 1;
+    for (size_t d = 2; d < w.size(); ++d) taps *= w[d];
+    const int64_t rows = taps / w.back();  // window rows: the taps before the last dim
+    EXPECT_GE(k.loop_trips.constant_value(), w[1] * (taps + rows * cs.seg)) << what;
+    Status st = compile_kernels(*plan, test::shuffle_options());
+    EXPECT_TRUE(st.ok()) << what << ": " << st.to_string();
+  }
+}
+
 // Symbolic batch and spatial sizes: positions, row and column blocks come from push constants.
 TEST(ConvCodegen, ImplicitGemmWithSymbolicSizes) {
   ShapeEnv env;
