@@ -13,6 +13,8 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t kWindowLocalSize = 64;
+/// The most inputs a direct conv's position block loads once per window row (KILN_SEG).
+constexpr int64_t kMaxRowLoads = 32;
 
 /// The index of a rank-(k + 2) tensor from the kernel's (n, c, three spatial) parameters: the
 /// last k of the spatial names.
@@ -95,11 +97,13 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     macros["KILN_N"] = e.size(n.sym[0]);
     macros["KILN_CO_BLOCK"] = std::to_string(co_block) + "u";
     macros["KILN_W_BLOCK"] = std::to_string(w_block) + "u";
-    // The block's windows along the last dim overlap at unit stride: its inputs loaded once.
+    // The block's windows along the last dim overlap at unit stride: its inputs loaded once,
+    // into an array of at most kMaxRowLoads floats (a wide window's array would not fit a
+    // driver's stack: SwiftShader's compiler aborts on one of 66,536 floats).
     const int64_t kw = k > 0 ? g.node(n.inputs[1]).sym.back().constant_value() : 1;
     const int64_t seg = (w_block - 1) * (k > 0 ? w.strides.back() : 1) +
                         (kw - 1) * (k > 0 ? w.dilations.back() : 1) + 1;
-    seg_len = seg < w_block * kw ? seg : 0;
+    seg_len = seg < w_block * kw && seg <= kMaxRowLoads ? seg : 0;
     macros["KILN_SEG"] = std::to_string(seg_len);
     const SymInt o2 = k > 0 ? n.sym.back() : SymInt(1);
     SymInt spatial = 1;

@@ -90,8 +90,9 @@ TEST(ConvCodegen, DirectKernelWhereTheGemmDoesNotApply) {
 
 // The direct kernel loads a position block's inputs along the last dim once where its windows
 // overlap (KILN_SEG: (block - 1) * stride + (taps - 1) * dilation + 1 inputs), and loads per tap
-// where that would load more (a 1-wide window, a stride above the window). The loop count it
-// declares for llvmpipe's limit includes those loads.
+// where that would load more (a 1-wide window, a stride above the window) or more than 32
+// (the array must fit a driver's stack). The loop count it declares for llvmpipe's limit
+// includes those loads.
 TEST(ConvCodegen, DirectKernelLoadsOverlappingRowInputsOnce) {
   struct Case {
     ConvCase c;
@@ -105,6 +106,8 @@ TEST(ConvCodegen, DirectKernelLoadsOverlappingRowInputsOnce) {
       {{{2, 3, 17}, {3, 1, 7}, {1}, {3, 3}, {1}, 3}, 10},                    // 1-D
       {{{1, 8, 9, 9}, {8, 1, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 8}, 0},   // 1 tap: 4 = 4
       {{{1, 8, 9, 16}, {8, 1, 1, 2}, {1, 3}, {0, 0, 0, 0}, {1, 1}, 8}, 0},  // stride 3 > 2 taps
+      {{{1, 1, 40}, {1, 1, 29}, {1}, {0, 0}, {1}, 1}, 32},                   // 32 inputs: kept
+      {{{1, 1, 41}, {1, 1, 30}, {1}, {0, 0}, {1}, 1}, 0},                    // 33: a tap each
   };
   for (const Case& cs : cases) {
     const std::string what = "conv x" + shape_str(cs.c.x) + " w" + shape_str(cs.c.w);
