@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
   const uint32_t m = argc > 3 ? static_cast<uint32_t>(std::atoi(argv[3])) : n;
   const uint32_t kk = argc > 4 ? static_cast<uint32_t>(std::atoi(argv[4])) : n;
   if (n == 0 || n % 4 != 0 || rounds <= 0 || m == 0 || kk == 0 || kk % 4 != 0) {
-    std::fprintf(stderr, "usage: gemm_variants [n, a multiple of 4] [rounds] [m] [k, a multiple of 4]\n");
+    std::fprintf(stderr,
+                 "usage: gemm_variants [n, a multiple of 4] [rounds] [m] [k, a multiple of 4]\n");
     return 2;
   }
   // Before: the kernel as it was until 2026-12-03 (16 × 2, K lanes outer, vec4 accumulators);
@@ -390,7 +391,8 @@ int main(int argc, char** argv) {
 
   std::printf("%s, f32 %ux%ux%u, median of %d interleaved rounds\n", props.deviceName, m, n, kk,
               rounds);
-  const double flop = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(kk);
+  const double flop =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(kk);
   double before = 0;
   for (size_t i = 0; i < variants.size(); ++i) {
     std::vector<double>& t = times[i];

@@ -55,9 +55,8 @@ bool pointwise_on_1x1_map(const Graph& g, const Node& n) {
   const Shape& xs = g.node(n.inputs[0]).meta.shape;
   const Shape& ws = g.node(n.inputs[1]).meta.shape;
   const SymShape& xsym = g.node(n.inputs[0]).sym;
-  return xsym[2].is_constant() && xsym[3].is_constant() && xs[2] == 1 && xs[3] == 1 &&
-         ws[2] == 1 && ws[3] == 1 &&
-         n.attrs.window.pads == std::vector<int64_t>{0, 0, 0, 0};
+  return xsym[2].is_constant() && xsym[3].is_constant() && xs[2] == 1 && xs[3] == 1 && ws[2] == 1 &&
+         ws[3] == 1 && n.attrs.window.pads == std::vector<int64_t>{0, 0, 0, 0};
 }
 
 enum class Form { kNone, kDirect, kABt, kPointwise };
@@ -162,8 +161,8 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
 /// does not come out as it should: it is then copied as it is, and the node added here is left
 /// unread for without_dead_nodes).
 template <typename IsView>
-std::optional<NodeId> sink_unit_map_view(Graph& out, const Node& n,
-                                         const std::vector<NodeId>& ins, const IsView& is_view) {
+std::optional<NodeId> sink_unit_map_view(Graph& out, const Node& n, const std::vector<NodeId>& ins,
+                                         const IsView& is_view) {
   if (!is_elementwise(n.op) || n.meta.rank() != 4) return std::nullopt;
   int views = 0;
   std::vector<NodeId> moved = ins;
@@ -180,7 +179,8 @@ std::optional<NodeId> sink_unit_map_view(Graph& out, const Node& n,
   if (!op.ok() || out.node(*op).meta.dtype != n.meta.dtype ||
       out.node(*op).meta.numel() != n.meta.numel())
     return std::nullopt;
-  Expected<NodeId> view = out.add(OpKind::Reshape, {*op}, Attrs{.dims = n.meta.shape}, n.loc, n.sym);
+  Expected<NodeId> view =
+      out.add(OpKind::Reshape, {*op}, Attrs{.dims = n.meta.shape}, n.loc, n.sym);
   if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
     return std::nullopt;
   return *view;

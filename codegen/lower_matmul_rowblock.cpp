@@ -2,7 +2,8 @@
 // weights, or outputs of earlier kernels) and a B without batch dims, which is every linear layer.
 // A's batch dims flatten into its rows. The kernel (shaders/matmul_rowblock.comp) gives each
 // invocation a 32-row register block (fewer rows for a short product: rowblock_rows) and shares
-// A's rows across a subgroup with subgroupShuffle; the unrolled body is generated here. Other matmuls use the tiled kernel (lower_matmul.cpp).
+// A's rows across a subgroup with subgroupShuffle; the unrolled body is generated here. Other
+// matmuls use the tiled kernel (lower_matmul.cpp).
 #include <string>
 
 #include "codegen/lower_internal.h"

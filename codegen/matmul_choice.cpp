@@ -8,7 +8,7 @@
 namespace kiln {
 namespace {
 
-constexpr int64_t kTiledTile = 32;     // the small tile's rows and columns
+constexpr int64_t kTiledTile = 32;  // the small tile's rows and columns
 
 int64_t round_up(int64_t v, int64_t m) {
   return v <= 0 ? m : (v + m - 1) / m * m;

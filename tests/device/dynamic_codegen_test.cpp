@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "exec/calibration.h"  // ForcedMatmulKernel
-#include "exec/executable.h"
 #include "codegen/lower.h"
 #include "device/test_util.h"
 #include "eager/interpreter.h"
+#include "exec/calibration.h"  // ForcedMatmulKernel
+#include "exec/executable.h"
 #include "graph/graph.h"
 
 namespace kiln {
@@ -310,9 +310,9 @@ TEST_F(DynamicCodegen, MatmulRowBlockCompiledAtFewRows) {
       NodeId p = b.add(OpKind::MatMul, {a, w}, Attrs{.trans_b = tb});
       Graph g = b.finish({b.add(OpKind::Add, {p, bias})});
       const ForcedMatmulKernel rowblock(MatmulRates::Force::kRowBlock);
-      auto exe = check("row-block at " + std::to_string(hint) + (tb ? " rows, A·Bᵀ" : " rows, A·B"),
-                       g, {{hint}, {2}, {7}, {8}, {9}, {17}, {33}, {100}, {257}},
-                       Tol{1e-5, 1e-5}, dist);
+      auto exe =
+          check("row-block at " + std::to_string(hint) + (tb ? " rows, A·Bᵀ" : " rows, A·B"), g,
+                {{hint}, {2}, {7}, {8}, {9}, {17}, {33}, {100}, {257}}, Tol{1e-5, 1e-5}, dist);
       if (!exe || !exe->plan()) continue;
       auto dev = vk::VulkanDevice::default_device();
       if (!dev.ok() || !(*dev)->info().subgroup_shuffle || (*dev)->info().subgroup_size < 8)
