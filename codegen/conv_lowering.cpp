@@ -24,6 +24,7 @@
 // and hard sigmoid) moves before the view back to 4-D, so that it joins the product's epilogue
 // and the next conv reads it in place: mobilenet_v3 at batch 1 ran 99 kernels instead of 115.
 #include <optional>
+#include <set>
 
 #include "codegen/lower.h"
 #include "codegen/lower_internal.h"
@@ -154,27 +155,26 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
   return out.add(OpKind::Permute, {r}, std::move(perm), loc);
 }
 
-/// An elementwise op on a pointwise conv's output view (`is_view`), whose other inputs are
+/// An elementwise op on a pointwise conv's output view (one of `views`), whose other inputs are
 /// scalars (a Relu, a HardSigmoid's arithmetic), applied to the [N, C_out] product before the
 /// view instead, so that the product's epilogue takes it and the next pointwise conv reads the
 /// result in place. Returns the view of the moved op, or nothing when `n` is not such an op (or
 /// does not come out as it should: it is then copied as it is, and the node added here is left
 /// unread for without_dead_nodes).
-template <typename IsView>
 std::optional<NodeId> sink_unit_map_view(Graph& out, const Node& n, const std::vector<NodeId>& ins,
-                                         const IsView& is_view) {
+                                         const std::set<NodeId>& views) {
   if (!is_elementwise(n.op) || n.meta.rank() != 4) return std::nullopt;
-  int views = 0;
+  int read_views = 0;
   std::vector<NodeId> moved = ins;
   for (NodeId& id : moved) {
-    if (is_view(id)) {
-      ++views;
+    if (views.count(id) != 0) {
+      ++read_views;
       id = out.node(id).inputs[0];
     } else if (out.node(id).meta.rank() != 0) {
       return std::nullopt;
     }
   }
-  if (views != 1) return std::nullopt;
+  if (read_views != 1) return std::nullopt;
   Expected<NodeId> op = out.add(n.op, std::move(moved), n.attrs, n.loc);
   if (!op.ok() || out.node(*op).meta.dtype != n.meta.dtype ||
       out.node(*op).meta.numel() != n.meta.numel())
@@ -222,24 +222,17 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
   if (!any) return std::optional<Graph>();
   Graph out;
   std::vector<NodeId> map(graph.size(), -1);
-  // Reshapes of a pointwise conv's [N, C_out] product to [N, C_out, 1, 1].
-  std::vector<bool> unit_map_view;
-  auto mark_view = [&](NodeId id) {
-    if (static_cast<size_t>(id) >= unit_map_view.size()) unit_map_view.resize(out.size(), false);
-    unit_map_view[static_cast<size_t>(id)] = true;
-  };
-  auto is_view = [&](NodeId id) {
-    return static_cast<size_t>(id) < unit_map_view.size() && unit_map_view[static_cast<size_t>(id)];
-  };
-  bool pointwise_any = false;  // then views may be left unread
+  // Reshapes of a pointwise conv's [N, C_out] product to [N, C_out, 1, 1] (when there are any,
+  // moved ops may leave views unread).
+  std::set<NodeId> unit_map_views;
   for (const Node& n : graph.nodes()) {
     std::vector<NodeId> ins;
     for (NodeId id : n.inputs) ins.push_back(map[static_cast<size_t>(id)]);
     const Form form = form_of(graph, n);
     if (form == Form::kNone) {
-      if (const std::optional<NodeId> sunk = sink_unit_map_view(out, n, ins, is_view)) {
+      if (const std::optional<NodeId> sunk = sink_unit_map_view(out, n, ins, unit_map_views)) {
         map[static_cast<size_t>(n.id)] = *sunk;
-        mark_view(*sunk);
+        unit_map_views.insert(*sunk);
         continue;
       }
       map[static_cast<size_t>(n.id)] = out.add_copy(n, std::move(ins));
@@ -253,16 +246,13 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
                             out.node(*id).meta.str() + " " + sym_shape_str(out.node(*id).sym) +
                             " for " + n.meta.str() + " " + sym_shape_str(n.sym));
     map[static_cast<size_t>(n.id)] = *id;
-    if (form == Form::kPointwise) {
-      mark_view(*id);
-      pointwise_any = true;
-    }
+    if (form == Form::kPointwise) unit_map_views.insert(*id);
   }
   std::vector<NodeId> outputs;
   for (NodeId id : graph.outputs()) outputs.push_back(map[static_cast<size_t>(id)]);
   out.set_outputs(std::move(outputs));
   out.copy_symbols_of(graph);
-  if (pointwise_any) return std::optional<Graph>(without_dead_nodes(out));
+  if (!unit_map_views.empty()) return std::optional<Graph>(without_dead_nodes(out));
   return std::optional<Graph>(std::move(out));
 }
 

@@ -236,12 +236,10 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   int64_t m_now = 1;
   for (size_t d = 0; d + 1 < a.meta.shape.size(); ++d) m_now *= a.meta.shape[d];
   s.rows = rowblock_rows(m_now, !m.is_constant());
-  const uint32_t block_rows = s.rows;
   body += "void kiln_rowblock(uint rb, uint cb) {\n" + rowblock_body(s, m_glsl, w_glsl, k4) + "}\n";
-  const SymInt row_blocks = groups_for(m, block_rows),
+  const SymInt row_blocks = groups_for(m, s.rows),
                col_blocks = groups_for(width, s.local_size * s.cols);
-  const std::string rb_glsl =
-                        "((" + m_glsl + " + " + u(block_rows - 1) + ") / " + u(block_rows) + ")",
+  const std::string rb_glsl = "((" + m_glsl + " + " + u(s.rows - 1) + ") / " + u(s.rows) + ")",
                     cb_glsl = e.size(col_blocks);
 
   KILN_ASSIGN_OR_RETURN(Kernel kern,
@@ -262,7 +260,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   split.a_binding = 1;
   split.a_row_bytes = static_cast<uint64_t>(k) * 4;
   split.c_row_elements = cols;
-  split.rows_per_group = block_rows;
+  split.rows_per_group = s.rows;
   split.row_axis = rows_on_x ? 0 : 1;
   kern.row_split = split;
   if (texel)

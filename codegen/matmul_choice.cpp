@@ -8,7 +8,8 @@
 namespace kiln {
 namespace {
 
-constexpr int64_t kTiledTile = 32;  // the small tile's rows and columns
+constexpr int64_t kTiledTile = 32;     // the small tile's rows and columns
+constexpr int64_t kRowBlockRows = 32;  // rows per row-block invocation (calibrated)
 
 int64_t round_up(int64_t v, int64_t m) {
   return v <= 0 ? m : (v + m - 1) / m * m;
@@ -131,7 +132,7 @@ MatmulEstimate estimate_matmul(const Graph& g, const Node& mm, const MatmulRates
   e.tiled_ms = time(flops, rates.tiled_flops_per_ms * fill(m, kTiledTile) * fill(n, kTiledTile));
   // Calibration times the 32-row block, so a smaller block (rowblock_rows) is credited with no
   // gain of its own: the estimate is the 32-row block's at its fill, an upper bound.
-  e.rowblock_ms = time(flops, rates.rowblock_flops_per_ms * fill(batches * m, 32));
+  e.rowblock_ms = time(flops, rates.rowblock_flops_per_ms * fill(batches * m, kRowBlockRows));
   e.store_a_ms = time(8.0 * static_cast<double>(batches * m * k), rates.copy_bytes_per_ms);
   e.store_b_ms = time(8.0 * static_cast<double>(n * k), rates.copy_bytes_per_ms);
   return e;
@@ -139,7 +140,7 @@ MatmulEstimate estimate_matmul(const Graph& g, const Node& mm, const MatmulRates
 
 uint32_t rowblock_rows(int64_t m, bool m_symbolic) {
   uint32_t rows = m_symbolic ? 8 : 1;
-  while (rows < 32 && rows < m) rows *= 2;
+  while (rows < kRowBlockRows && rows < m) rows *= 2;
   return rows <= 16 ? rows : 32;
 }
 
