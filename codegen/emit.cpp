@@ -122,6 +122,23 @@ std::string Emitter::size(const SymInt& v) {
   return to_glsl(e, [this](int s) { return slot(SymExpr::symbol(s)); });
 }
 
+namespace {
+/// floor((2^32 - 1) / d) for the divisor d (at least 1: an empty dim divides nothing).
+SymInt udiv_reciprocal(const SymInt& d) {
+  return sym_floordiv(SymInt(int64_t{0xFFFFFFFF}), sym_max(d, SymInt(1)));
+}
+}  // namespace
+
+std::string Emitter::udiv(const std::string& e, const SymInt& d) {
+  if (d.is_constant()) return "(" + e + " / " + size(d) + ")";
+  return "kiln_udiv(" + e + ", " + size(d) + ", " + size(udiv_reciprocal(d)) + ")";
+}
+
+std::string Emitter::umod(const std::string& e, const SymInt& d) {
+  if (d.is_constant()) return "(" + e + " % " + size(d) + ")";
+  return "kiln_umod(" + e + ", " + size(d) + ", " + size(udiv_reciprocal(d)) + ")";
+}
+
 std::string Emitter::declarations() const {
   std::string s;
   for (size_t i = 0; i < bindings_.size(); ++i) {

@@ -44,8 +44,8 @@ Index Emitter::decompose(const std::string& linear, const SymShape& shape,
       continue;
     }
     std::string e = linear;
-    if (!is_const(strides[k], 1)) e = "(" + e + " / " + size(strides[k]) + ")";
-    if (k != 0) e = "(" + e + " % " + size(shape[k]) + ")";
+    if (!is_const(strides[k], 1)) e = udiv(e, strides[k]);
+    if (k != 0) e = umod(e, shape[k]);
     std::string var = prefix + std::to_string(k);
     add_statement("const uint " + var + " = " + e + ";");
     index[k] = {var, lane};
@@ -155,8 +155,8 @@ bool Emitter::grouped_reshape_index(const SymShape& in_shape, const SymShape& ou
     SymInt inner_size = 1;
     for (size_t k = ins.size(); k-- > 0;) {
       std::string e = var;
-      if (!is_const(inner_size, 1)) e = "(" + e + " / " + size(inner_size) + ")";
-      if (k != 0) e = "(" + e + " % " + size(in_shape[ins[k]]) + ")";
+      if (!is_const(inner_size, 1)) e = udiv(e, inner_size);
+      if (k != 0) e = umod(e, in_shape[ins[k]]);
       std::string v = fresh("rs");  // not "r": reductions name their dims r0, r1, ...
       add_statement("const uint " + v + " = " + e + ";");
       in[ins[k]] = {v, lane == 0 ? 0 : -1};

@@ -44,9 +44,7 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   e.reset_scope();
   // The output's spatial sizes as the conv's rule writes them (graph/window_size.h).
   const SymInt out_hw[2] = {window_output_sym(x.sym[2], w, 0), window_output_sym(x.sym[3], w, 1)};
-  const std::string oh = e.size(out_hw[0]), ow = e.size(out_hw[1]),
-                    ohw = e.size(out_hw[0] * out_hw[1]), in_h = e.size(x.sym[2]),
-                    in_w = e.size(x.sym[3]);
+  const std::string in_h = e.size(x.sym[2]), in_w = e.size(x.sym[3]);
   std::string el;
   {
     // Row p whole: its position is decomposed once, then the taps run in order with (c, ky,
@@ -54,8 +52,9 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
     // scalar one per lane on a CPU driver). Past the last tap c reaches the channel count: the
     // row's zero padding.
     el = "void kiln_element(uint p) {\n";
-    el += "  const uint img = p / " + ohw + ", oy = p / " + ow + " % " + oh + ", ox = p % " + ow +
-          ";\n";
+    el += "  const uint img = " + e.udiv("p", out_hw[0] * out_hw[1]) +
+          ", oy = " + e.umod(e.udiv("p", out_hw[1]), out_hw[0]) +
+          ", ox = " + e.umod("p", out_hw[1]) + ";\n";
     el += "  const int y0 = int(oy * " + u(w.strides[0]) + ") - " + i(w.pads[0]) +
           ", x0 = int(ox * " + u(w.strides[1]) + ") - " + i(w.pads[1]) + ";\n";
     el += "  const int ih = int(" + in_h + "), iw = int(" + in_w + ");\n";

@@ -68,11 +68,13 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   // Sizes (spatial dims padded to three with 1s), then the macros.
   std::map<std::string, std::string> macros;
   std::array<std::string, 3> in{"1u", "1u", "1u"}, out{"1u", "1u", "1u"};
+  std::array<SymInt, 3> out_sym{1, 1, 1};
   std::array<int64_t, 3> kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0}, pad_end{0, 0, 0},
       dil{1, 1, 1};
   for (size_t i = 0; i < k; ++i) {
     in[lead + i] = e.size(x.sym[2 + i]);
     out[lead + i] = e.size(n.sym[2 + i]);
+    out_sym[lead + i] = n.sym[2 + i];
     kernel[lead + i] = mode == 0 ? g.node(n.inputs[1]).sym[2 + i].constant_value() : w.kernel[i];
     stride[lead + i] = w.strides[i];
     pad[lead + i] = w.pads[i];
@@ -82,6 +84,14 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const SymInt outputs = sym_numel(n.sym);
   macros["KILN_OUTPUTS"] = e.size(outputs);
   macros["KILN_C_OUT"] = e.size(n.sym[1]);
+  // t / d and t % d for the sizes that split an item's index (Emitter::udiv: no per-lane
+  // divisions by a symbolic size).
+  auto divisor = [&](const std::string& name, const SymInt& d) {
+    macros["KILN_DIV_" + name + "(t)"] = e.udiv("(t)", d);
+    macros["KILN_MOD_" + name + "(t)"] = e.umod("(t)", d);
+  };
+  divisor("C_OUT", n.sym[1]);
+  for (size_t i = 0; i < 3; ++i) divisor("O" + std::to_string(i), out_sym[i]);
   SymInt work = outputs;
   int64_t seg_len = 0;  // conv: KILN_SEG
   if (mode == 0) {
@@ -108,8 +118,12 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     const SymInt o2 = k > 0 ? n.sym.back() : SymInt(1);
     SymInt spatial = 1;
     for (size_t i = 0; i + 1 < k; ++i) spatial = spatial * n.sym[2 + i];
-    work = n.sym[0] * SymInt(w.groups) * sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block)) *
-           spatial * sym_floordiv(o2 + SymInt(w_block - 1), SymInt(w_block));
+    const SymInt co_blocks = sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block));
+    const SymInt w_blocks = sym_floordiv(o2 + SymInt(w_block - 1), SymInt(w_block));
+    divisor("CO_BLOCKS", co_blocks);
+    divisor("W_BLOCKS", w_blocks);
+    divisor("GROUPS", SymInt(w.groups));
+    work = n.sym[0] * SymInt(w.groups) * co_blocks * spatial * w_blocks;
   }
   for (size_t i = 0; i < 3; ++i) {
     const std::string d = std::to_string(i);

@@ -8,9 +8,10 @@
 //   float kiln_bias(uint co)                                   conv: the bias (or 0)
 //   void kiln_store(uint o, ACC_T v)                           the store
 // and the macros KILN_LOCAL_SIZE, KILN_OUTPUTS, KILN_C_OUT (output channels), KILN_I0..2 and
-// KILN_O0..2 (input and output spatial sizes), KILN_K0..2, KILN_S0..2, KILN_P0..2 (begin pads),
-// KILN_PE0..2 (end pads), KILN_D0..2 (dilations), KILN_MODE (0 conv, 1 max, 2 avg, 3 the
-// max's flat input index), ACC_T, KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b),
+// KILN_O0..2 (input and output spatial sizes; KILN_DIV_O0(t) / KILN_MOD_O0(t) .. divide by
+// them, as KILN_DIV_C_OUT / KILN_MOD_C_OUT and the conv's _W_BLOCKS, _CO_BLOCKS and _GROUPS
+// do), KILN_K0..2, KILN_S0..2, KILN_P0..2 (begin pads), KILN_PE0..2 (end pads), KILN_D0..2
+// (dilations), KILN_MODE (0 conv, 1 max, 2 avg, 3 the max's flat input index), ACC_T, KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b),
 // KILN_TAKE(a, v) (index: v replaces the maximum a), KILN_COLUMN_MAJOR (index: storage_order),
 // KILN_CG / KILN_OG (conv: input and output channels per group) and KILN_COUNT_INCLUDE_PAD
 // (avg), KILN_SEG (conv: the inputs a position block's windows span along the last dim, when
@@ -47,16 +48,16 @@ void main() {
   const uint items = KILN_N * groups * KILN_CO_BLOCKS * KILN_O0 * KILN_O1 * KILN_W_BLOCKS;
   for (uint it = gl_GlobalInvocationID.x; it < items; it += stride) {
     uint t = it;
-    const uint wb = t % KILN_W_BLOCKS;
-    t /= KILN_W_BLOCKS;
-    const uint q1 = t % KILN_O1;
-    t /= KILN_O1;
-    const uint q0 = t % KILN_O0;
-    t /= KILN_O0;
-    const uint cb = t % KILN_CO_BLOCKS;
-    t /= KILN_CO_BLOCKS;
-    const uint g = t % groups;
-    const uint n = t / groups;
+    const uint wb = KILN_MOD_W_BLOCKS(t);
+    t = KILN_DIV_W_BLOCKS(t);
+    const uint q1 = KILN_MOD_O1(t);
+    t = KILN_DIV_O1(t);
+    const uint q0 = KILN_MOD_O0(t);
+    t = KILN_DIV_O0(t);
+    const uint cb = KILN_MOD_CO_BLOCKS(t);
+    t = KILN_DIV_CO_BLOCKS(t);
+    const uint g = KILN_MOD_GROUPS(t);
+    const uint n = KILN_DIV_GROUPS(t);
     const uint co0 = g * KILN_OG + cb * KILN_CO_BLOCK;
     const uint nco = min(KILN_CO_BLOCK, KILN_OG - cb * KILN_CO_BLOCK);
     const uint q20 = wb * KILN_W_BLOCK;
@@ -122,14 +123,14 @@ void main() {
   const int i0 = int(KILN_I0), i1 = int(KILN_I1), i2 = int(KILN_I2);
   for (uint o = gl_GlobalInvocationID.x; o < KILN_OUTPUTS; o += stride) {
     uint t = o;
-    const uint q2 = t % KILN_O2;
-    t /= KILN_O2;
-    const uint q1 = t % KILN_O1;
-    t /= KILN_O1;
-    const uint q0 = t % KILN_O0;
-    t /= KILN_O0;
-    const uint c = t % KILN_C_OUT;
-    const uint n = t / KILN_C_OUT;
+    const uint q2 = KILN_MOD_O2(t);
+    t = KILN_DIV_O2(t);
+    const uint q1 = KILN_MOD_O1(t);
+    t = KILN_DIV_O1(t);
+    const uint q0 = KILN_MOD_O0(t);
+    t = KILN_DIV_O0(t);
+    const uint c = KILN_MOD_C_OUT(t);
+    const uint n = KILN_DIV_C_OUT(t);
     const int b0 = int(q0 * KILN_S0) - KILN_P0;
     const int b1 = int(q1 * KILN_S1) - KILN_P1;
     const int b2 = int(q2 * KILN_S2) - KILN_P2;
