@@ -4,6 +4,7 @@
 // in glsl_types.cpp.
 #include "codegen/emit.h"
 
+#include "codegen/kernel.h"
 #include "codegen/spirv.h"
 
 namespace kiln {
@@ -129,13 +130,18 @@ SymInt udiv_reciprocal(const SymInt& d) {
 }
 }  // namespace
 
+/// Size slots past which a division by a symbolic size stays GLSL's `/` and `%`, leaving the
+/// rest of kMaxSizeSlots to the sizes themselves (a kernel past the limit would not run on the
+/// device at all).
+constexpr size_t kReciprocalSlots = kMaxSizeSlots / 2;
+
 std::string Emitter::udiv(const std::string& e, const SymInt& d) {
-  if (d.is_constant()) return "(" + e + " / " + size(d) + ")";
+  if (d.is_constant() || push_.size() >= kReciprocalSlots) return "(" + e + " / " + size(d) + ")";
   return "kiln_udiv(" + e + ", " + size(d) + ", " + size(udiv_reciprocal(d)) + ")";
 }
 
 std::string Emitter::umod(const std::string& e, const SymInt& d) {
-  if (d.is_constant()) return "(" + e + " % " + size(d) + ")";
+  if (d.is_constant() || push_.size() >= kReciprocalSlots) return "(" + e + " % " + size(d) + ")";
   return "kiln_umod(" + e + ", " + size(d) + ", " + size(udiv_reciprocal(d)) + ")";
 }
 

@@ -103,8 +103,9 @@ class Emitter {
   std::string size(const SymInt& v);
   /// `e / d` and `e % d` for a uint index `e` (GLSL, parenthesised): a constant `d` as GLSL's
   /// operators (the shader compiler turns them into multiplies), a symbolic one through
-  /// kiln_udiv / kiln_umod (shaders/common/kiln_common.glsl) with its reciprocal in a size slot:
-  /// CPUs have no vector integer division, so a CPU driver divides lane by lane otherwise.
+  /// kiln_udiv / kiln_umod (shaders/common/kiln_udiv.glsl) with its reciprocal in a size slot
+  /// (while the kernel has fewer than half of kMaxSizeSlots): CPUs have no vector integer
+  /// division, so a CPU driver divides lane by lane otherwise.
   std::string udiv(const std::string& e, const SymInt& d);
   std::string umod(const std::string& e, const SymInt& d);
   /// A new size slot holding `e` (never shared with another size); returns its index.

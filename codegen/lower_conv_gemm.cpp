@@ -50,10 +50,12 @@ std::string conv_gemm_block(uint32_t cols) {
          u(c * kConvGemmLocalSize) + " + x;\n";
     b += "  const bool v" + s + " = p" + s + " < KILN_POSITIONS;\n";
     b += "  uint t" + s + " = min(p" + s + ", KILN_POSITIONS - 1u);\n";
-    b += "  const uint q2_" + s + " = t" + s + " % KILN_O2; t" + s + " /= KILN_O2;\n";
-    b += "  const uint q1_" + s + " = t" + s + " % KILN_O1; t" + s + " /= KILN_O1;\n";
-    b += "  const uint q0_" + s + " = t" + s + " % KILN_O0;\n";
-    b += "  const uint n_" + s + " = t" + s + " / KILN_O0;\n";
+    b += "  const uint q2_" + s + " = KILN_MOD_O2(t" + s + "); t" + s + " = KILN_DIV_O2(t" + s +
+         ");\n";
+    b += "  const uint q1_" + s + " = KILN_MOD_O1(t" + s + "); t" + s + " = KILN_DIV_O1(t" + s +
+         ");\n";
+    b += "  const uint q0_" + s + " = KILN_MOD_O0(t" + s + ");\n";
+    b += "  const uint n_" + s + " = KILN_DIV_O0(t" + s + ");\n";
     for (int d = 0; d < 3; ++d) {
       const std::string ds = std::to_string(d);
       b += "  const int b" + ds + "_" + s + " = int(q" + ds + "_" + s + " * KILN_S" + ds +

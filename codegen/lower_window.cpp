@@ -85,13 +85,12 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   macros["KILN_OUTPUTS"] = e.size(outputs);
   macros["KILN_C_OUT"] = e.size(n.sym[1]);
   // t / d and t % d for the sizes that split an item's index (Emitter::udiv: no per-lane
-  // divisions by a symbolic size).
+  // divisions by a symbolic size), KILN_DIV_<name>(t) and KILN_MOD_<name>(t); only those the
+  // kernel uses (each symbolic one takes a size slot).
   auto divisor = [&](const std::string& name, const SymInt& d) {
     macros["KILN_DIV_" + name + "(t)"] = e.udiv("(t)", d);
     macros["KILN_MOD_" + name + "(t)"] = e.umod("(t)", d);
   };
-  divisor("C_OUT", n.sym[1]);
-  for (size_t i = 0; i < 3; ++i) divisor("O" + std::to_string(i), out_sym[i]);
   SymInt work = outputs;
   int64_t seg_len = 0;  // conv: KILN_SEG
   if (mode == 0) {
@@ -120,10 +119,20 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     for (size_t i = 0; i + 1 < k; ++i) spatial = spatial * n.sym[2 + i];
     const SymInt co_blocks = sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block));
     const SymInt w_blocks = sym_floordiv(o2 + SymInt(w_block - 1), SymInt(w_block));
-    divisor("CO_BLOCKS", co_blocks);
-    divisor("W_BLOCKS", w_blocks);
-    divisor("GROUPS", SymInt(w.groups));
     work = n.sym[0] * SymInt(w.groups) * co_blocks * spatial * w_blocks;
+    if (!conv_gemm_applies(g, n, opt.caps)) {
+      divisor("W_BLOCKS", w_blocks);
+      divisor("CO_BLOCKS", co_blocks);
+      divisor("GROUPS", SymInt(w.groups));
+    }
+  }
+  if (mode == 0) {
+    divisor("O0", out_sym[0]);
+    divisor("O1", out_sym[1]);
+    if (conv_gemm_applies(g, n, opt.caps)) divisor("O2", out_sym[2]);
+  } else {
+    divisor("C_OUT", n.sym[1]);
+    for (size_t i = 0; i < 3; ++i) divisor("O" + std::to_string(i), out_sym[i]);
   }
   for (size_t i = 0; i < 3; ++i) {
     const std::string d = std::to_string(i);

@@ -11,10 +11,10 @@
 // KILN_O0..2 (input and output spatial sizes; KILN_DIV_O0(t) / KILN_MOD_O0(t) .. divide by
 // them, as KILN_DIV_C_OUT / KILN_MOD_C_OUT and the conv's _W_BLOCKS, _CO_BLOCKS and _GROUPS
 // do), KILN_K0..2, KILN_S0..2, KILN_P0..2 (begin pads), KILN_PE0..2 (end pads), KILN_D0..2
-// (dilations), KILN_MODE (0 conv, 1 max, 2 avg, 3 the max's flat input index), ACC_T, KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b),
-// KILN_TAKE(a, v) (index: v replaces the maximum a), KILN_COLUMN_MAJOR (index: storage_order),
-// KILN_CG / KILN_OG (conv: input and output channels per group) and KILN_COUNT_INCLUDE_PAD
-// (avg), KILN_SEG (conv: the inputs a position block's windows span along the last dim, when
+// (dilations), KILN_MODE (0 conv, 1 max, 2 avg, 3 the max's flat input index), ACC_T,
+// KILN_LOWEST (max: the empty window's value), KILN_MAX(a, b), KILN_TAKE(a, v) (index: v
+// replaces the maximum a), KILN_COLUMN_MAJOR (index: storage_order), KILN_CG / KILN_OG (conv:
+// input and output channels per group) and KILN_COUNT_INCLUDE_PAD (avg), KILN_SEG (conv: the inputs a position block's windows span along the last dim, when
 // loading them once takes fewer loads than one per tap and position; else 0). Mode 3's
 // kiln_store takes the int64 index, KILN_INDEX(uint).
 #extension GL_GOOGLE_include_directive : require

@@ -137,9 +137,9 @@ int kiln_trunc_i32(float x) {
   const int r = e >= 23 ? m << (e - 23) : m >> (23 - e);
   return (u >> 31) != 0u ? -r : r;
 }
-// relu that keeps NaN (x < 0 is false for NaN).
 #include "common/kiln_udiv.glsl"
 
+// relu that keeps NaN (x < 0 is false for NaN).
 float kiln_relu(float x) { return x < 0.0 ? 0.0 : x; }
 vec4 kiln_relu(vec4 x) { return mix(x, vec4(0.0), lessThan(x, vec4(0.0))); }
 

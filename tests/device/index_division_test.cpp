@@ -1,8 +1,10 @@
 // kiln_udiv / kiln_umod (shaders/common/kiln_udiv.glsl), the division of an index by a size
 // known at dispatch only that generated kernels use for symbolic shapes (Emitter::udiv), run on
-// the device against the host's / and %: the edges of the 32-bit range (n and d at 0, 1, 2^31
-// and 2^32 - 1, n just below, at and above multiples of d, d = n and d > n) and random pairs at
-// every magnitude, with the reciprocal floor((2^32 - 1) / d) that the sizes buffer passes.
+// the device against the host's / and %: the edges of the 32-bit range (n at 0, 1, 2^31 and
+// 2^32 - 1, d at 1, 2^31 and 2^32 - 1, n just below, at and above multiples of d, d = n and
+// d > n) and random pairs at every magnitude, with the reciprocal floor((2^32 - 1) / d) that
+// the sizes buffer passes (a divisor is never 0: Emitter::udiv's reciprocal is taken of at
+// least 1, and an empty dim divides no index).
 // Runs under the validation layer like every device test; skips without a Vulkan device.
 #include <gtest/gtest.h>
 
@@ -60,8 +62,9 @@ std::vector<std::pair<uint32_t, uint32_t>> division_cases() {
   }
   std::mt19937 rng(20261207);
   for (int i = 0; i < 20000; ++i) {  // every magnitude of n and d
-    const uint32_t n = static_cast<uint32_t>(rng()) >> (rng() % 32);
-    const uint32_t d = std::max(1u, static_cast<uint32_t>(rng()) >> (rng() % 32));
+    const uint32_t n_bits = static_cast<uint32_t>(rng()), n_shift = rng() % 32;
+    const uint32_t d_bits = static_cast<uint32_t>(rng()), d_shift = rng() % 32;
+    const uint32_t n = n_bits >> n_shift, d = std::max(1u, d_bits >> d_shift);
     cases.emplace_back(n, d);
   }
   return cases;
