@@ -53,10 +53,12 @@ Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fus
 
   std::map<std::string, std::string> macros;
   std::array<std::string, 3> in{"1u", "1u", "1u"}, out{"1u", "1u", "1u"};
+  std::array<SymInt, 3> out_sym{1, 1, 1};
   std::array<int64_t, 3> kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0}, dil{1, 1, 1};
   for (size_t i = 0; i < k; ++i) {
     in[lead + i] = e.size(x.sym[2 + i]);
     out[lead + i] = e.size(n.sym[2 + i]);
+    out_sym[lead + i] = n.sym[2 + i];
     kernel[lead + i] = wt.sym[2 + i].constant_value();
     stride[lead + i] = w.strides[i];
     pad[lead + i] = w.pads[i];
@@ -80,9 +82,18 @@ Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fus
   macros["KILN_CG"] = e.size(sym_floordiv(x.sym[1], SymInt(w.groups)));
   macros["KILN_OG"] = e.size(og);
   macros["KILN_CO_BLOCK"] = std::to_string(co_block) + "u";
-  SymInt work =
-      n.sym[0] * SymInt(w.groups) * sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block));
+  const SymInt co_blocks = sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block));
+  SymInt work = n.sym[0] * SymInt(w.groups) * co_blocks;
   for (size_t i = 2; i < n.sym.size(); ++i) work = work * n.sym[i];
+  // t / d and t % d for the sizes that split an item's index, KILN_DIV_<name>(t) and
+  // KILN_MOD_<name>(t) (Emitter::udiv: no per-lane divisions by a symbolic size).
+  auto divisor = [&](const std::string& name, const SymInt& d) {
+    macros["KILN_DIV_" + name + "(t)"] = e.udiv("(t)", d);
+    macros["KILN_MOD_" + name + "(t)"] = e.umod("(t)", d);
+  };
+  for (size_t i = 0; i < 3; ++i) divisor("O" + std::to_string(i), out_sym[i]);
+  divisor("CO_BLOCKS", co_blocks);
+  divisor("GROUPS", SymInt(w.groups));
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
   kern.local_size = std::min(kConvTransposeLocalSize, opt.caps.max_workgroup_invocations);

@@ -11,7 +11,8 @@
 //   void kiln_store(uint o, float v)                          the store
 // and the macros KILN_LOCAL_SIZE, KILN_N, KILN_C_OUT, KILN_CG / KILN_OG (input and output
 // channels per group), KILN_CO_BLOCK, KILN_I0..2 and KILN_O0..2 (input and output spatial
-// sizes), KILN_K0..2, KILN_S0..2, KILN_P0..2 (begin pads, possibly negative) and KILN_D0..2.
+// sizes), KILN_K0..2, KILN_S0..2, KILN_P0..2 (begin pads, possibly negative), KILN_D0..2 and
+// KILN_DIV_<d>(t) / KILN_MOD_<d>(t) for d = O0..2, CO_BLOCKS and GROUPS (t / d and t % d).
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -38,16 +39,16 @@ void main() {
   const uint items = KILN_N * groups * KILN_CO_BLOCKS * KILN_O0 * KILN_O1 * KILN_O2;
   for (uint it = gl_GlobalInvocationID.x; it < items; it += stride) {
     uint t = it;
-    const uint q2 = t % KILN_O2;
-    t /= KILN_O2;
-    const uint q1 = t % KILN_O1;
-    t /= KILN_O1;
-    const uint q0 = t % KILN_O0;
-    t /= KILN_O0;
-    const uint cb = t % KILN_CO_BLOCKS;
-    t /= KILN_CO_BLOCKS;
-    const uint g = t % groups;
-    const uint n = t / groups;
+    const uint q2 = KILN_MOD_O2(t);
+    t = KILN_DIV_O2(t);
+    const uint q1 = KILN_MOD_O1(t);
+    t = KILN_DIV_O1(t);
+    const uint q0 = KILN_MOD_O0(t);
+    t = KILN_DIV_O0(t);
+    const uint cb = KILN_MOD_CO_BLOCKS(t);
+    t = KILN_DIV_CO_BLOCKS(t);
+    const uint g = KILN_MOD_GROUPS(t);
+    const uint n = KILN_DIV_GROUPS(t);
     const uint j0 = cb * KILN_CO_BLOCK;  // first output channel within the group
     const uint nco = min(KILN_CO_BLOCK, KILN_OG - j0);
     float acc[KILN_CO_BLOCK];
