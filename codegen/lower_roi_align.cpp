@@ -60,8 +60,9 @@ Expected<Kernel> roi_align_kernel(const Graph& g, const FusionDecision& fusion, 
   std::string el = "void kiln_element(uint o) {\n" + e.take_body();
   el += "  const uint pw = o % " + std::to_string(ow) + "u;\n";
   el += "  const uint ph = (o / " + std::to_string(ow) + "u) % " + std::to_string(oh) + "u;\n";
-  el += "  const uint c = (o / " + std::to_string(oh * ow) + "u) % " + channels + ";\n";
-  el += "  const uint r = o / " + std::to_string(oh * ow) + "u / " + channels + ";\n";
+  const std::string cell = "(o / " + std::to_string(oh * ow) + "u)";
+  el += "  const uint c = " + e.umod(cell, x.sym[1]) + ";\n";
+  el += "  const uint r = " + e.udiv(cell, x.sym[1]) + ";\n";
   el += "  const uint b = uint(clamp(kiln_batch(r), 0, max(int(" + images + ") - 1, 0)));\n";
   el += "  const int H = int(" + height + "), W = int(" + width + ");\n";
   el += "  const uint plane = (b * " + channels + " + c) * " + height + " * " + width + ";\n";

@@ -41,7 +41,8 @@ Expected<Kernel> topk_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   const std::string row = e.size(x.sym.back()),
                     kk = k == -1 ? "(" + row + ")" : std::to_string(k) + "u";
   std::string el = "void kiln_element(uint o) {\n" + e.take_body();
-  el += "  const uint n = " + row + ";\n  const uint i = o % n, base = o - i;\n";
+  el += "  const uint n = " + row + ";\n  const uint i = " + e.umod("o", x.sym.back()) +
+        ", base = o - i;\n";
   el += "  const " + T + " v = kiln_x(o);\n";
   if (is_floating(acc)) el += "  const bool nv = isnan(v);\n";
   el += "  uint rank = 0u;\n  for (uint m = 0u; m < n; ++m) {\n";
@@ -49,7 +50,8 @@ Expected<Kernel> topk_kernel(const Graph& g, const FusionDecision& fusion, NodeI
   if (is_floating(acc)) el += "    const bool nw = isnan(w);\n";
   el += "    if (" + beats + ") ++rank;\n  }\n";
   el += "  if (rank < " + kk + ") " +
-        glsl_store("o / n * " + kk + " + rank", glsl_from_uint("i", DType::kI64), DType::kI64) +
+        glsl_store(e.udiv("o", x.sym.back()) + " * " + kk + " + rank",
+                   glsl_from_uint("i", DType::kI64), DType::kI64) +
         ";\n}\n";
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, variant, opt.caps));

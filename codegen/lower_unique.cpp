@@ -37,7 +37,7 @@ Expected<Kernel> unique_kernel(const Graph& g, const FusionDecision& fusion, Nod
 
   body += "int kiln_compare(uint t, uint s) {\n";
   body += "  for (uint k = 0u; k < " + LEN + "; ++k) {\n";
-  body += "    const uint o = k / " + INNER + ", i = k - o * " + INNER + ";\n";
+  body += "    const uint o = " + e.udiv("k", inner) + ", i = k - o * " + INNER + ";\n";
   body += "    const " + T + " a = kiln_x((o * " + N + " + t) * " + INNER + " + i);\n";
   body += "    const " + T + " b = kiln_x((o * " + N + " + s) * " + INNER + " + i);\n";
   if (is_floating(acc)) {
