@@ -125,6 +125,11 @@ Expected<Kernel> resample_kernel(const Graph& g, const FusionDecision& fusion, N
     macros["KILN_W"] = e.size(x.sym[3]);
     macros["KILN_HO"] = e.size(n.sym[2]);
     macros["KILN_WO"] = e.size(n.sym[3]);
+    // An output index split into (n, c, i, j) without per-lane divisions (Emitter::udiv).
+    macros["KILN_GRID_J(o)"] = e.umod("(o)", n.sym[3]);
+    macros["KILN_GRID_I(o)"] = e.umod(e.udiv("(o)", n.sym[3]), n.sym[2]);
+    macros["KILN_GRID_C(o)"] = e.umod(e.udiv("(o)", n.sym[3] * n.sym[2]), n.sym[1]);
+    macros["KILN_GRID_N(o)"] = e.udiv("(o)", n.sym[3] * n.sym[2] * n.sym[1]);
     macros["KILN_PADDING"] = std::to_string(r.padding);
     macros["KILN_ALIGN"] = r.align_corners ? "1" : "0";
   } else {

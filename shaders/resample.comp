@@ -12,7 +12,8 @@
 // and the macros KILN_LOCAL_SIZE, KILN_OUTPUTS, KILN_GRID (0 Resize, 1 GridSample), KILN_MODE
 // (0 nearest, 1 linear, 2 cubic), KILN_TAPS (1, 2, 4); Resize: KILN_COORD (ResizeCoord),
 // KILN_NEAREST (NearestMode), KILN_CUBIC_A, KILN_EXCLUDE_OUTSIDE; GridSample: KILN_C, KILN_H,
-// KILN_W, KILN_HO, KILN_WO, KILN_PADDING (0 zeros, 1 border, 2 reflection), KILN_ALIGN.
+// KILN_W, KILN_HO, KILN_WO, KILN_PADDING (0 zeros, 1 border, 2 reflection), KILN_ALIGN, and
+// KILN_GRID_N/C/I/J(o), an output index's (n, c, i, j).
 #extension GL_GOOGLE_include_directive : require
 #include "kiln_extensions.glsl"
 #include "common/kiln_common.glsl"
@@ -145,8 +146,8 @@ float kiln_read(uint n, uint c, float y, float x) {
 }
 
 void kiln_resample(uint o) {
-  const uint j = o % KILN_WO, i = (o / KILN_WO) % KILN_HO;
-  const uint c = (o / (KILN_WO * KILN_HO)) % KILN_C, n = o / (KILN_WO * KILN_HO * KILN_C);
+  const uint j = KILN_GRID_J(o), i = KILN_GRID_I(o);
+  const uint c = KILN_GRID_C(o), n = KILN_GRID_N(o);
   const float fh = float(KILN_H), fw = float(KILN_W);
   precise float ix = kiln_unnormalize(kiln_grid(n, i, j, 0u), fw);
   precise float iy = kiln_unnormalize(kiln_grid(n, i, j, 1u), fh);
