@@ -85,15 +85,9 @@ Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fus
   const SymInt co_blocks = sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block));
   SymInt work = n.sym[0] * SymInt(w.groups) * co_blocks;
   for (size_t i = 2; i < n.sym.size(); ++i) work = work * n.sym[i];
-  // t / d and t % d for the sizes that split an item's index, KILN_DIV_<name>(t) and
-  // KILN_MOD_<name>(t) (Emitter::udiv: no per-lane divisions by a symbolic size).
-  auto divisor = [&](const std::string& name, const SymInt& d) {
-    macros["KILN_DIV_" + name + "(t)"] = e.udiv("(t)", d);
-    macros["KILN_MOD_" + name + "(t)"] = e.umod("(t)", d);
-  };
-  for (size_t i = 0; i < 3; ++i) divisor("O" + std::to_string(i), out_sym[i]);
-  divisor("CO_BLOCKS", co_blocks);
-  divisor("GROUPS", SymInt(w.groups));
+  for (size_t i = 0; i < 3; ++i) add_divisor_macros(e, macros, "O" + std::to_string(i), out_sym[i]);
+  add_divisor_macros(e, macros, "CO_BLOCKS", co_blocks);
+  add_divisor_macros(e, macros, "GROUPS", SymInt(w.groups));
 
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));
   kern.local_size = std::min(kConvTransposeLocalSize, opt.caps.max_workgroup_invocations);

@@ -12,6 +12,15 @@
 
 namespace kiln {
 
+/// KILN_DIV_<name>(t) and KILN_MOD_<name>(t): t / d and t % d for a template's index split
+/// (Emitter::udiv / umod: no per-lane division by a symbolic size). Each symbolic divisor
+/// takes a size slot, so a kernel defines only those it uses.
+inline void add_divisor_macros(Emitter& e, std::map<std::string, std::string>& macros,
+                               const std::string& name, const SymInt& d) {
+  macros["KILN_DIV_" + name + "(t)"] = e.udiv("(t)", d);
+  macros["KILN_MOD_" + name + "(t)"] = e.umod("(t)", d);
+}
+
 /// Workgroups for `work` items at `local_size` per group (uncapped: kernel_groups() caps them at
 /// the device limit, and kernels use grid-stride loops, so a capped grid still covers everything).
 SymInt groups_for(const SymInt& work, uint32_t local_size);

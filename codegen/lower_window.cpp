@@ -84,12 +84,9 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const SymInt outputs = sym_numel(n.sym);
   macros["KILN_OUTPUTS"] = e.size(outputs);
   macros["KILN_C_OUT"] = e.size(n.sym[1]);
-  // t / d and t % d for the sizes that split an item's index (Emitter::udiv: no per-lane
-  // divisions by a symbolic size), KILN_DIV_<name>(t) and KILN_MOD_<name>(t); only those the
-  // kernel uses (each symbolic one takes a size slot).
+  const bool implicit_gemm = mode == 0 && conv_gemm_applies(g, n, opt.caps);
   auto divisor = [&](const std::string& name, const SymInt& d) {
-    macros["KILN_DIV_" + name + "(t)"] = e.udiv("(t)", d);
-    macros["KILN_MOD_" + name + "(t)"] = e.umod("(t)", d);
+    add_divisor_macros(e, macros, name, d);
   };
   SymInt work = outputs;
   int64_t seg_len = 0;  // conv: KILN_SEG
@@ -120,7 +117,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     const SymInt co_blocks = sym_floordiv(og + SymInt(co_block - 1), SymInt(co_block));
     const SymInt w_blocks = sym_floordiv(o2 + SymInt(w_block - 1), SymInt(w_block));
     work = n.sym[0] * SymInt(w.groups) * co_blocks * spatial * w_blocks;
-    if (!conv_gemm_applies(g, n, opt.caps)) {
+    if (!implicit_gemm) {
       divisor("W_BLOCKS", w_blocks);
       divisor("CO_BLOCKS", co_blocks);
       divisor("GROUPS", SymInt(w.groups));
@@ -129,7 +126,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   if (mode == 0) {
     divisor("O0", out_sym[0]);
     divisor("O1", out_sym[1]);
-    if (conv_gemm_applies(g, n, opt.caps)) divisor("O2", out_sym[2]);
+    if (implicit_gemm) divisor("O2", out_sym[2]);
   } else {
     divisor("C_OUT", n.sym[1]);
     for (size_t i = 0; i < 3; ++i) divisor("O" + std::to_string(i), out_sym[i]);
@@ -164,7 +161,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   macros["KILN_COLUMN_MAJOR"] = w.storage_order == 1 ? "1" : "0";
 
   const int64_t taps = kernel[0] * kernel[1] * kernel[2];
-  if (mode == 0 && conv_gemm_applies(g, n, opt.caps)) {
+  if (implicit_gemm) {
     // Positions per lane: 4, or fewer when there are few positions (the small spatial sizes of
     // a CNN's last stages), so that lanes are not left idle.
     SymInt positions = n.sym[0];
