@@ -151,7 +151,7 @@ bool conv_direct_applies(const Geometry& g) {
 }
 
 void conv_direct(const Geometry& g, int64_t groups, const float* x, const float* w,
-                 const float* bias, float* y, bool relu) {
+                 const float* bias, float* y, bool relu, const OutputRuns& post) {
 #if KILN_AVX512_KERNELS
   const PhaseLayout l = phase_layout(g);
   const int64_t cg = g.c / groups, og = g.c_out / groups;
@@ -205,6 +205,13 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
       const int64_t c0 = ch * chunk, c1 = std::min(og, c0 + chunk);
       tiles(l, k, off.data(), xg, w + grp * og * k, bias ? bias + grp * og : nullptr, yg, ldy, t0,
             t1, c0, c1, relu);
+      if (post && l.direct_out) {  // the item's runs, still in cache (staged ones: below)
+        const int64_t p0 = t0 * kTile, p1 = std::min(l.positions, t1 * kTile);
+        if (p0 == 0 && p1 == ldy)  // whole planes: one run
+          post(yg + c0 * ldy, (c1 - c0) * ldy);
+        else
+          for (int64_t co = c0; co < c1 && p1 > p0; ++co) post(yg + co * ldy + p0, p1 - p0);
+      }
     }
   });
   if (!l.direct_out) {
@@ -214,10 +221,11 @@ void conv_direct(const Geometry& g, int64_t groups, const float* x, const float*
           const float* src = staged.data + nc * ldy + oy * l.pitch;
           std::copy(src, src + g.out[2], y + nc * out_plane + oy * g.out[2]);
         }
+      if (post) post(y + b * out_plane, (e - b) * out_plane);
     });
   }
 #else
-  (void)g, (void)groups, (void)x, (void)w, (void)bias, (void)y, (void)relu;
+  (void)g, (void)groups, (void)x, (void)w, (void)bias, (void)y, (void)relu, (void)post;
 #endif
 }
 

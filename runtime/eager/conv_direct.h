@@ -16,6 +16,8 @@
 /// whatever the blocking and the threads.
 #pragma once
 
+#include <functional>
+
 #include "eager/window_geometry.h"
 
 namespace kiln::eager {
@@ -28,9 +30,15 @@ bool direct_convs_enabled();
 /// off, for comparisons and tests.
 bool conv_direct_applies(const Geometry& g);
 
+/// What a conv kernel applies to runs of its outputs right after writing them, while they are
+/// in cache: post(p, n) maps p[0, n) in place, elementwise (the interpreter's fusion of a Conv
+/// with the chain of elementwise ops that alone reads it). Called from any thread.
+using OutputRuns = std::function<void(float* p, int64_t n)>;
+
 /// y = conv(x, w) + bias (bias may be null) for `groups` groups, all f32 in NC[D]HW order;
-/// with `relu`, each output then goes through Relu (y < 0 ? 0 : y, as the Relu op computes it).
+/// with `relu`, each output then goes through Relu (y < 0 ? 0 : y, as the Relu op computes it);
+/// with `post`, each output then goes through it.
 void conv_direct(const Geometry& g, int64_t groups, const float* x, const float* w,
-                 const float* bias, float* y, bool relu = false);
+                 const float* bias, float* y, bool relu = false, const OutputRuns& post = {});
 
 }  // namespace kiln::eager

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "eager/interpreter_chain.h"
@@ -114,6 +115,21 @@ class NodeTimes {
   std::map<OpKind, Entry> by_op_;
 };
 
+/// After a chain's value exists: its inputs from outside the chain are released after their last
+/// use, as node by node.
+void release_chain_inputs(const Graph& graph, std::span<const size_t> chain, std::vector<int>& uses,
+                          std::vector<const HostTensor*>& value, std::vector<HostTensor>& owned) {
+  for (size_t m : chain)
+    for (NodeId in : graph.nodes()[m].inputs) {
+      const auto i = static_cast<size_t>(in);
+      if (std::find(chain.begin(), chain.end(), i) != chain.end()) continue;  // never materialised
+      if (--uses[i] == 0 && value[i] == &owned[i]) {
+        owned[i] = HostTensor();
+        value[i] = nullptr;
+      }
+    }
+}
+
 /// Evaluates a chain of elementwise nodes (eager/interpreter_chain.h) at its last member: that
 /// node's value is computed, the others are never materialised; inputs from outside the chain
 /// are released after their last use, as node by node.
@@ -122,9 +138,6 @@ Status run_chain(const Graph& graph, std::span<const size_t> chain, std::vector<
                  NodeTimes& times) {
   const auto start =
       times.on() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  const auto inside = [&](size_t i) {
-    return std::find(chain.begin(), chain.end(), i) != chain.end();
-  };
   const Node& last = graph.nodes()[chain.back()];
   const auto id = static_cast<size_t>(last.id);
   owned[id] = HostTensor::uninitialized(last.meta);
@@ -137,16 +150,34 @@ Status run_chain(const Graph& graph, std::span<const size_t> chain, std::vector<
                                       std::chrono::steady_clock::now() - start)
                                       .count());
   value[id] = &owned[id];
-  for (size_t m : chain)
-    for (NodeId in : graph.nodes()[m].inputs) {
-      const auto i = static_cast<size_t>(in);
-      if (inside(i)) continue;  // a member: never materialised
-      if (--uses[i] == 0 && value[i] == &owned[i]) {
-        owned[i] = HostTensor();
-        value[i] = nullptr;
+  release_chain_inputs(graph, chain, uses, value, owned);
+  return {};
+}
+
+/// For each chain, the position of the Conv whose output pass applies it (eval_conv_then), or
+/// -1: an f32 Conv of the chain's shape outside every chain whose every reader is a member.
+std::vector<int> convs_before_chains(const Graph& graph, const std::vector<int>& uses,
+                                     const std::vector<std::vector<size_t>>& chains,
+                                     const std::vector<int>& chain_of,
+                                     const std::vector<bool>& with_relu) {
+  std::vector<int> conv_of(chains.size(), -1);
+  const auto& nodes = graph.nodes();
+  for (size_t c = 0; c < chains.size(); ++c) {
+    const Shape& shape = nodes[chains[c].back()].meta.shape;
+    std::map<size_t, int> reads;  // outside values read by members, and how often
+    for (size_t m : chains[c])
+      for (NodeId in : nodes[m].inputs)
+        if (const auto i = static_cast<size_t>(in); chain_of[i] != static_cast<int>(c)) ++reads[i];
+    for (const auto& [i, count] : reads) {
+      const Node& conv = nodes[i];
+      if (conv.op == OpKind::Conv && conv.meta.dtype == DType::kF32 && conv.meta.shape == shape &&
+          chain_of[i] < 0 && !with_relu[i] && uses[i] == count) {
+        conv_of[c] = static_cast<int>(i);
+        break;
       }
     }
-  return {};
+  }
+  return conv_of;
 }
 
 }  // namespace
@@ -165,21 +196,42 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
   for (size_t c = 0; c < chains.size(); ++c)
     for (size_t pos : chains[c]) chain_of[pos] = static_cast<int>(c);
   const std::vector<bool> with_relu = convs_with_relu(graph, uses, chain_of);
-  for (size_t pos = 0; pos < n; ++pos) {
-    const Node& node = graph.nodes()[pos];
+  const std::vector<int> conv_of = convs_before_chains(graph, uses, chains, chain_of, with_relu);
+  std::vector<int> chain_after(n, -1);  // per Conv position, the chain it may apply
+  for (size_t c = 0; c < chains.size(); ++c)
+    if (conv_of[c] >= 0) chain_after[static_cast<size_t>(conv_of[c])] = static_cast<int>(c);
+  std::vector<bool> applied(chains.size(), false);  // chains their Conv applied
+  // Sources first, and one-element fills (a written-out activation's literals): a chain
+  // applied by its Conv reads its one-element operands then.
+  for (const Node& node : graph.nodes()) {
     const size_t id = static_cast<size_t>(node.id);
     if (node.op == OpKind::Input) {
       KILN_RETURN_IF_ERROR(bind_source(node, inputs, "input", &value[id]));
-      continue;
-    }
-    if (node.op == OpKind::Constant) {
+    } else if (node.op == OpKind::Constant) {
       KILN_RETURN_IF_ERROR(bind_source(node, constants, "constant", &value[id]));
-      continue;
+    } else if (node.op == OpKind::Full && node.inputs.empty() && node.meta.numel() == 1) {
+      owned[id] = HostTensor(node.meta);
+      if (Status s = eager::eval_node(node, {}, owned[id]); !s.ok())
+        return s.with_context("node %" + std::to_string(node.id) + " (full)");
+      value[id] = &owned[id];
     }
+  }
+  for (size_t pos = 0; pos < n; ++pos) {
+    const Node& node = graph.nodes()[pos];
+    const size_t id = static_cast<size_t>(node.id);
+    if (node.op == OpKind::Input || node.op == OpKind::Constant || value[id] != nullptr) continue;
     if (const int c = chain_of[pos]; c >= 0) {  // a fused chain runs at its last member
-      if (chains[static_cast<size_t>(c)].back() == pos)
-        KILN_RETURN_IF_ERROR(
-            run_chain(graph, chains[static_cast<size_t>(c)], uses, value, owned, times));
+      const auto& chain = chains[static_cast<size_t>(c)];
+      if (chain.back() != pos) continue;
+      if (applied[static_cast<size_t>(c)]) {  // its Conv's bytes are the chain's value
+        const auto conv = static_cast<size_t>(conv_of[static_cast<size_t>(c)]);
+        owned[id].meta = node.meta;
+        owned[id].data = std::move(owned[conv].data);
+        value[id] = &owned[id];
+        release_chain_inputs(graph, chain, uses, value, owned);
+      } else {
+        KILN_RETURN_IF_ERROR(run_chain(graph, chain, uses, value, owned, times));
+      }
       continue;
     }
     args.clear();
@@ -201,6 +253,14 @@ Expected<std::vector<HostTensor>> interpret(const Graph& graph,
     } else if (with_relu[pos]) {
       owned[id] = HostTensor::uninitialized(node.meta);
       s = eager::eval_conv_relu(node, args, owned[id]);
+    } else if (const std::optional<eager::PointwiseChain> chain =
+                   chain_after[pos] < 0
+                       ? std::nullopt
+                       : eager::PointwiseChain::make(
+                             graph, chains[static_cast<size_t>(chain_after[pos])], node.id, value)) {
+      owned[id] = HostTensor::uninitialized(node.meta);
+      s = eager::eval_conv_then(node, args, owned[id], *chain);
+      applied[static_cast<size_t>(chain_after[pos])] = true;
     } else {
       owned[id] = eager::writes_every_element(node.op) ? HostTensor::uninitialized(node.meta)
                                                        : HostTensor(node.meta);

@@ -1,6 +1,7 @@
 #include "eager/interpreter_chain.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,9 @@ namespace {
 
 /// Output elements per block: the block buffers of a chain of ten nodes stay within 160 KiB.
 constexpr int64_t kBlock = 4096;
+/// Elements per block of a chain applied in place (PointwiseChain): the ranges a kernel has
+/// just written are a row or a few, and the block buffers of 8 members stay on the stack.
+constexpr int64_t kPointwiseBlock = 1024;
 /// Nodes per chain at most (longer runs are split), and how far in graph order a chain looks
 /// for its members.
 constexpr size_t kMaxChain = 32, kWindow = 64;
@@ -147,6 +151,102 @@ Status eval_chain(const Graph& graph, std::span<const size_t> chain,
     }
   });
   return failed;
+}
+
+std::optional<PointwiseChain> PointwiseChain::make(const Graph& graph,
+                                                   std::span<const size_t> chain, NodeId source,
+                                                   std::span<const HostTensor* const> value) {
+  const auto& nodes = graph.nodes();
+  if (chain.empty() || source < 0 || static_cast<size_t>(source) >= graph.size()) return {};
+  const Shape& shape = nodes[chain.back()].meta.shape;
+  if (graph.node(source).meta.shape != shape || graph.node(source).meta.dtype != DType::kF32)
+    return {};
+  PointwiseChain pc;
+  pc.graph_ = &graph;
+  pc.chain_.assign(chain.begin(), chain.end());
+  // Each member's operands read one element (a one-element tensor) or walk along the range
+  // (the source, earlier members): a one-dimensional nest as long as any range.
+  constexpr int64_t kAny = int64_t{1} << 40;
+  for (size_t m = 0; m < chain.size(); ++m) {
+    const Node& node = nodes[chain[m]];
+    if (node.meta.shape != shape) return {};
+    std::vector<Input> ins;
+    std::vector<int64_t> steps;
+    for (NodeId id : node.inputs) {
+      Input in;
+      const auto at = static_cast<size_t>(id);
+      const auto end = chain.begin() + static_cast<std::ptrdiff_t>(m);
+      if (const auto it = std::find(chain.begin(), end, at); it != end) {
+        in.member = static_cast<int>(it - chain.begin());
+        steps.push_back(1);
+      } else if (id == source) {
+        steps.push_back(1);
+      } else {
+        const HostTensor* t = at < value.size() ? value[at] : nullptr;
+        if (t == nullptr || t->meta.dtype != DType::kF32 || t->meta.numel() != 1) return {};
+        in.scalar = t->ptr<float>();
+        steps.push_back(0);
+      }
+      ins.push_back(in);
+    }
+    BlockPlan plan;
+    if (steps.size() == 1) plan.unary = LoopNest<1>{{kAny}, {{{steps[0]}}}};
+    else if (steps.size() == 2) plan.binary = LoopNest<2>{{kAny}, {{{steps[0]}, {steps[1]}}}};
+    else return {};
+    pc.inputs_.push_back(std::move(ins));
+    pc.plans_.push_back(std::move(plan));
+  }
+  return pc;
+}
+
+PointwiseChain::PointwiseChain(PointwiseChain&& other) noexcept
+    : graph_(other.graph_),
+      chain_(std::move(other.chain_)),
+      inputs_(std::move(other.inputs_)),
+      plans_(std::move(other.plans_)) {}
+
+void PointwiseChain::apply(float* y, int64_t n) const {
+  const auto& nodes = graph_->nodes();
+  const size_t length = chain_.size();
+  const int64_t block = std::min(kPointwiseBlock, n);
+  if (block <= 0) return;
+  // On the stack for chains of up to 8 members (HardSwish has 5), else on the heap.
+  std::array<float, 7 * kPointwiseBlock> small;
+  std::unique_ptr<float[]> large;
+  float* buffers = small.data();
+  if (static_cast<size_t>(length - 1) * static_cast<size_t>(block) > small.size()) {
+    large = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(length - 1) * block);
+    buffers = large.get();
+  }
+  std::array<BlockOperand, 2> ops;
+  for (int64_t lo = 0; lo < n; lo += block) {
+    const int64_t hi = std::min(n, lo + block);
+    for (size_t m = 0; m < length; ++m) {
+      const std::vector<Input>& ins = inputs_[m];
+      for (size_t k = 0; k < ins.size(); ++k) {
+        if (ins[k].member >= 0)
+          ops[k] = BlockOperand{buffers + ins[k].member * block, lo, true};
+        else if (ins[k].scalar != nullptr)
+          ops[k] = BlockOperand{ins[k].scalar, 0, false};
+        else
+          ops[k] = BlockOperand{y, 0, true};  // the source, read before the last member writes
+      }
+      const bool is_last = m + 1 == length;
+      Status s = eval_elementwise_block(
+          nodes[chain_[m]], plans_[m], std::span<const BlockOperand>(ops.data(), ins.size()),
+          is_last ? y : buffers + m * block, is_last ? 0 : lo, lo, hi);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (failed_.ok()) failed_ = s;
+        return;
+      }
+    }
+  }
+}
+
+Status PointwiseChain::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failed_;
 }
 
 }  // namespace kiln::eager

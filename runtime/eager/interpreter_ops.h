@@ -192,6 +192,12 @@ Status eval_window(const Node& node, std::span<const HostTensor* const> ins, Hos
 /// a Conv whose only reader is a Relu): out = relu(conv(ins)), as the two nodes give it.
 Status eval_conv_relu(const Node& conv_node, std::span<const HostTensor* const> ins,
                       HostTensor& out);
+class PointwiseChain;
+/// An f32 Conv node followed by the chain of elementwise ops that alone reads it (HardSwish,
+/// SiLU, GELU written out), applied to each run of outputs as the conv writes it: out is the
+/// chain's value, as the nodes give it (interpreter_chain.h).
+Status eval_conv_then(const Node& conv_node, std::span<const HostTensor* const> ins,
+                      HostTensor& out, const PointwiseChain& chain);
 /// The interpreter of every KILN_KERNEL_OP row of graph/ops.def: `eval_<stem>` in the op's
 /// interpreter_<stem>.cpp (same contract as eval_node).
 #define KILN_OP(e, name, cat, arity, attrs)

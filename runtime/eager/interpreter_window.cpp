@@ -26,6 +26,7 @@
 #include "eager/conv_direct.h"
 #include "eager/elementwise_loops.h"
 #include "eager/gemm.h"
+#include "eager/interpreter_chain.h"
 #include "eager/interpreter_ops.h"
 #include "eager/phase_planes.h"
 #include "eager/vector_loops.h"
@@ -230,7 +231,7 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
 /// once for the images, and a wider product for small images), then each image's rows copied
 /// to its place in y. Each output is the same sum as with one product per image.
 void conv_images_together(const Geometry& g, int64_t groups, int64_t batch, const float* x,
-                          const float* w, const float* bias, float* y, bool relu) {
+                          const float* w, const float* bias, float* y, const OutputRuns& finish) {
   const int64_t cg = g.c / groups, og = g.c_out / groups;
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t rows = g.out[0] * g.out[1], out_plane = rows * g.out[2];
@@ -252,20 +253,22 @@ void conv_images_together(const Geometry& g, int64_t groups, int64_t batch, cons
           std::fill(prod.data + o * ld, prod.data + o * ld + width, bias[grp * og + o]);
       sgemm(og, width, depth, {w + grp * og * depth, depth, false}, {col.data, ld, false},
             bias ? 1.0f : 0.0f, prod.data, ld);
-      for (int64_t i = 0; i < nb; ++i)
+      for (int64_t i = 0; i < nb; ++i) {
+        float* yi = y + ((n0 + i) * g.c_out + grp * og) * out_plane;
         for (int64_t o = 0; o < og; ++o) {
           const float* src = prod.data + o * ld + i * out_plane;
-          float* dst = y + ((n0 + i) * g.c_out + grp * og + o) * out_plane;
-          std::copy(src, src + out_plane, dst);
-          if (relu) relu_in_place(dst, out_plane);
+          std::copy(src, src + out_plane, yi + o * out_plane);
         }
+        if (finish) finish(yi, og * out_plane);  // the group's planes of image i: one run
+      }
     }
   }
 }
 
-/// Conv, and with `relu` a Relu over its outputs, f32 only (the caller's check), while they are
-/// in cache.
-Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out, bool relu) {
+/// Conv, and with `relu` a Relu over its outputs or with `post` that function of them, f32 only
+/// (the caller's check), while they are in cache.
+Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out, bool relu,
+            const OutputRuns& post) {
   const Geometry g = geometry(node, ins[0]->meta.shape, out.meta.shape, &ins[1]->meta.shape);
   const int64_t groups = node.attrs.window.groups;
   const int64_t cg = g.c / groups, og = g.c_out / groups;
@@ -278,6 +281,11 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   const float* w = as_floats(*ins[1], sw);
   const float* bias = ins.size() == 3 ? as_floats(*ins[2], sbias) : nullptr;
   float* y = float_result(out, so);
+  OutputRuns finish;  // what runs over outputs once written: the Relu, or `post`
+  if (relu)
+    finish = [](float* p, int64_t n) { relu_in_place(p, n); };
+  else
+    finish = post;
   if (cg == 1 && g.c > 0 && out.meta.numel() > 0) {  // depthwise: one input channel per output
     if (g.c_out == g.c && prefer_channels_last(g, false))
       depthwise_conv_channels_last(g, x, w, bias, y);
@@ -285,14 +293,14 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       depthwise_direct(g, x, w, bias, y);
     else
       conv_per_channel(g, x, w, bias, y);
-    if (relu)
+    if (finish)
       parallel_for(out.meta.numel(), kParallelGrain,
-                   [&](int64_t b, int64_t e) { relu_in_place(y + b, e - b); });
+                   [&](int64_t b, int64_t e) { finish(y + b, e - b); });
     store_floats(out, so);
     return {};
   }
   if (conv_direct_applies(g)) {  // on AVX-512: no im2col, nothing packed
-    conv_direct(g, groups, x, w, bias, y, relu);
+    conv_direct(g, groups, x, w, bias, y, relu, relu ? OutputRuns{} : post);
     store_floats(out, so);
     return {};
   }
@@ -305,7 +313,7 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   const int64_t per_image = depth * out_plane;
   const int64_t batch = per_image == 0 ? 1 : std::min<int64_t>(g.n, kMaxColumns / per_image);
   if (batch > 1 && out.meta.numel() > 0 && !direct) {
-    conv_images_together(g, groups, batch, x, w, bias, y, relu);
+    conv_images_together(g, groups, batch, x, w, bias, y, finish);
     store_floats(out, so);
     return {};
   }
@@ -326,7 +334,7 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
       const float beta = bias ? 1.0f : 0.0f;
       if (direct) {
         sgemm(og, out_plane, depth, {wg, depth, false}, {xg, plane, false}, beta, yg, out_plane);
-        if (relu) relu_in_place(yg, og * out_plane);
+        if (finish) finish(yg, og * out_plane);
         continue;
       }
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
@@ -335,8 +343,10 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
         im2col(g, cg, xg, r0, r1, col.data, col_ld);
         sgemm(og, cols, depth, {wg, depth, false}, {col.data, col_ld, false}, beta,
               yg + r0 * g.out[2], out_plane);
-        if (relu)
-          for (int64_t o = 0; o < og; ++o) relu_in_place(yg + o * out_plane + r0 * g.out[2], cols);
+        if (finish && cols == out_plane)  // every row in one chunk: the planes are one run
+          finish(yg, og * out_plane);
+        else if (finish)
+          for (int64_t o = 0; o < og; ++o) finish(yg + o * out_plane + r0 * g.out[2], cols);
       }
     }
   }
@@ -387,7 +397,7 @@ bool is_window_kernel(OpKind op) {
 Status eval_window(const Node& node, std::span<const HostTensor* const> ins, HostTensor& out) {
   switch (node.op) {
     case OpKind::Conv:
-      return conv(node, ins, out, false);
+      return conv(node, ins, out, false, {});
     case OpKind::MaxPool:
     case OpKind::MaxPoolIndices:
     case OpKind::AvgPool:
@@ -409,7 +419,16 @@ Status eval_conv_relu(const Node& conv_node, std::span<const HostTensor* const> 
                       HostTensor& out) {
   if (conv_node.op != OpKind::Conv || out.meta.dtype != DType::kF32)
     return internal_error("eval_conv_relu: not an f32 Conv");
-  return conv(conv_node, ins, out, true);
+  return conv(conv_node, ins, out, true, {});
+}
+
+Status eval_conv_then(const Node& conv_node, std::span<const HostTensor* const> ins,
+                      HostTensor& out, const PointwiseChain& chain) {
+  if (conv_node.op != OpKind::Conv || out.meta.dtype != DType::kF32)
+    return internal_error("eval_conv_then: not an f32 Conv");
+  KILN_RETURN_IF_ERROR(conv(conv_node, ins, out, false,
+                            [&chain](float* p, int64_t n) { chain.apply(p, n); }));
+  return chain.status();
 }
 
 }  // namespace kiln::eager

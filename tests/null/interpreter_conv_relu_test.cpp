@@ -1,6 +1,7 @@
-// The interpreter's fusion of an f32 Conv whose only reader is a Relu (eval_conv_relu): the
-// graph's results are bit for bit those of the two ops evaluated one after the other, on every
-// conv path, with NaN inputs. By default the unit-stride and strided convs take the direct
+// The interpreter's fusions of an f32 Conv with what alone reads it: a Relu (eval_conv_relu),
+// or a chain of elementwise ops such as HardSwish written out (eval_conv_then, applied to each
+// run of outputs as the conv writes it). The graph's results are bit for bit those of the ops
+// evaluated one after the other, on every conv path, with NaN inputs. By default the unit-stride and strided convs take the direct
 // AVX-512 kernels where the CPU has them; the test's second run, KILN_CONV_DIRECT=0
 // (null_interpreter_conv_relu_im2col_test), takes im2col + sgemm (images together, row
 // chunks, 1x1 products read in place) and the planar depthwise loops. Where the fusion must not
@@ -17,6 +18,7 @@
 
 #include "eager/interpreter.h"
 #include "graph/op.h"
+#include "kiln/logging.h"
 
 namespace kiln {
 namespace {
@@ -116,6 +118,20 @@ const std::vector<Case>& cases() {
        {3, 3},
        {2, 2},
        {1, 1, 1, 1}},
+      {"3x1, no column padding (the direct conv writes its outputs in place)",
+       {2, 8, 12, 16},
+       16,
+       1,
+       {3, 1},
+       {1, 1},
+       {1, 0, 1, 0}},
+      {"3x1 on 96x96 planes (in place, the planes split in tile ranges)",
+       {1, 32, 96, 96},
+       32,
+       1,
+       {3, 1},
+       {1, 1},
+       {1, 0, 1, 0}},
       {"an empty batch", {0, 4, 6, 6}, 4, 1, {3, 3}, {1, 1}, {1, 1, 1, 1}},
   };
   return c;
@@ -220,6 +236,126 @@ TEST(InterpreterConvRelu, AnF16ConvIsNotFusedAndStillRight) {
   auto want = interpret_op(OpKind::Relu, std::vector<const HostTensor*>{&*y}, {});
   ASSERT_TRUE(want.ok());
   expect_same((*r)[0], *want, "f16 conv then relu");
+}
+
+/// HardSwish as the ONNX importer writes it, x * min(max(x * (1/6) + 0.5, 0), 1), its literals
+/// one-element fills; with `late_scale`, the 1/6 is instead a one-element value computed from
+/// `scale_of` (a graph input) after the conv, which a conv's output pass cannot read yet.
+NodeId hard_swish(Graph& g, NodeId x, NodeId scale_of = -1) {
+  const auto lit = [&](double v) {
+    return g.add(OpKind::Full, {}, Attrs{.scalar = v, .dtype = DType::kF32}).value();
+  };
+  const NodeId sixth = scale_of >= 0 ? g.add(OpKind::Mul, {scale_of, lit(1.0 / 6)}, {}).value()
+                                     : lit(1.0 / 6);
+  NodeId t = g.add(OpKind::Mul, {x, sixth}, {}).value();
+  t = g.add(OpKind::Add, {t, lit(0.5)}, {}).value();
+  t = g.add(OpKind::Maximum, {t, lit(0)}, {}).value();
+  t = g.add(OpKind::Minimum, {t, lit(1)}, {}).value();
+  return g.add(OpKind::Mul, {x, t}, {}).value();
+}
+
+/// HardSwish of `y` node by node (interpret_op per op): the reference.
+HostTensor hard_swish_ops(const HostTensor& y) {
+  const auto scalar = [](float v) {
+    HostTensor t(TensorMeta{DType::kF32, {}});
+    std::memcpy(t.data.data(), &v, 4);
+    return t;
+  };
+  const auto op = [](OpKind k, const HostTensor& a, const HostTensor& b) {
+    auto r = interpret_op(k, std::vector<const HostTensor*>{&a, &b}, {});
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? std::move(r).value() : HostTensor();
+  };
+  const HostTensor sixth = scalar(static_cast<float>(1.0 / 6)), half = scalar(0.5f),
+                   zero = scalar(0.0f), one = scalar(1.0f);
+  HostTensor t = op(OpKind::Mul, y, sixth);
+  t = op(OpKind::Add, t, half);
+  t = op(OpKind::Maximum, t, zero);
+  t = op(OpKind::Minimum, t, one);
+  return op(OpKind::Mul, y, t);
+}
+
+/// The perf log of one interpret() call: whether any elementwise chain ran on its own.
+struct PerfLog {
+  PerfLog() {
+    set_logs("perf");
+    set_log_sink([this](LogTopic, std::string_view m) { text += std::string(m) + "\n"; });
+  }
+  ~PerfLog() {
+    set_log_sink(nullptr);
+    set_logs("");
+  }
+  bool chain_ran_alone() const { return text.find("fused elementwise chains") != std::string::npos; }
+  std::string text;
+};
+
+TEST(InterpreterConvChain, AChainAppliedByItsConvGivesTheNodeByNodeBits) {
+  std::mt19937 rng(53);
+  for (const Case& c : cases()) {
+    HostTensor x = random_f32(c.x, rng);
+    if (x.meta.numel() > 7) reinterpret_cast<float*>(x.data.data())[7] = std::nanf("");
+    Shape ws{c.c_out, c.x[1] / c.groups};
+    for (int64_t k : c.kernel) ws.push_back(k);
+    const HostTensor w = random_f32(ws, rng), b = random_f32({c.c_out}, rng);
+    Graph g;
+    const NodeId xi = g.add_input(x.meta), wi = g.add_input(w.meta), bi = g.add_input(b.meta);
+    const NodeId conv = g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+    g.set_outputs({hard_swish(g, conv)});
+    const HostTensor* ins[] = {&x, &w, &b};
+    PerfLog perf;
+    auto r = interpret(g, ins, {});
+    ASSERT_TRUE(r.ok()) << c.what << ": " << r.status().to_string();
+    auto y = interpret_op(OpKind::Conv, std::vector<const HostTensor*>{&x, &w, &b}, conv_attrs(c));
+    ASSERT_TRUE(y.ok());
+    const HostTensor want = hard_swish_ops(*y);
+    expect_same((*r)[0], want, c.what + " " + shape_str(c.x));
+    // The chain ran inside the conv's pass, not on its own.
+    EXPECT_FALSE(perf.chain_ran_alone()) << c.what << "\n" << perf.text;
+    // Both clamps and the NaN reach the reference, or the case would prove little.
+    bool low = false, high = false, nan = false;
+    const auto* v = reinterpret_cast<const float*>(want.data.data());
+    const auto* yv = reinterpret_cast<const float*>(y->data.data());
+    for (int64_t i = 0; i < want.meta.numel(); ++i) {
+      low = low || (yv[i] < -3.0f && v[i] == 0.0f);
+      high = high || (yv[i] > 3.0f && v[i] == yv[i]);
+      nan = nan || std::isnan(v[i]);
+    }
+    if (want.meta.numel() > 0) {
+      EXPECT_TRUE(low && high && nan) << c.what;
+    }
+  }
+}
+
+TEST(InterpreterConvChain, WhereTheConvCannotApplyItTheChainRunsAlone) {
+  std::mt19937 rng(59);
+  const Case& c = cases()[0];
+  const HostTensor x = random_f32(c.x, rng);
+  const HostTensor w = random_f32({c.c_out, c.x[1], 3, 3}, rng), b = random_f32({c.c_out}, rng);
+  HostTensor s(TensorMeta{DType::kF32, {}});
+  const float one = 1.0f;
+  std::memcpy(s.data.data(), &one, 4);
+  auto plain =
+      interpret_op(OpKind::Conv, std::vector<const HostTensor*>{&x, &w, &b}, conv_attrs(c));
+  ASSERT_TRUE(plain.ok());
+  const HostTensor want = hard_swish_ops(*plain);
+  // Graph 0: the conv is also a graph output; 1: a scalar of the chain is computed after the
+  // conv (from input s = 1, so the values are HardSwish's).
+  for (int shape = 0; shape < 2; ++shape) {
+    Graph g;
+    const NodeId xi = g.add_input(x.meta), wi = g.add_input(w.meta), bi = g.add_input(b.meta),
+                 si = g.add_input(s.meta);
+    const NodeId conv = g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+    if (shape == 0) g.set_outputs({hard_swish(g, conv), conv});
+    if (shape == 1) g.set_outputs({hard_swish(g, conv, si)});
+    const HostTensor* ins[] = {&x, &w, &b, &s};
+    PerfLog perf;
+    auto r = interpret(g, ins, {});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    const std::string what = "graph " + std::to_string(shape);
+    expect_same((*r)[0], want, what + ", hard-swish");
+    if (shape == 0) expect_same((*r)[1], *plain, what + ", the conv");
+    EXPECT_TRUE(perf.chain_ran_alone()) << what << "\n" << perf.text;
+  }
 }
 
 }  // namespace
