@@ -83,7 +83,7 @@ bool depthwise_direct_applies(const Geometry& g) {
 }
 
 void depthwise_direct(const Geometry& g, const float* x, const float* w, const float* bias,
-                      float* y) {
+                      float* y, const OutputRuns& post) {
 #if KILN_AVX512_KERNELS
   const int64_t kw = g.kernel[2], taps = g.kernel[1] * kw;
   const int64_t in_plane = g.in[1] * g.in[2], out_plane = g.out[1] * g.out[2];
@@ -98,9 +98,10 @@ void depthwise_direct(const Geometry& g, const float* x, const float* w, const f
       plane(g, inner.lo.data(), inner.hi.data(), x + (n * g.c + co / multiplier) * in_plane,
             w + co * taps, bias ? bias[co] : 0.0f, y + nc * out_plane);
     }
+    if (post) post(y + b * out_plane, (e - b) * out_plane);
   });
 #else
-  (void)g, (void)x, (void)w, (void)bias, (void)y;
+  (void)g, (void)x, (void)w, (void)bias, (void)y, (void)post;
 #endif
 }
 

@@ -18,8 +18,9 @@ namespace kiln::eager {
 /// or 2, pads >= 0, on a CPU with AVX-512 (KILN_CONV_DIRECT=0 turns it off).
 bool depthwise_direct_applies(const Geometry& g);
 
-/// y = the depthwise conv of x by w ([c_out, 1, kh, kw]) + bias (may be null), NC[H]W.
+/// y = the depthwise conv of x by w ([c_out, 1, kh, kw]) + bias (may be null), NC[H]W; with
+/// `post`, each range of planes then goes through it.
 void depthwise_direct(const Geometry& g, const float* x, const float* w, const float* bias,
-                      float* y);
+                      float* y, const OutputRuns& post = {});
 
 }  // namespace kiln::eager

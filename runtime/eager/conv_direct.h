@@ -16,8 +16,6 @@
 /// whatever the blocking and the threads.
 #pragma once
 
-#include <functional>
-
 #include "eager/window_geometry.h"
 
 namespace kiln::eager {
@@ -29,11 +27,6 @@ bool direct_convs_enabled();
 /// on a CPU with AVX-512 (elsewhere the caller's im2col + sgemm). KILN_CONV_DIRECT=0 turns it
 /// off, for comparisons and tests.
 bool conv_direct_applies(const Geometry& g);
-
-/// What a conv kernel applies to runs of its outputs right after writing them, while they are
-/// in cache: post(p, n) maps p[0, n) in place, elementwise (the interpreter's fusion of a Conv
-/// with the chain of elementwise ops that alone reads it). Called from any thread.
-using OutputRuns = std::function<void(float* p, int64_t n)>;
 
 /// y = conv(x, w) + bias (bias may be null) for `groups` groups, all f32 in NC[D]HW order;
 /// with `relu`, each output then goes through Relu (y < 0 ? 0 : y, as the Relu op computes it);

@@ -192,7 +192,7 @@ void im2col(const Geometry& g, int64_t channels, const float* x, int64_t r0, int
 /// per conv: the small planes of mobile networks (4x4, 2x2) spent most of their time on loop
 /// bounds recomputed per tap and channel.
 void conv_per_channel(const Geometry& g, const float* x, const float* w, const float* bias,
-                      float* y) {
+                      float* y, const OutputRuns& finish) {
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
@@ -223,6 +223,7 @@ void conv_per_channel(const Geometry& g, const float* x, const float* w, const f
             }
           });
     }
+    if (finish) finish(y + b * out_plane, (e - b) * out_plane);
   });
 }
 
@@ -287,15 +288,16 @@ Status conv(const Node& node, std::span<const HostTensor* const> ins, HostTensor
   else
     finish = post;
   if (cg == 1 && g.c > 0 && out.meta.numel() > 0) {  // depthwise: one input channel per output
-    if (g.c_out == g.c && prefer_channels_last(g, false))
+    if (g.c_out == g.c && prefer_channels_last(g, false)) {
       depthwise_conv_channels_last(g, x, w, bias, y);
-    else if (depthwise_direct_applies(g))
-      depthwise_direct(g, x, w, bias, y);
-    else
-      conv_per_channel(g, x, w, bias, y);
-    if (finish)
-      parallel_for(out.meta.numel(), kParallelGrain,
-                   [&](int64_t b, int64_t e) { finish(y + b, e - b); });
+      if (finish)
+        parallel_for(out.meta.numel(), kParallelGrain,
+                     [&](int64_t b, int64_t e) { finish(y + b, e - b); });
+    } else if (depthwise_direct_applies(g)) {
+      depthwise_direct(g, x, w, bias, y, finish);
+    } else {
+      conv_per_channel(g, x, w, bias, y, finish);
+    }
     store_floats(out, so);
     return {};
   }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -16,6 +17,12 @@
 #include "graph/graph.h"
 
 namespace kiln::eager {
+
+/// What a conv kernel applies to runs of its outputs right after writing them, while they are
+/// in cache: post(p, n) maps p[0, n) in place, elementwise (the interpreter's fusion of a Conv
+/// with the chain of elementwise ops that alone reads it). Called from any thread.
+using OutputRuns = std::function<void(float* p, int64_t n)>;
+
 
 /// Scratch floats for the window kernels (im2col, channels-last copies): not zeroed (the
 /// kernels write every element), from the host block cache, so that a conv does not fault in
