@@ -544,12 +544,26 @@ bool reduce_rows_f32(const Node& node, const HostTensor& in, HostTensor& out) {
   const float* x = reinterpret_cast<const float*>(in.data.data());
   float* o = reinterpret_cast<float*>(out.data.data());
   const bool mean = node.op == OpKind::Mean;
+  const auto finish = [&](double acc) {
+    return static_cast<float>(mean ? acc / static_cast<double>(len) : acc);
+  };
   parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
+    // Eight rows at a time, each its own sum in row order: eight independent chains of double
+    // additions instead of one (an addition's latency bounds one chain), the same bits.
+    constexpr int64_t kRows = 8;
+    int64_t r = b;
+    for (; r + kRows <= e; r += kRows) {
+      const float* xr = x + r * len;
+      std::array<double, kRows> acc{};
+      for (int64_t i = 0; i < len; ++i)
+        for (int64_t k = 0; k < kRows; ++k) acc[k] += double(xr[k * len + i]);
+      for (int64_t k = 0; k < kRows; ++k) o[r + k] = finish(acc[k]);
+    }
+    for (; r < e; ++r) {
       const float* xr = x + r * len;
       double acc = 0.0;
       for (int64_t i = 0; i < len; ++i) acc += double(xr[i]);
-      o[r] = static_cast<float>(mean ? acc / static_cast<double>(len) : acc);
+      o[r] = finish(acc);
     }
   });
   return true;

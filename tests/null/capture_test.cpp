@@ -163,7 +163,7 @@ TEST(Capture, ShapesPastInt64AreErrors) {
   Tensor x = iota({1, 16});
   expect_error([&] { return expand(x, {big, 16}); }, "more than 2^63 elements");
   expect_error([&] { return reshape(iota({1}), {big, 4, 0}); }, "");
-  auto f = compile([big](const Tensor& a) { return sum(expand(a, {big, 16}), {0}); });
+  auto f = compile([=](const Tensor& a) { return sum(expand(a, {big, 16}), {0}); });
   expect_error([&] { return f(x); }, "more than 2^63 elements");
   // A zero-size dim makes any other size fine: no elements.
   EXPECT_EQ(Tensor::full({big, 0}, 1.0, DType::kF32).numel(), 0);

@@ -414,6 +414,32 @@ TEST(InterpreterLoops, SumAndMeanOverTrailingAxesAreDoubleSums) {
   }
 }
 
+TEST(InterpreterLoops, RowSumsInBlocksOfRowsKeepEachRowsOrder) {
+  // 111 rows: blocks of eight rows summed side by side, then the last seven one by one. Each
+  // row holds 2^60 and then -2^60 at a place of its own: in row order the values before the
+  // pair vanish into 2^60 and those after it remain, so any other order gives other sums.
+  std::mt19937 rng(19);
+  HostTensor x = random_f32({3, 37, 64}, rng);
+  for (int64_t r = 0; r < 3 * 37; ++r) {
+    float* row = reinterpret_cast<float*>(x.data.data()) + r * 64;
+    const int64_t at = (r * 7) % 63;
+    row[at] = std::ldexp(1.0f, 60);
+    row[at + 1] = -std::ldexp(1.0f, 60);
+  }
+  for (OpKind op : {OpKind::Sum, OpKind::Mean}) {
+    Attrs a;
+    a.dims = {2};
+    const HostTensor y = run(op, {&x}, a);
+    std::vector<float> want(3 * 37);
+    for (size_t r = 0; r < want.size(); ++r) {
+      double acc = 0.0;
+      for (size_t k = 0; k < 64; ++k) acc += double(f32(x)[r * 64 + k]);
+      want[r] = static_cast<float>(op == OpKind::Mean ? acc / 64.0 : acc);
+    }
+    expect_same_bits(y, want, op_name(op));
+  }
+}
+
 TEST(ParallelFor, CoversEveryIndexOnceFromManyCallersAndNested) {
   std::vector<std::thread> callers;
   std::atomic<int> failures{0};
