@@ -46,7 +46,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.boolean(options.vectorize);
   // Every capability, in declaration order: the structured binding stops compiling when a field
   // is added to TargetCaps (add it here and bump kGraphKeyFormat).
-  const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, max_texel_elements,
+  const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, texel_r32f, max_texel_elements,
                texels_cover_storage, max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
                storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit,
                matmul, device_key] = options.caps;
@@ -54,6 +54,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.boolean(subgroup_shuffle);
   w.boolean(subgroup_vote);
   w.boolean(texel_rgba32f);
+  w.boolean(texel_r32f);
   w.u64(max_texel_elements);
   w.boolean(texels_cover_storage);
   w.u32(max_workgroup_invocations);

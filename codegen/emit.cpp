@@ -102,6 +102,7 @@ int Emitter::binding(NodeId node) {
   bindings_.push_back(node);
   vec_use_.push_back(false);
   scalar_use_.push_back(false);
+  sload_use_.push_back(false);
   note_dtype(graph_.node(node).meta.dtype);
   return static_cast<int>(bindings_.size() - 1);
 }
@@ -151,10 +152,17 @@ std::string Emitter::declarations() const {
     DType dt = graph_.node(bindings_[i]).meta.dtype;
     std::string qual = i == 0 ? "" : "readonly ";
     std::string b = std::to_string(i);
-    // Binding 0 (the output) is always declared so the interface is stable.
-    if (scalar_use_[i] || (i == 0 && !vec_use_[i]))
+    // Binding 0 (the output) is always declared so the interface is stable. Scalar loads of
+    // a binding that cannot be an r32f texel buffer read the storage buffer.
+    const bool scalar_texel = scalar_texel_binding(i);
+    if (scalar_use_[i] || (sload_use_[i] && !scalar_texel) || (i == 0 && !vec_use_[i]))
       s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b + " { " +
            glsl_storage_type(dt) + " data[]; } b" + b + ";\n";
+    if (scalar_texel)
+      s += "layout(set = 0, binding = " + b + ", r32f) uniform readonly imageBuffer kiln_s" + b +
+           ";\n#define kiln_sload" + b + "(i) imageLoad(kiln_s" + b + ", int(i)).x\n";
+    else if (sload_use_[i])
+      s += "#define kiln_sload" + b + "(i) b" + b + ".data[i]\n";
     if (texel_binding(i))
       s += "layout(set = 0, binding = " + b + ", rgba32f) uniform readonly imageBuffer kiln_t" + b +
            ";\n#define kiln_load" + b + "(i) imageLoad(kiln_t" + b + ", int(i))\n";
@@ -216,6 +224,25 @@ bool Emitter::texel_binding(size_t b) const {
   return static_cast<uint64_t>(n.meta.numel()) / 4 <= max_texels_;
 }
 
+bool Emitter::scalar_texel_binding(size_t b) const {
+  if (scalar_max_texels_ == 0 || b == 0 || !sload_use_[b] || scalar_use_[b] || vec_use_[b])
+    return false;
+  const Node& n = graph_.node(bindings_[b]);
+  if (n.meta.dtype != DType::kF32) return false;
+  for (const SymInt& d : n.sym)
+    if (!d.is_constant() && !scalar_symbolic_texels_) return false;
+  // The buffer bound may be rounded up past the tensor (to 256 bytes at most): keep clear of
+  // the limit by that much.
+  return static_cast<uint64_t>(n.meta.numel()) + 64 <= scalar_max_texels_;
+}
+
+std::vector<uint32_t> Emitter::texel_r32f_bindings() const {
+  std::vector<uint32_t> out;
+  for (size_t b = 0; b < bindings_.size(); ++b)
+    if (scalar_texel_binding(b)) out.push_back(static_cast<uint32_t>(b));
+  return out;
+}
+
 std::vector<uint32_t> Emitter::texel_bindings() const {
   std::vector<uint32_t> out;
   for (size_t b = 0; b < bindings_.size(); ++b)
@@ -253,11 +280,19 @@ std::string Emitter::load(NodeId node, const Index& index) {
       return bs + "v.data[(" + lin + ") / 4u]";
     }
     if (others_zero && last == 0) {
+      if (scalar_max_texels_ > 0) {
+        sload_use_[b] = true;
+        return "vec4(kiln_sload" + std::to_string(b) + "(" + lin + "))";
+      }
       scalar_use_[b] = true;
       return "vec4(" + bs + ".data[" + lin + "])";
     }
     failed_ = true;
     return "vec4(0)";
+  }
+  if (n.meta.dtype == DType::kF32 && scalar_max_texels_ > 0) {
+    sload_use_[b] = true;
+    return "kiln_sload" + std::to_string(b) + "(" + lin + ")";
   }
   scalar_use_[b] = true;
   std::string raw = bs + ".data[" + lin + "]";

@@ -148,6 +148,17 @@ class Emitter {
   }
   /// The bindings declarations() declares as texel buffers (Kernel::texel_bindings).
   std::vector<uint32_t> texel_bindings() const;
+  /// Scalar f32 loads of read bindings through r32f storage texel buffers (`imageLoad(..).x`):
+  /// lavapipe gathers those, where a storage-buffer load of a lane-varying address is a loop
+  /// over the lanes. Only for bindings read by load() alone (never as vec4s, never addressed
+  /// directly) whose element count (at the hints) is within `max_texels` less a margin for the
+  /// buffer's rounding; symbolic sizes only where `symbolic_fits` (every storage buffer fits).
+  void set_scalar_texel_loads(uint64_t max_texels, bool symbolic_fits) {
+    scalar_max_texels_ = max_texels;
+    scalar_symbolic_texels_ = symbolic_fits;
+  }
+  /// The bindings declared as r32f texel buffers (call after declarations()).
+  std::vector<uint32_t> texel_r32f_bindings() const;
 
   /// The node being computed (not loaded) by this kernel.
   void set_root(NodeId root) { root_ = root; }
@@ -178,6 +189,7 @@ class Emitter {
  private:
   std::string load(NodeId node, const Index& index);
   bool texel_binding(size_t b) const;
+  bool scalar_texel_binding(size_t b) const;
   std::string index_op_value(const Node& n, const Index& index);
   std::string clamped_index(NodeId index_node, const Index& at, const SymInt& size);
   std::string slot(const SymExpr& e);
@@ -208,6 +220,9 @@ class Emitter {
   bool vec4_;
   uint64_t max_texels_ = 0;  // > 0: texel loads (set_texel_loads)
   bool symbolic_texels_ = false;
+  uint64_t scalar_max_texels_ = 0;
+  bool scalar_symbolic_texels_ = false;
+  std::vector<bool> sload_use_;  // per binding: read through kiln_sload<b> (scalar f32 loads)
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;
   bool pairs_ = false;  // kiln_int64_pairs.glsl defined in declarations()

@@ -25,6 +25,7 @@ struct TargetCaps {
   bool subgroup_shuffle = false;  // GL_KHR_shader_subgroup_shuffle in compute shaders
   bool subgroup_vote = false;     // GL_KHR_shader_subgroup_vote (subgroupAll) in compute shaders
   bool texel_rgba32f = false;     // rgba32f storage texel buffers (imageBuffer loads)
+  bool texel_r32f = false;        // r32f storage texel buffers (scalar imageBuffer loads)
   uint64_t max_texel_elements = 0;
   /// Every buffer a storage binding can take (maxStorageBufferRange) also fits the texel limit:
   /// an operand whose size is symbolic may then be a texel buffer. Otherwise only operands of
@@ -138,6 +139,8 @@ struct Kernel {
   std::optional<RowSplit> row_split;
   /// Bindings read as rgba32f storage texel buffers (imageBuffer) rather than storage buffers.
   std::vector<uint32_t> texel_bindings;
+  /// Bindings read as r32f storage texel buffers (scalar loads; Emitter::set_scalar_texel_loads).
+  std::vector<uint32_t> texel_r32f_bindings;
 
   /// The sizes buffer's binding (meaningful when size_slots is non-empty).
   uint32_t sizes_binding() const { return static_cast<uint32_t>(bindings.size()); }

@@ -136,6 +136,7 @@ Expected<std::string> kernel_source(const std::string& template_name, const Emit
                                     const TargetCaps& caps) {
   KILN_RETURN_IF_ERROR(check_size_slots(e, k));
   k.size_slots = e.size_slots();
+  k.texel_r32f_bindings = e.texel_r32f_bindings();
   return preprocess_glsl(
       template_name, macros,
       {{"kiln_extensions.glsl", extensions(e, caps)}, {"kiln_kernel.glsl", body}});
@@ -183,6 +184,7 @@ Expected<Kernel> elementwise_kernel(const Graph& g, const FusionDecision& fusion
   Emitter e(g, fusion, vec4);
   if (vec4 && opt.caps.texel_rgba32f)
     e.set_texel_loads(opt.caps.max_texel_elements, opt.caps.texels_cover_storage);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   const SymShape outer(n.sym.begin(), n.sym.end() - (n.sym.empty() ? 0 : 1));

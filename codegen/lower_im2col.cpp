@@ -34,6 +34,7 @@ Expected<Kernel> im2col_kernel(const Graph& g, const FusionDecision& fusion, Nod
   auto i = [](int64_t v) { return std::to_string(v); };
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   // kiln_x(n, c, y, x): the input element, in float.

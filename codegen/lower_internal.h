@@ -54,6 +54,12 @@ Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& c
 /// the target lacks.
 Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant variant,
                               const TargetCaps& caps);
+/// Scalar f32 loads of `e` through r32f texel buffers where the device has them
+/// (Emitter::set_scalar_texel_loads); operands of symbolic size stay storage buffers.
+inline void use_scalar_texels(Emitter& e, const TargetCaps& caps) {
+  if (caps.texel_r32f) e.set_scalar_texel_loads(caps.max_texel_elements, false);
+}
+
 /// Preprocesses `template_name` with the macros, the generated extensions and kernel body, and
 /// records the emitter's size slots in `k` (unimplemented beyond
 /// kMaxSizeSlots). Call after every Emitter::size() of the kernel.

@@ -43,6 +43,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const std::string acc_t = glsl_compute_type(acc);
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   std::string body;

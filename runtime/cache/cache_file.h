@@ -30,7 +30,7 @@ const char* entry_kind_name(EntryKind kind);
 
 inline constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'C', 'A', 'C', 'H'};
 /// Bumped whenever the header or a payload layout changes; other versions are rejected.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  // 2: r32f texel bindings in pipeline sets
 /// Fixed part of the header, before its strings.
 inline constexpr size_t kFixedHeaderBytes = 48;
 /// Files larger than this are rejected unread.

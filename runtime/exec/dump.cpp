@@ -250,12 +250,16 @@ void dump_compile(const DumpRequest& req, const Executable& exe) {
         bytes += b;
         const bool texel = std::find(k.texel_bindings.begin(), k.texel_bindings.end(), i) !=
                            k.texel_bindings.end();
+        const bool r32f = std::find(k.texel_r32f_bindings.begin(), k.texel_r32f_bindings.end(),
+                                    i) != k.texel_r32f_bindings.end();
         bindings.push_back({{"binding", i},
                             {"node", n.id},
                             {"op", op_name(n.op)},
                             {"meta", n.meta.str()},
                             {"bytes", b},
-                            {"kind", texel ? "texel buffer" : "storage buffer"},
+                            {"kind", texel  ? "texel buffer"
+                                     : r32f ? "texel buffer (r32f)"
+                                            : "storage buffer"},
                             {"access", i == 0 ? "write" : "read"}});
       }
       if (!k.size_slots.empty())

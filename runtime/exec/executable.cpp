@@ -34,6 +34,7 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   c.subgroup_shuffle = info.subgroup_shuffle;
   c.subgroup_vote = info.subgroup_vote;
   c.texel_rgba32f = info.texel_rgba32f;
+  c.texel_r32f = info.texel_r32f;
   c.max_texel_elements = info.max_texel_buffer_elements;
   c.texels_cover_storage = info.max_texel_buffer_elements >= info.max_storage_buffer_range / 16;
   c.max_workgroup_invocations = info.max_workgroup_invocations;
@@ -217,6 +218,7 @@ Expected<bool> Executable::compile_device(const CompileOptions& options) {
     desc.num_bindings = k.num_bindings();
     if (!k.size_slots.empty()) desc.uniform_bindings = {k.sizes_binding()};
     desc.texel_bindings = k.texel_bindings;
+    desc.texel_r32f_bindings = k.texel_r32f_bindings;
     desc.label = k.name;
     desc.cache_key = k.cache_key;
   }

@@ -36,8 +36,8 @@ namespace kiln {
 /// Version of the canonical graph encoding; part of every key. Bump it whenever the encoding
 /// changes, so that persisted records made by an older encoding are never matched.
 inline constexpr uint32_t kGraphKeyFormat =
-    12;  // 8: TargetCaps::loop_limit; 9: masked_select; 10: attrs.def order; 11: MatmulRates;
-         // 12: TargetCaps::texels_cover_storage
+    13;  // 8: TargetCaps::loop_limit; 9: masked_select; 10: attrs.def order; 11: MatmulRates;
+         // 12: TargetCaps::texels_cover_storage; 13: TargetCaps::texel_r32f
 
 /// Canonical little-endian byte writer for key encodings (graph structure and targets).
 class KeyWriter {

@@ -58,6 +58,9 @@ struct DeviceInfo {
   /// rgba32f storage texel buffers (read through imageLoad; cheaper than storage-buffer loads
   /// on some drivers, see codegen's matmul_rowblock).
   bool texel_rgba32f = false;
+  /// r32f storage texel buffers (scalar imageLoad: on lavapipe a gather, where a storage-buffer
+  /// load of a lane-varying address is a loop over the lanes).
+  bool texel_r32f = false;
   float timestamp_period_ns = 0;  // 0: no timestamps on the compute queue
   bool unified_memory = false;    // a device-local memory type is also host-visible
   // Features (enabled on the logical device when present).
@@ -106,6 +109,8 @@ struct PipelineDesc {
   /// Bindings that are read-only rgba32f storage texel buffers (imageBuffer) instead of storage
   /// buffers; the runtime creates their buffer views.
   std::vector<uint32_t> texel_bindings;
+  /// Bindings that are read-only r32f storage texel buffers (scalar loads).
+  std::vector<uint32_t> texel_r32f_bindings;
   /// Bindings that are uniform buffers (small read-only data such as a kernel's sizes).
   std::vector<uint32_t> uniform_bindings;
   std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (constant_id, 32-bit value)

@@ -224,6 +224,9 @@ Expected<PhysicalDevice> query_physical_device(VkPhysicalDevice handle, uint32_t
     VkFormatProperties fp{};
     vkGetPhysicalDeviceFormatProperties(pd.handle, VK_FORMAT_R32G32B32A32_SFLOAT, &fp);
     info.texel_rgba32f = fp.bufferFeatures & VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT;
+    fp = {};
+    vkGetPhysicalDeviceFormatProperties(pd.handle, VK_FORMAT_R32_SFLOAT, &fp);
+    info.texel_r32f = fp.bufferFeatures & VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT;
   }
   pd.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
   pd.max_storage_buffers_per_stage = limits.maxPerStageDescriptorStorageBuffers;

@@ -130,6 +130,7 @@ std::string VulkanDeviceImpl::pipeline_key(const PipelineDesc& desc) const {
   const DeviceInfo& info = core_->physical.info;
   std::string binding_kinds;
   for (uint32_t b : desc.texel_bindings) binding_kinds += "t" + std::to_string(b);
+  for (uint32_t b : desc.texel_r32f_bindings) binding_kinds += "s" + std::to_string(b);
   for (uint32_t b : desc.uniform_bindings) binding_kinds += "u" + std::to_string(b);
   return (desc.cache_key.empty() ? content_key(desc) : desc.cache_key) + "|" + binding_kinds + "|" +
          hex(info.device_uuid) + hex(info.driver_uuid);
@@ -276,6 +277,7 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
   out.push_constant_bytes = desc.push_constant_bytes;
   out.label = desc.label;
   out.texel.assign(desc.num_bindings, false);
+  out.r32f.assign(desc.num_bindings, false);
   out.uniform.assign(desc.num_bindings, false);
   for (uint32_t b : desc.uniform_bindings) {
     if (b >= desc.num_bindings)
@@ -288,6 +290,13 @@ Status VulkanDeviceImpl::build_pipeline(const PipelineDesc& desc, Pipeline& out)
     if (!core_->physical.info.texel_rgba32f)
       return unimplemented(desc.label + ": the device has no rgba32f storage texel buffers");
     out.texel[b] = true;
+  }
+  for (uint32_t b : desc.texel_r32f_bindings) {
+    if (b >= desc.num_bindings || out.texel[b])
+      return invalid_argument(desc.label + ": r32f texel binding out of range or twice");
+    if (!core_->physical.info.texel_r32f)
+      return unimplemented(desc.label + ": the device has no r32f storage texel buffers");
+    out.texel[b] = out.r32f[b] = true;
   }
 
   VkShaderModuleCreateInfo module{};

@@ -81,6 +81,7 @@ std::string encode_set(const std::vector<PipelineDesc>& descs) {
     w.u32(d.num_bindings);
     w.u32(d.push_constant_bytes);
     w.words(d.texel_bindings);
+    w.words(d.texel_r32f_bindings);
     w.words(d.uniform_bindings);
     w.u32(static_cast<uint32_t>(d.spec_constants.size()));
     for (const auto& [id, value] : d.spec_constants) {
@@ -103,6 +104,7 @@ std::optional<std::vector<PipelineDesc>> decode_set(const std::string& payload) 
     uint32_t specs = 0;
     if (!r.str(d.label) || !r.str(d.cache_key) || !r.str(d.entry) || !r.u32(d.num_bindings) ||
         !r.u32(d.push_constant_bytes) || !r.words(d.texel_bindings) ||
+        !r.words(d.texel_r32f_bindings) ||
         !r.words(d.uniform_bindings) || !r.u32(specs) || specs > 64)
       return std::nullopt;
     for (uint32_t i = 0; i < specs; ++i) {

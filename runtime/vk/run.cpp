@@ -62,10 +62,12 @@ Status VulkanDeviceImpl::check_dispatch(const Dispatch& d, size_t index) const {
     }
     const uint64_t range = w.range != 0 ? w.range : buffer->range() - w.offset;
     if (d.pipeline->texel[b]) {
-      if (range % 16 != 0 || range / 16 > info.max_texel_buffer_elements)
+      const uint64_t texel = d.pipeline->r32f[b] ? 4 : 16;
+      if (range % texel != 0 || range / texel > info.max_texel_buffer_elements)
         return invalid_argument(what + ": a texel buffer of " + std::to_string(range) +
-                                " bytes (needs a multiple of 16, at most " +
-                                std::to_string(info.max_texel_buffer_elements) + " texels)");
+                                " bytes (needs a multiple of " + std::to_string(texel) +
+                                ", at most " + std::to_string(info.max_texel_buffer_elements) +
+                                " texels)");
       continue;
     }
     if (d.pipeline->uniform[b]) {
@@ -182,7 +184,8 @@ Status VulkanDeviceImpl::write_descriptor_sets(std::span<const Dispatch> dispatc
         VkBufferViewCreateInfo view{};
         view.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
         view.buffer = buffer->vk_buffer();
-        view.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+        view.format =
+            d.pipeline->r32f[b] ? VK_FORMAT_R32_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
         view.offset = offset;
         view.range = range;
         VkBufferView handle = VK_NULL_HANDLE;

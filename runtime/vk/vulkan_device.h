@@ -35,7 +35,8 @@ struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   uint32_t num_bindings = 0;
   uint32_t push_constant_bytes = 0;
-  std::vector<bool> texel;    // per binding: an rgba32f storage texel buffer
+  std::vector<bool> texel;    // per binding: a storage texel buffer (rgba32f, or r32f below)
+  std::vector<bool> r32f;     // per binding: the texel buffer's format is r32f
   std::vector<bool> uniform;  // per binding: a uniform buffer
   std::string label;
 };

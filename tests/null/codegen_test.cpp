@@ -135,6 +135,37 @@ TEST(FusionRules, ViewsNeverCopy) {
   ASSERT_TRUE(compile_kernels(*plan, generic_options()).ok());
 }
 
+TEST(Codegen, ScalarLoadsReadR32fTexelBuffersWhereTheyFit) {
+  // A permuted input: a scalar kernel whose loads are lane-varying. With r32f texel buffers
+  // and room for the input, it is one (binding 1); without either it stays a storage buffer.
+  for (const bool r32f : {false, true})
+    for (const uint64_t max_texels : {uint64_t{1} << 20, uint64_t{300}}) {
+      Graph g;
+      NodeId x = g.add_input({DType::kF32, {15, 17}});
+      NodeId y = add(g, OpKind::Exp, {add(g, OpKind::Permute, {x}, Attrs{.dims = {1, 0}})});
+      g.set_outputs({y});
+      CodegenOptions o = generic_options();
+      o.caps.texel_r32f = r32f;
+      o.caps.max_texel_elements = max_texels;
+      auto plan = plan_kernels(g, o);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      ASSERT_EQ(plan->kernels.size(), 1u);
+      const Kernel& k = plan->kernels[0];
+      const bool want = r32f && max_texels > 15 * 17 + 64;
+      const std::string what = std::string(r32f ? "r32f" : "no r32f") + ", " +
+                               std::to_string(max_texels) + " texels";
+      EXPECT_EQ(k.texel_r32f_bindings, want ? std::vector<uint32_t>{1} : std::vector<uint32_t>{})
+          << what;
+      // (The source is preprocessed: `r32f)uniform`, `b1 . data`.)
+      EXPECT_EQ(k.glsl.find("r32f)uniform readonly imageBuffer kiln_s1") != std::string::npos,
+                want)
+          << what << "\n" << k.glsl;
+      EXPECT_EQ(k.glsl.find("imageLoad(kiln_s1") != std::string::npos, want) << what;
+      EXPECT_EQ(k.glsl.find("b1 . data[") != std::string::npos, !want) << what;
+      ASSERT_TRUE(compile_kernels(*plan, o).ok()) << what;
+    }
+}
+
 TEST(Codegen, EveryDtypeCompilesAndValidates) {
   for (DType dt : {DType::kF32, DType::kF16, DType::kI32, DType::kI64}) {
     Graph g;
