@@ -46,10 +46,11 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.boolean(options.vectorize);
   // Every capability, in declaration order: the structured binding stops compiling when a field
   // is added to TargetCaps (add it here and bump kGraphKeyFormat).
-  const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, texel_r32f, max_texel_elements,
-               texels_cover_storage, max_workgroup_invocations, max_workgroup_count_x, max_shared_memory, shader_int64,
-               storage_buffer_16bit, storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit,
-               matmul, device_key] = options.caps;
+  const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, texel_r32f,
+               max_texel_elements, texels_cover_storage, max_workgroup_invocations,
+               max_workgroup_count_x, max_shared_memory, shader_int64, storage_buffer_16bit,
+               storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit, matmul, device_key] =
+      options.caps;
   w.u32(subgroup_size);
   w.boolean(subgroup_shuffle);
   w.boolean(subgroup_vote);

@@ -104,8 +104,8 @@ std::optional<std::vector<PipelineDesc>> decode_set(const std::string& payload) 
     uint32_t specs = 0;
     if (!r.str(d.label) || !r.str(d.cache_key) || !r.str(d.entry) || !r.u32(d.num_bindings) ||
         !r.u32(d.push_constant_bytes) || !r.words(d.texel_bindings) ||
-        !r.words(d.texel_r32f_bindings) ||
-        !r.words(d.uniform_bindings) || !r.u32(specs) || specs > 64)
+        !r.words(d.texel_r32f_bindings) || !r.words(d.uniform_bindings) || !r.u32(specs) ||
+        specs > 64)
       return std::nullopt;
     for (uint32_t i = 0; i < specs; ++i) {
       uint32_t id = 0, value = 0;

@@ -184,8 +184,7 @@ Status VulkanDeviceImpl::write_descriptor_sets(std::span<const Dispatch> dispatc
         VkBufferViewCreateInfo view{};
         view.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
         view.buffer = buffer->vk_buffer();
-        view.format =
-            d.pipeline->r32f[b] ? VK_FORMAT_R32_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
+        view.format = d.pipeline->r32f[b] ? VK_FORMAT_R32_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
         view.offset = offset;
         view.range = range;
         VkBufferView handle = VK_NULL_HANDLE;

@@ -138,7 +138,9 @@ TEST_F(CacheTest, FlippedHeaderByteRejectedAndRebuilt) {
 }
 
 TEST_F(CacheTest, WrongFormatVersionRejectedAndRebuilt) {
-  expect_rejected_then_rebuilt([](std::string& b) { b[8] = 7; }, "format version 7, expected " + std::to_string(cache::kFormatVersion));
+  expect_rejected_then_rebuilt(
+      [](std::string& b) { b[8] = 7; },
+      "format version 7, expected " + std::to_string(cache::kFormatVersion));
 }
 
 TEST_F(CacheTest, ForeignDriverRejectedAndRebuilt) {

@@ -152,14 +152,14 @@ TEST(Codegen, ScalarLoadsReadR32fTexelBuffersWhereTheyFit) {
       ASSERT_EQ(plan->kernels.size(), 1u);
       const Kernel& k = plan->kernels[0];
       const bool want = r32f && max_texels > 15 * 17 + 64;
-      const std::string what = std::string(r32f ? "r32f" : "no r32f") + ", " +
-                               std::to_string(max_texels) + " texels";
+      const std::string what =
+          std::string(r32f ? "r32f" : "no r32f") + ", " + std::to_string(max_texels) + " texels";
       EXPECT_EQ(k.texel_r32f_bindings, want ? std::vector<uint32_t>{1} : std::vector<uint32_t>{})
           << what;
       // (The source is preprocessed: `r32f)uniform`, `b1 . data`.)
-      EXPECT_EQ(k.glsl.find("r32f)uniform readonly imageBuffer kiln_s1") != std::string::npos,
-                want)
-          << what << "\n" << k.glsl;
+      EXPECT_EQ(k.glsl.find("r32f)uniform readonly imageBuffer kiln_s1") != std::string::npos, want)
+          << what << "\n"
+          << k.glsl;
       EXPECT_EQ(k.glsl.find("imageLoad(kiln_s1") != std::string::npos, want) << what;
       EXPECT_EQ(k.glsl.find("b1 . data[") != std::string::npos, !want) << what;
       ASSERT_TRUE(compile_kernels(*plan, o).ok()) << what;
