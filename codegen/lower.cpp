@@ -360,6 +360,7 @@ Expected<Kernel> reduce_kernel(const Graph& g, const FusionDecision& fusion, Nod
   }
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   // kiln_load(o, r): the prologue, at input index assembled from kept (o) and reduced (r) dims.

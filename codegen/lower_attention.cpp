@@ -142,6 +142,7 @@ Expected<Kernel> attention_kernel(const Graph& g, const FusionDecision& fusion, 
              dv = static_cast<uint32_t>(dv_sym.constant_value());
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   e.use_binding(0, false, true);

@@ -33,6 +33,7 @@ Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fus
   const size_t k = x.sym.size() - 2, lead = 3 - k;
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   std::string body;

@@ -151,6 +151,7 @@ Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, Nod
 
   const NodeId out_id = epilogue_root >= 0 ? epilogue_root : root;
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(out_id);
   e.bind_output(out_id);
   const bool ta = sa.size() > 1 && n.attrs.trans_a, tb = sb.size() > 1 && n.attrs.trans_b;

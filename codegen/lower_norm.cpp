@@ -43,6 +43,7 @@ Expected<Kernel> row_norm_kernel(const Graph& g, const FusionDecision& fusion,
   const SymInt rows = sym_numel(kept), r_count = sym_numel(reduced);
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(spec.out);
   e.bind_output(spec.out);
   // The element (row, r) as a full index of the input (and output: same shape).

@@ -95,6 +95,7 @@ Expected<Kernel> resample_kernel(const Graph& g, const FusionDecision& fusion, N
   const size_t rank = x.sym.size();
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   std::string body;

@@ -99,6 +99,7 @@ Expected<Kernel> cumsum_kernel(const Graph& g, const FusionDecision& fusion, Nod
   const int64_t len_hint = n.meta.shape[static_cast<size_t>(axis)];
 
   Emitter e(g, fusion, false);
+  use_scalar_texels(e, opt.caps);
   e.set_root(root);
   e.bind_output(root);
   // Element r of line `line` as a full index (input and output have the same shape).
