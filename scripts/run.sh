@@ -6,12 +6,13 @@
 #                          package's Vulkan ICD), then the devices test with lavapipe and
 #                          SwiftShader both visible
 #   scripts/run.sh build   install packages and build only
-#   scripts/run.sh asan    the null-label tests and the runtime's device tests again, built with
-#                          AddressSanitizer + UBSan (KILN_ASAN; own build dir, default build-asan;
-#                          ASAN_ALL=1: every test; docs/testing.md)
-#   scripts/run.sh fuzz    install clang, build the libFuzzer targets (KILN_LIBFUZZER; own build
-#                          dir, default build-fuzz) and run each from its seed corpus for
-#                          FUZZ_RUNS inputs (default 20000)
+#   scripts/run.sh asan    install clang, then the null-label tests and the runtime's device
+#                          tests again, built with AddressSanitizer + UBSan and libFuzzer's
+#                          coverage (KILN_ASAN + KILN_LIBFUZZER; own build dir, default
+#                          build-asan; ASAN_ALL=1: every test; docs/testing.md), then the fuzz job
+#                          in the same build
+#   scripts/run.sh fuzz    install clang, build the libFuzzer targets (the asan job's build) and
+#                          run each from its seed corpus for FUZZ_RUNS inputs (default 20000)
 #   scripts/run.sh tsan    the multi-threaded tests under ThreadSanitizer, the stress test at
 #                          KILN_STRESS_CALLS=1000 (KILN_TSAN; own build dir, default
 #                          build-tsan; TSAN_ALL=1 adds the null-label tests; docs/testing.md)
@@ -38,12 +39,37 @@ test_cache_flag() {
 }
 FUZZERS=(fuzz_onnx fuzz_npy fuzz_cache_file)
 
+run_fuzzers() {
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${FUZZERS[@]}"
+  for f in "${FUZZERS[@]}"; do
+    reader="${f#fuzz_}"
+    work="$BUILD_DIR/fuzz-corpus/$reader"  # new inputs go here, the committed seeds stay as they are
+    mkdir -p "$work"
+    echo "== $f: ${FUZZ_RUNS:-20000} runs from tests/fuzz/libfuzzer/corpus/$reader"
+    "$BUILD_DIR/tests/fuzz/libfuzzer/$f" -runs="${FUZZ_RUNS:-20000}" -timeout=30 \
+      -print_final_stats=1 "$work" "tests/fuzz/libfuzzer/corpus/$reader"
+  done
+}
+
 case "$job" in
-  asan)
+  asan|fuzz)
+    # One build for both: clang-16 with AddressSanitizer + UBSan and libFuzzer's coverage
+    # instrumentation on every target (KILN_LIBFUZZER implies the sanitizers; KILN_ASAN adds the
+    # tests' sanitizer environment). One instrumented build instead of two (GCC's for the tests,
+    # clang's for the fuzzers) saves most of a sanitizer build in CI (docs/testing.md). Debian
+    # 12's clang-14 and clang-15 cannot compile Kiln (std::source_location, lambda captures of
+    # structured bindings); clang-16 can.
     BUILD_DIR="${BUILD_DIR:-build-asan}"
-    scripts/install-deps.sh
+    scripts/install-deps.sh clang-16 libclang-rt-16-dev llvm-16
+    # llvm-16's symbolizer names functions and lines in reports (the default one may be older).
+    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
     cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
-      -DKILN_ASAN=ON "${SAN_FLAGS[@]}" "$(test_cache_flag "$BUILD_DIR")"
+      -DCMAKE_CXX_COMPILER=clang++-16 -DKILN_LIBFUZZER=ON -DKILN_ASAN=ON "${SAN_FLAGS[@]}" \
+      "$(test_cache_flag "$BUILD_DIR")"
+    if [ "$job" = fuzz ]; then
+      run_fuzzers
+      exit 0
+    fi
     # The tests that need the sanitizers: every null-label test (the readers of untrusted input:
     # ONNX, .npy, cache files; the importer, tracing, the interpreter) and the device tests of
     # the runtime's memory: buffers, arenas and replay, caches, graph breaks, calls, threads of
@@ -56,6 +82,7 @@ case "$job" in
     if [ "${ASAN_ALL:-0}" = 1 ]; then
       cmake --build "$BUILD_DIR" -j "$(nproc)"
       ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+      run_fuzzers
       exit 0
     fi
     tests=(device_vk_runtime_test device_capture_test device_replay_test device_cache_test
@@ -69,12 +96,13 @@ case "$job" in
                               sed -n 's/^ *Test *#[0-9]*: //p' | grep -Ev "$no_asan")
     tests+=("${null_tests[@]}")
     targets=$(cmake --build "$BUILD_DIR" --target help | sed -n 's/^\([A-Za-z0-9_]*\): .*/\1/p')
-    build=(kiln_cli kiln_asan_preload)  # null_onnx_models_test runs the CLI
+    build=(kiln_cli kiln_asan_preload "${FUZZERS[@]}")  # null_onnx_models_test runs the CLI
     for t in "${tests[@]}"; do grep -qx "$t" <<<"$targets" && build+=("$t"); done
     cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${build[@]}"
     # The sanitizer options and suppressions come with each test (tests/CMakeLists.txt).
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" \
       -R "^($(IFS='|'; echo "${tests[*]}"))\$"
+    run_fuzzers
     exit 0 ;;
   tsan)
     BUILD_DIR="${BUILD_DIR:-build-tsan}"
@@ -104,25 +132,6 @@ case "$job" in
     # TSAN_OPTIONS (halt on the first report, the library suppressions) come with each test.
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" \
       -R "^($(IFS='|'; echo "${tests[*]}"))\$"
-    exit 0 ;;
-  fuzz)
-    BUILD_DIR="${BUILD_DIR:-build-fuzz}"
-    # Debian 12's clang-14 and clang-15 cannot compile Kiln (std::source_location, lambda
-    # captures of structured bindings); clang-16 can.
-    scripts/install-deps.sh clang-16 libclang-rt-16-dev llvm-16
-    # llvm-16's symbolizer names functions and lines in reports (the default one may be older).
-    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
-    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DKILN_WERROR=ON \
-      -DCMAKE_CXX_COMPILER=clang++-16 -DKILN_LIBFUZZER=ON "${SAN_FLAGS[@]}"
-    cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${FUZZERS[@]}"
-    for f in "${FUZZERS[@]}"; do
-      reader="${f#fuzz_}"
-      work="$BUILD_DIR/fuzz-corpus/$reader"  # new inputs go here, the committed seeds stay as they are
-      mkdir -p "$work"
-      echo "== $f: ${FUZZ_RUNS:-20000} runs from tests/fuzz/libfuzzer/corpus/$reader"
-      "$BUILD_DIR/tests/fuzz/libfuzzer/$f" -runs="${FUZZ_RUNS:-20000}" -timeout=30 \
-        -print_final_stats=1 "$work" "tests/fuzz/libfuzzer/corpus/$reader"
-    done
     exit 0 ;;
   package)
     if [ -z "${BUILD_DIR:-}" ]; then
