@@ -137,17 +137,34 @@ const std::vector<Case>& cases() {
   return c;
 }
 
+/// A case's input (with a NaN at element 7), weight and bias, random.
+struct ConvArgs {
+  HostTensor x, w, b;
+};
+ConvArgs random_args(const Case& c, std::mt19937& rng) {
+  ConvArgs a;
+  a.x = random_f32(c.x, rng);
+  if (a.x.meta.numel() > 7) reinterpret_cast<float*>(a.x.data.data())[7] = std::nanf("");
+  Shape ws{c.c_out, c.x[1] / c.groups};
+  for (int64_t k : c.kernel) ws.push_back(k);
+  a.w = random_f32(ws, rng);
+  a.b = random_f32({c.c_out}, rng);
+  return a;
+}
+
+/// The case's conv of three graph inputs (x, w, b); returns the conv's node.
+NodeId add_conv(Graph& g, const Case& c, const ConvArgs& a) {
+  const NodeId xi = g.add_input(a.x.meta), wi = g.add_input(a.w.meta), bi = g.add_input(a.b.meta);
+  return g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+}
+
 TEST(InterpreterConvRelu, AFusedReluGivesTheTwoOpsBits) {
   std::mt19937 rng(41);
   for (const Case& c : cases()) {
-    HostTensor x = random_f32(c.x, rng);
-    if (x.meta.numel() > 7) reinterpret_cast<float*>(x.data.data())[7] = std::nanf("");
-    Shape ws{c.c_out, c.x[1] / c.groups};
-    for (int64_t k : c.kernel) ws.push_back(k);
-    const HostTensor w = random_f32(ws, rng), b = random_f32({c.c_out}, rng);
+    const ConvArgs args = random_args(c, rng);
+    const HostTensor &x = args.x, &w = args.w, &b = args.b;
     Graph g;
-    const NodeId xi = g.add_input(x.meta), wi = g.add_input(w.meta), bi = g.add_input(b.meta);
-    const NodeId conv = g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+    const NodeId conv = add_conv(g, c, args);
     const NodeId relu = g.add(OpKind::Relu, {conv}, {}).value();
     g.set_outputs({relu});
     const HostTensor* ins[] = {&x, &w, &b};
@@ -292,14 +309,10 @@ struct PerfLog {
 TEST(InterpreterConvChain, AChainAppliedByItsConvGivesTheNodeByNodeBits) {
   std::mt19937 rng(53);
   for (const Case& c : cases()) {
-    HostTensor x = random_f32(c.x, rng);
-    if (x.meta.numel() > 7) reinterpret_cast<float*>(x.data.data())[7] = std::nanf("");
-    Shape ws{c.c_out, c.x[1] / c.groups};
-    for (int64_t k : c.kernel) ws.push_back(k);
-    const HostTensor w = random_f32(ws, rng), b = random_f32({c.c_out}, rng);
+    const ConvArgs args = random_args(c, rng);
+    const HostTensor &x = args.x, &w = args.w, &b = args.b;
     Graph g;
-    const NodeId xi = g.add_input(x.meta), wi = g.add_input(w.meta), bi = g.add_input(b.meta);
-    const NodeId conv = g.add(OpKind::Conv, {xi, wi, bi}, conv_attrs(c)).value();
+    const NodeId conv = add_conv(g, c, args);
     g.set_outputs({hard_swish(g, conv)});
     const HostTensor* ins[] = {&x, &w, &b};
     PerfLog perf;
