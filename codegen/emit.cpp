@@ -148,13 +148,14 @@ std::string Emitter::umod(const std::string& e, const SymInt& d) {
 
 std::string Emitter::declarations() const {
   std::string s;
+  const std::vector<TexelKind> kinds = texel_kinds();
   for (size_t i = 0; i < bindings_.size(); ++i) {
     DType dt = graph_.node(bindings_[i]).meta.dtype;
     std::string qual = i == 0 ? "" : "readonly ";
     std::string b = std::to_string(i);
     // Binding 0 (the output) is always declared so the interface is stable. Scalar loads of
     // a binding that cannot be an r32f texel buffer read the storage buffer.
-    const bool scalar_texel = scalar_texel_binding(i);
+    const bool scalar_texel = kinds[i] == TexelKind::kR32f;
     if (scalar_use_[i] || (sload_use_[i] && !scalar_texel) || (i == 0 && !vec_use_[i]))
       s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b + " { " +
            glsl_storage_type(dt) + " data[]; } b" + b + ";\n";
@@ -163,13 +164,13 @@ std::string Emitter::declarations() const {
            ";\n#define kiln_sload" + b + "(i) imageLoad(kiln_s" + b + ", int(i)).x\n";
     else if (sload_use_[i])
       s += "#define kiln_sload" + b + "(i) b" + b + ".data[i]\n";
-    if (texel_binding(i))
+    if (kinds[i] == TexelKind::kRgba32f)
       s += "layout(set = 0, binding = " + b + ", rgba32f) uniform readonly imageBuffer kiln_t" + b +
            ";\n#define kiln_load" + b + "(i) imageLoad(kiln_t" + b + ", int(i))\n";
     else if (vec_use_[i])
       s += "layout(std430, set = 0, binding = " + b + ") " + qual + "buffer KilnB" + b +
            "v { vec4 data[]; } b" + b + "v;\n";
-    if (max_texels_ > 0 && i != 0 && vec_use_[i] && !texel_binding(i))
+    if (max_texels_ > 0 && i != 0 && vec_use_[i] && kinds[i] != TexelKind::kRgba32f)
       s += "#define kiln_load" + b + "(i) b" + b + "v.data[i]\n";
   }
   if (bool_words_ && !bindings_.empty() && graph_.node(bindings_[0]).meta.dtype == DType::kBool)
@@ -214,7 +215,7 @@ std::string Emitter::declarations() const {
 }
 
 bool Emitter::texel_binding(size_t b) const {
-  if (max_texels_ == 0 || b == 0 || !vec_use_[b] || scalar_use_[b]) return false;
+  if (max_texels_ == 0 || b == 0 || !vec_use_[b] || scalar_use_[b] || sload_use_[b]) return false;
   const Node& n = graph_.node(bindings_[b]);
   if (n.sym.empty() || !n.sym.back().is_constant() || n.sym.back().constant_value() % 4 != 0)
     return false;
@@ -236,17 +237,36 @@ bool Emitter::scalar_texel_binding(size_t b) const {
   return static_cast<uint64_t>(n.meta.numel()) + 64 <= scalar_max_texels_;
 }
 
+std::vector<Emitter::TexelKind> Emitter::texel_kinds() const {
+  // Storage texel buffers count against maxPerStageDescriptorStorageImages, whose Vulkan
+  // minimum is 4: the first four bindings that may be texel buffers are, the rest storage
+  // buffers.
+  constexpr int kMaxTexelBindings = 4;
+  std::vector<TexelKind> kinds(bindings_.size(), TexelKind::kNone);
+  int used = 0;
+  for (size_t b = 0; b < bindings_.size() && used < kMaxTexelBindings; ++b) {
+    if (texel_binding(b))
+      kinds[b] = TexelKind::kRgba32f;
+    else if (scalar_texel_binding(b))
+      kinds[b] = TexelKind::kR32f;
+    used += kinds[b] != TexelKind::kNone;
+  }
+  return kinds;
+}
+
 std::vector<uint32_t> Emitter::texel_r32f_bindings() const {
   std::vector<uint32_t> out;
-  for (size_t b = 0; b < bindings_.size(); ++b)
-    if (scalar_texel_binding(b)) out.push_back(static_cast<uint32_t>(b));
+  const std::vector<TexelKind> kinds = texel_kinds();
+  for (size_t b = 0; b < kinds.size(); ++b)
+    if (kinds[b] == TexelKind::kR32f) out.push_back(static_cast<uint32_t>(b));
   return out;
 }
 
 std::vector<uint32_t> Emitter::texel_bindings() const {
   std::vector<uint32_t> out;
-  for (size_t b = 0; b < bindings_.size(); ++b)
-    if (texel_binding(b)) out.push_back(static_cast<uint32_t>(b));
+  const std::vector<TexelKind> kinds = texel_kinds();
+  for (size_t b = 0; b < kinds.size(); ++b)
+    if (kinds[b] == TexelKind::kRgba32f) out.push_back(static_cast<uint32_t>(b));
   return out;
 }
 

@@ -188,8 +188,11 @@ class Emitter {
 
  private:
   std::string load(NodeId node, const Index& index);
+  /// Whether binding b may be an rgba32f / an r32f texel buffer, and what each binding is.
   bool texel_binding(size_t b) const;
   bool scalar_texel_binding(size_t b) const;
+  enum class TexelKind { kNone, kRgba32f, kR32f };
+  std::vector<TexelKind> texel_kinds() const;
   std::string index_op_value(const Node& n, const Index& index);
   std::string clamped_index(NodeId index_node, const Index& at, const SymInt& size);
   std::string slot(const SymExpr& e);

@@ -210,12 +210,14 @@ void PointwiseChain::apply(float* y, int64_t n) const {
   const size_t length = chain_.size();
   const int64_t block = std::min(kPointwiseBlock, n);
   if (block <= 0) return;
-  // On the stack for chains of up to 8 members (HardSwish has 5), else on the heap.
-  std::array<float, 7 * kPointwiseBlock> small;
+  // Every member writes a block buffer, the last one too (the row loops take their operands
+  // and result as unaliased), which is then copied over the source's block. On the stack for
+  // chains of up to 8 members (HardSwish has 5), else on the heap.
+  std::array<float, 8 * kPointwiseBlock> small;
   std::unique_ptr<float[]> large;
   float* buffers = small.data();
-  if (static_cast<size_t>(length - 1) * static_cast<size_t>(block) > small.size()) {
-    large = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(length - 1) * block);
+  if (length * static_cast<size_t>(block) > small.size()) {
+    large = std::make_unique_for_overwrite<float[]>(length * static_cast<size_t>(block));
     buffers = large.get();
   }
   std::array<BlockOperand, 2> ops;
@@ -229,18 +231,19 @@ void PointwiseChain::apply(float* y, int64_t n) const {
         else if (ins[k].scalar != nullptr)
           ops[k] = BlockOperand{ins[k].scalar, 0, false};
         else
-          ops[k] = BlockOperand{y, 0, true};  // the source, read before the last member writes
+          ops[k] = BlockOperand{y, 0, true};  // the source
       }
-      const bool is_last = m + 1 == length;
-      Status s = eval_elementwise_block(
-          nodes[chain_[m]], plans_[m], std::span<const BlockOperand>(ops.data(), ins.size()),
-          is_last ? y : buffers + m * block, is_last ? 0 : lo, lo, hi);
+      Status s = eval_elementwise_block(nodes[chain_[m]], plans_[m],
+                                        std::span<const BlockOperand>(ops.data(), ins.size()),
+                                        buffers + m * block, lo, lo, hi);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu_);
         if (failed_.ok()) failed_ = s;
         return;
       }
     }
+    const float* result = buffers + (length - 1) * block;
+    std::copy(result, result + (hi - lo), y + lo);
   }
 }
 

@@ -166,6 +166,51 @@ TEST(Codegen, ScalarLoadsReadR32fTexelBuffersWhereTheyFit) {
     }
 }
 
+TEST(Codegen, ABindingReadAsVec4sAndAsScalarsStaysAStorageBuffer) {
+  // y[i, j, k] = x[i, j] + x[i, k]: a vec4 kernel reads x as whole vec4s (along k) and as one
+  // value per row (x[i, j]), so x may be neither texel format; declaring it as both a storage
+  // buffer and a texel buffer would read it through the wrong descriptor.
+  Graph g;
+  NodeId x = g.add_input({DType::kF32, {8, 8}});
+  NodeId col = add(g, OpKind::Reshape, {x}, Attrs{.dims = {8, 8, 1}});
+  NodeId y = add(g, OpKind::Add, {x, col});
+  g.set_outputs({y});
+  CodegenOptions o = generic_options();
+  o.caps.texel_rgba32f = o.caps.texel_r32f = true;
+  o.caps.max_texel_elements = uint64_t{1} << 20;
+  auto plan = plan_kernels(g, o);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  const Kernel& k = plan->kernels[0];
+  EXPECT_TRUE(k.texel_bindings.empty()) << k.glsl;
+  EXPECT_TRUE(k.texel_r32f_bindings.empty()) << k.glsl;
+  EXPECT_EQ(k.glsl.find("imageBuffer"), std::string::npos) << k.glsl;
+  ASSERT_TRUE(compile_kernels(*plan, o).ok());
+}
+
+TEST(Codegen, AtMostFourTexelBuffersPerKernel) {
+  // Six permuted inputs added up: six scalar-read bindings, of which four may be texel
+  // buffers (maxPerStageDescriptorStorageImages is 4 at least); the others stay storage
+  // buffers.
+  Graph g;
+  NodeId sum = -1;
+  for (int i = 0; i < 6; ++i) {
+    NodeId t = add(g, OpKind::Permute, {g.add_input({DType::kF32, {5, 7}})}, Attrs{.dims = {1, 0}});
+    sum = sum < 0 ? t : add(g, OpKind::Add, {sum, t});
+  }
+  g.set_outputs({sum});
+  CodegenOptions o = generic_options();
+  o.caps.texel_r32f = true;
+  o.caps.max_texel_elements = uint64_t{1} << 20;
+  auto plan = plan_kernels(g, o);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  const Kernel& k = plan->kernels[0];
+  EXPECT_EQ(k.texel_r32f_bindings, (std::vector<uint32_t>{1, 2, 3, 4})) << k.glsl;
+  EXPECT_NE(k.glsl.find("b5 . data["), std::string::npos) << k.glsl;
+  ASSERT_TRUE(compile_kernels(*plan, o).ok());
+}
+
 TEST(Codegen, EveryDtypeCompilesAndValidates) {
   for (DType dt : {DType::kF32, DType::kF16, DType::kI32, DType::kI64}) {
     Graph g;
