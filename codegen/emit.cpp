@@ -254,19 +254,11 @@ std::vector<Emitter::TexelKind> Emitter::texel_kinds() const {
   return kinds;
 }
 
-std::vector<uint32_t> Emitter::texel_r32f_bindings() const {
+std::vector<uint32_t> Emitter::bindings_of_kind(TexelKind kind) const {
   std::vector<uint32_t> out;
   const std::vector<TexelKind> kinds = texel_kinds();
   for (size_t b = 0; b < kinds.size(); ++b)
-    if (kinds[b] == TexelKind::kR32f) out.push_back(static_cast<uint32_t>(b));
-  return out;
-}
-
-std::vector<uint32_t> Emitter::texel_bindings() const {
-  std::vector<uint32_t> out;
-  const std::vector<TexelKind> kinds = texel_kinds();
-  for (size_t b = 0; b < kinds.size(); ++b)
-    if (kinds[b] == TexelKind::kRgba32f) out.push_back(static_cast<uint32_t>(b));
+    if (kinds[b] == kind) out.push_back(static_cast<uint32_t>(b));
   return out;
 }
 

@@ -147,7 +147,7 @@ class Emitter {
     symbolic_texels_ = symbolic_fits;
   }
   /// The bindings declarations() declares as texel buffers (Kernel::texel_bindings).
-  std::vector<uint32_t> texel_bindings() const;
+  std::vector<uint32_t> texel_bindings() const { return bindings_of_kind(TexelKind::kRgba32f); }
   /// Scalar f32 loads of read bindings through r32f storage texel buffers (`imageLoad(..).x`):
   /// lavapipe gathers those, where a storage-buffer load of a lane-varying address is a loop
   /// over the lanes. Only for bindings read by load() alone (never as vec4s, never addressed
@@ -158,7 +158,7 @@ class Emitter {
     scalar_symbolic_texels_ = symbolic_fits;
   }
   /// The bindings declared as r32f texel buffers (call after declarations()).
-  std::vector<uint32_t> texel_r32f_bindings() const;
+  std::vector<uint32_t> texel_r32f_bindings() const { return bindings_of_kind(TexelKind::kR32f); }
 
   /// The node being computed (not loaded) by this kernel.
   void set_root(NodeId root) { root_ = root; }
@@ -193,6 +193,7 @@ class Emitter {
   bool scalar_texel_binding(size_t b) const;
   enum class TexelKind { kNone, kRgba32f, kR32f };
   std::vector<TexelKind> texel_kinds() const;
+  std::vector<uint32_t> bindings_of_kind(TexelKind kind) const;
   std::string index_op_value(const Node& n, const Index& index);
   std::string clamped_index(NodeId index_node, const Index& at, const SymInt& size);
   std::string slot(const SymExpr& e);
