@@ -239,11 +239,11 @@ bool Emitter::scalar_texel_binding(size_t b) const {
 
 std::vector<Emitter::TexelKind> Emitter::texel_kinds() const {
   // Storage texel buffers count against maxPerStageDescriptorStorageImages, whose Vulkan
-  // minimum is 4: the first four bindings that may be texel buffers are, the rest storage
-  // buffers.
+  // minimum is 4: the first four bindings that may be texel buffers are (less those the
+  // lowerer declares itself), the rest storage buffers.
   constexpr int kMaxTexelBindings = 4;
   std::vector<TexelKind> kinds(bindings_.size(), TexelKind::kNone);
-  int used = 0;
+  int used = reserved_texels_;
   for (size_t b = 0; b < bindings_.size() && used < kMaxTexelBindings; ++b) {
     if (texel_binding(b))
       kinds[b] = TexelKind::kRgba32f;

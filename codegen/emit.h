@@ -157,6 +157,9 @@ class Emitter {
     scalar_max_texels_ = max_texels;
     scalar_symbolic_texels_ = symbolic_fits;
   }
+  /// `n` bindings that the lowerer declares as texel buffers itself (the row-block product's
+  /// operands): they count against the four texel bindings a kernel may have.
+  void reserve_texel_bindings(int n) { reserved_texels_ = n; }
   /// The bindings declared as r32f texel buffers (call after declarations()).
   std::vector<uint32_t> texel_r32f_bindings() const { return bindings_of_kind(TexelKind::kR32f); }
 
@@ -226,6 +229,7 @@ class Emitter {
   bool symbolic_texels_ = false;
   uint64_t scalar_max_texels_ = 0;
   bool scalar_symbolic_texels_ = false;
+  int reserved_texels_ = 0;  // texel bindings declared outside declarations()
   std::vector<bool> sload_use_;  // per binding: read through kiln_sload<b> (scalar f32 loads)
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;

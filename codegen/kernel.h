@@ -31,6 +31,10 @@ struct TargetCaps {
   /// an operand whose size is symbolic may then be a texel buffer. Otherwise only operands of
   /// static size within max_texel_elements are (SwiftShader: 65536 texels, 1 MiB).
   bool texels_cover_storage = false;
+  /// The same for r32f texels (one float each): every storage buffer's floats, less a margin
+  /// for the arena's rounding, fit max_texel_elements, so a scalar operand of symbolic size may
+  /// be an r32f texel buffer (lavapipe: 2^27 texels against 2^25 floats).
+  bool scalar_texels_cover_storage = false;
   uint32_t max_workgroup_invocations = 128;
   uint32_t max_workgroup_count_x = 65535;
   uint32_t max_shared_memory = 16384;

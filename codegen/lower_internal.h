@@ -55,9 +55,11 @@ Status check_caps(const Emitter& e, const std::string& name, const TargetCaps& c
 Expected<Kernel> start_kernel(const Emitter& e, const Node& root, KernelVariant variant,
                               const TargetCaps& caps);
 /// Scalar f32 loads of `e` through r32f texel buffers where the device has them
-/// (Emitter::set_scalar_texel_loads); operands of symbolic size stay storage buffers.
+/// (Emitter::set_scalar_texel_loads); operands of symbolic size only where every storage
+/// buffer fits the texel limit (TargetCaps::scalar_texels_cover_storage).
 inline void use_scalar_texels(Emitter& e, const TargetCaps& caps) {
-  if (caps.texel_r32f) e.set_scalar_texel_loads(caps.max_texel_elements, false);
+  if (caps.texel_r32f)
+    e.set_scalar_texel_loads(caps.max_texel_elements, caps.scalar_texels_cover_storage);
 }
 
 /// Preprocesses `template_name` with the macros, the generated extensions and kernel body, and

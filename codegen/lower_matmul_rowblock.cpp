@@ -189,6 +189,10 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   // Operands as rgba32f texel buffers where the device has them (an imageLoad costs a fraction
   // of a storage-buffer load on lavapipe), else as vec4 storage buffers.
   const bool texel = use_texel_operands(a, b, opt.caps);
+  // The epilogue's scalar operands (a bias, a residual) as r32f texel buffers (never A or B:
+  // fusion gives an epilogue that reads an operand to the tiled kernel).
+  use_scalar_texels(e, opt.caps);
+  if (texel) e.reserve_texel_bindings(2);
   const int a_binding = e.binding(storage_of(g, fusion, a.id)),
             b_binding = e.binding(storage_of(g, fusion, b.id));
   std::string operand_decls;

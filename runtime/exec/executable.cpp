@@ -37,6 +37,8 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   c.texel_r32f = info.texel_r32f;
   c.max_texel_elements = info.max_texel_buffer_elements;
   c.texels_cover_storage = info.max_texel_buffer_elements >= info.max_storage_buffer_range / 16;
+  c.scalar_texels_cover_storage =
+      info.max_texel_buffer_elements >= uint64_t{info.max_storage_buffer_range} / 4 + 64;
   c.max_workgroup_invocations = info.max_workgroup_invocations;
   c.max_workgroup_count_x = info.max_workgroup_count[0];
   c.max_shared_memory = info.max_shared_memory;

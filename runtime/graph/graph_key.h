@@ -36,8 +36,9 @@ namespace kiln {
 /// Version of the canonical graph encoding; part of every key. Bump it whenever the encoding
 /// changes, so that persisted records made by an older encoding are never matched.
 inline constexpr uint32_t kGraphKeyFormat =
-    13;  // 8: TargetCaps::loop_limit; 9: masked_select; 10: attrs.def order; 11: MatmulRates;
-         // 12: TargetCaps::texels_cover_storage; 13: TargetCaps::texel_r32f
+    14;  // 8: TargetCaps::loop_limit; 9: masked_select; 10: attrs.def order; 11: MatmulRates;
+         // 12: TargetCaps::texels_cover_storage; 13: TargetCaps::texel_r32f;
+         // 14: TargetCaps::scalar_texels_cover_storage
 
 /// Canonical little-endian byte writer for key encodings (graph structure and targets).
 class KeyWriter {
