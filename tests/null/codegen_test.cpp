@@ -211,6 +211,33 @@ TEST(Codegen, AtMostFourTexelBuffersPerKernel) {
   ASSERT_TRUE(compile_kernels(*plan, o).ok());
 }
 
+TEST(Codegen, SymbolicScalarOperandsAreR32fTexelsWhereTheLimitCoversStorage) {
+  // A permuted input of symbolic rows: it may outgrow any fixed texel count at a later call,
+  // so it is an r32f texel buffer only where every storage buffer fits the texel limit.
+  for (const bool covers : {false, true}) {
+    ShapeEnv env;
+    const SymInt s0(env.symbol(env.create_symbol(15, "input 0 dim 0")));
+    Graph g;
+    g.set_shape_env(&env);
+    NodeId x = g.add_input({DType::kF32, {15, 17}}, "", {s0, SymInt(17)});
+    NodeId y = add(g, OpKind::Exp, {add(g, OpKind::Permute, {x}, Attrs{.dims = {1, 0}})});
+    g.set_outputs({y});
+    g.canonicalize(env);
+    CodegenOptions o = generic_options();
+    o.caps.texel_r32f = true;
+    o.caps.max_texel_elements = uint64_t{1} << 20;
+    o.caps.scalar_texels_cover_storage = covers;
+    auto plan = plan_kernels(g, o);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    ASSERT_EQ(plan->kernels.size(), 1u);
+    const Kernel& k = plan->kernels[0];
+    EXPECT_EQ(k.texel_r32f_bindings, covers ? std::vector<uint32_t>{1} : std::vector<uint32_t>{})
+        << k.glsl;
+    EXPECT_EQ(k.glsl.find("b1 . data[") != std::string::npos, !covers) << k.glsl;
+    ASSERT_TRUE(compile_kernels(*plan, o).ok());
+  }
+}
+
 TEST(Codegen, EveryDtypeCompilesAndValidates) {
   for (DType dt : {DType::kF32, DType::kF16, DType::kI32, DType::kI64}) {
     Graph g;

@@ -212,6 +212,42 @@ TEST(MatmulCodegen, RowBlockRegisterBlocks) {
   }
 }
 
+// The row-block kernel's epilogue operands (a bias, a residual, a scale) are read one float
+// per lane: r32f texel buffers where the device has them, counted with the kernel's own rgba32f
+// A and B against the four texel bindings a kernel may have.
+TEST(MatmulCodegen, RowBlockEpilogueOperandsAreR32fTexels) {
+  for (const bool operand_texels : {false, true}) {
+    Graph g;
+    NodeId a = g.add_input({DType::kF32, {100, 64}});
+    NodeId b = g.add_input({DType::kF32, {520, 64}});
+    NodeId bias = g.add_input({DType::kF32, {520}});
+    NodeId res = g.add_input({DType::kF32, {100, 520}});
+    NodeId scale = g.add_input({DType::kF32, {100, 1}});
+    Attrs tb;
+    tb.trans_b = true;
+    NodeId mm = add(g, OpKind::MatMul, {a, b}, tb);
+    NodeId y = add(g, OpKind::Mul, {add(g, OpKind::Add, {add(g, OpKind::Add, {mm, bias}), res}),
+                                    scale});
+    g.set_outputs({y});
+    CodegenOptions opt = generic_options();
+    opt.caps.subgroup_shuffle = true;
+    opt.caps.texel_rgba32f = operand_texels;
+    opt.caps.texel_r32f = true;
+    opt.caps.max_texel_elements = uint64_t{1} << 20;
+    KernelPlan plan = compile_plan(g, "epilogue", opt);
+    ASSERT_EQ(plan.kernels.size(), 1u);
+    const Kernel& k = plan.kernels[0];
+    ASSERT_EQ(k.variant, KernelVariant::kMatmulRowBlock) << k.glsl;
+    // Bindings: C, A, B, then the epilogue's bias, residual and scale.
+    using Bindings = std::vector<uint32_t>;
+    EXPECT_EQ(k.texel_bindings, operand_texels ? Bindings({1, 2}) : Bindings());
+    EXPECT_EQ(k.texel_r32f_bindings, operand_texels ? Bindings({3, 4}) : Bindings({3, 4, 5}))
+        << k.glsl;
+    EXPECT_LE(k.texel_bindings.size() + k.texel_r32f_bindings.size(), 4u);
+    EXPECT_EQ(k.glsl.find("b5 . data[") != std::string::npos, operand_texels) << k.glsl;
+  }
+}
+
 // Row blocks run along x while a workgroup's column panel of B (K x its columns) fits in 1 MiB
 // of cache, else column blocks do: K 512 keeps rows on x for both layouts (the vocabulary
 // head), K 3072 (a GPT-2 MLP's down projection) puts columns on x.
