@@ -11,8 +11,7 @@
 namespace kiln {
 namespace {
 
-constexpr uint32_t kRows = 32;           // output channels per invocation: 4 groups of 8 lanes
-constexpr uint32_t kGroups = kRows / 8;  // weights each lane loads per window offset
+constexpr uint32_t kRows = 32;  // output channels per invocation: 4 groups of 8 lanes
 
 std::string u(uint32_t v) {
   return std::to_string(v) + "u";
@@ -34,13 +33,17 @@ bool conv_gemm_applies(const Graph& g, const Node& n, const TargetCaps& caps) {
   return n.meta.shape[1] >= kRows / 2;
 }
 
-std::string conv_gemm_block(uint32_t cols) {
-  const std::string lx = u(kConvGemmLocalSize);
+uint32_t conv_gemm_rows(int64_t c_out) {
+  return c_out >= kRows ? kRows : static_cast<uint32_t>((c_out + 7) / 8 * 8);
+}
+
+std::string conv_gemm_block(uint32_t rows, uint32_t cols) {
+  const uint32_t groups = rows / 8;  // weights each lane loads per window offset
   std::string b = "void kiln_conv_block(uint rb, uint cb) {\n";
   b += "  const uint x = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID;\n";
-  b += "  const uint i0 = rb * " + u(kRows) + ";\n";
+  b += "  const uint i0 = rb * " + u(rows) + ";\n";
   b += "  const int in0 = int(KILN_I0), in1 = int(KILN_I1), in2 = int(KILN_I2);\n";
-  for (uint32_t g = 0; g < kGroups; ++g)
+  for (uint32_t g = 0; g < groups; ++g)
     b += "  const uint co" + std::to_string(g) + " = min(i0 + " + u(8 * g) +
          " + lane, KILN_C_OUT - 1u);\n";
   // Column c: output position p (clamped; positions past the end are computed, never stored).
@@ -62,7 +65,7 @@ std::string conv_gemm_block(uint32_t cols) {
            ") - KILN_P" + ds + ";\n";
     }
   }
-  for (uint32_t r = 0; r < kRows; ++r)
+  for (uint32_t r = 0; r < rows; ++r)
     for (uint32_t c = 0; c < cols; ++c) b += "  float " + acc(r, c) + " = 0.0;\n";
   // K = (input channel, window offset) pairs, 4 per iteration so that each accumulator takes 4
   // updates in a row (rows outer, K inner: lavapipe keeps loop-carried values in memory, and
@@ -76,7 +79,7 @@ std::string conv_gemm_block(uint32_t cols) {
          " / kwin, w" + ks + " = kc" + ks + " % kwin;\n";
     b += "    const int k0_" + ks + " = int(w" + ks + ") / (KILN_K1 * KILN_K2), k1_" + ks +
          " = (int(w" + ks + ") / KILN_K2) % KILN_K1, k2_" + ks + " = int(w" + ks + ") % KILN_K2;\n";
-    for (uint32_t g = 0; g < kGroups; ++g)
+    for (uint32_t g = 0; g < groups; ++g)
       b += "    const float al" + std::to_string(g) + "_" + ks + " = kv" + ks + " ? kiln_w(co" +
            std::to_string(g) + ", ci" + ks + ", uint(k0_" + ks + "), uint(k1_" + ks +
            "), uint(k2_" + ks + ")) : 0.0;\n";
@@ -93,7 +96,7 @@ std::string conv_gemm_block(uint32_t cols) {
            ks + ", uint(e0" + e + "), uint(e1" + e + "), uint(e2" + e + ")) : 0.0;\n";
     }
   }
-  for (uint32_t r = 0; r < kRows; ++r) {
+  for (uint32_t r = 0; r < rows; ++r) {
     for (uint32_t kk = 0; kk < 4; ++kk) {
       const std::string ks = std::to_string(kk);
       b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "_" + ks + ", " +
@@ -105,7 +108,7 @@ std::string conv_gemm_block(uint32_t cols) {
     }
   }
   b += "  }\n";
-  for (uint32_t r = 0; r < kRows; ++r) {
+  for (uint32_t r = 0; r < rows; ++r) {
     const std::string co = "i0 + " + u(r);
     b += "  if (" + co + " < KILN_C_OUT) { const float bias = kiln_bias(" + co + ");";
     for (uint32_t c = 0; c < cols; ++c) {
@@ -120,8 +123,8 @@ std::string conv_gemm_block(uint32_t cols) {
   return b;
 }
 
-SymInt conv_gemm_row_blocks(const SymInt& channels) {
-  return groups_for(channels, kRows);
+SymInt conv_gemm_row_blocks(const SymInt& channels, uint32_t rows) {
+  return groups_for(channels, rows);
 }
 
 }  // namespace kiln

@@ -192,9 +192,12 @@ Expected<Kernel> conv_transpose_kernel(const Graph& g, const FusionDecision& fus
 /// KILN_POSITIONS (N times the output's spatial sizes).
 inline constexpr uint32_t kConvGemmLocalSize = 32;
 bool conv_gemm_applies(const Graph& g, const Node& conv, const TargetCaps& caps);
-/// kiln_conv_block(rb, cb): 32 output channels x `cols` positions per lane.
-std::string conv_gemm_block(uint32_t cols);
-/// Workgroups along x: blocks of 32 output channels.
-SymInt conv_gemm_row_blocks(const SymInt& channels);
+/// Output channels per invocation for `c_out` of them: 32, or fewer channels rounded up to a
+/// multiple of 8 (a 16-channel stem would otherwise compute twice its outputs).
+uint32_t conv_gemm_rows(int64_t c_out);
+/// kiln_conv_block(rb, cb): `rows` output channels x `cols` positions per lane.
+std::string conv_gemm_block(uint32_t rows, uint32_t cols);
+/// Workgroups along x: blocks of `rows` output channels.
+SymInt conv_gemm_row_blocks(const SymInt& channels, uint32_t rows);
 
 }  // namespace kiln

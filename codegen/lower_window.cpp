@@ -172,7 +172,8 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
                           : positions_hint >= 2 * kConvGemmLocalSize ? 2
                                                                      : 1;
     macros["KILN_POSITIONS"] = e.size(positions);
-    const SymInt row_blocks = conv_gemm_row_blocks(n.sym[1]),
+    const uint32_t rows = conv_gemm_rows(n.meta.shape[1]);
+    const SymInt row_blocks = conv_gemm_row_blocks(n.sym[1], rows),
                  col_blocks = groups_for(positions, kConvGemmLocalSize * cols);
     macros["KILN_ROW_BLOCKS"] = e.size(row_blocks);
     macros["KILN_COL_BLOCKS"] = e.size(col_blocks);
@@ -183,7 +184,7 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     kern.loop_trips = groups_for(g.node(n.inputs[1]).sym[1] * SymInt(taps), 4) + SymInt(1);
     KILN_ASSIGN_OR_RETURN(
         kern.glsl, kernel_source("conv_gemm.comp", e,
-                                 e.declarations() + "\n" + body + "\n" + conv_gemm_block(cols),
+                                 e.declarations() + "\n" + body + "\n" + conv_gemm_block(rows, cols),
                                  std::move(macros), kern, opt.caps));
     return kern;
   }

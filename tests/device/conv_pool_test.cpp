@@ -134,9 +134,10 @@ TEST_F(DeviceConvPool, Conv) {
 }
 
 // Dense f32 convs with at least 16 output channels run as an implicit GEMM (conv_gemm.comp:
-// 32-channel register blocks shared by subgroup shuffles, 1, 2 or 4 positions per lane):
-// partial channel blocks, partial position blocks, padding, strides, dilations, 1-D to 3-D,
-// 1x1 convs, a fused producer on the gathered input and on the weight, and a bias.
+// register blocks of 32 channels, or fewer rounded up to 8, shared by subgroup shuffles, 1, 2
+// or 4 positions per lane): partial channel blocks, partial position blocks, padding, strides,
+// dilations, 1-D to 3-D, 1x1 convs, a fused producer on the gathered input and on the weight,
+// and a bias.
 TEST_F(DeviceConvPool, ConvAsImplicitGemm) {
   const std::vector<ConvCase> cases = {
       {{1, 3, 13, 11}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, true},

@@ -68,6 +68,29 @@ TEST(ConvCodegen, ImplicitGemmForDenseF32Convs) {
     }
 }
 
+// A row block holds 32 output channels, or fewer rounded up to a multiple of 8: a 16-channel
+// stem computes 16 rows per invocation, not 32 of which half are clamped copies.
+TEST(ConvCodegen, ImplicitGemmRowBlockFollowsTheChannelCount) {
+  for (const auto& [c_out, rows] : std::vector<std::pair<Dim, int>>{
+           {16, 16}, {17, 24}, {24, 24}, {32, 32}, {40, 32}}) {
+    const ConvCase c{{1, 3, 13, 11}, {c_out, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+    auto plan = plan_kernels(conv_graph(c, true), test::shuffle_options());
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    ASSERT_EQ(plan->kernels.size(), 1u);
+    const Kernel& k = plan->kernels[0];
+    ASSERT_EQ(k.variant, KernelVariant::kConvGemm);
+    // (Preprocessed source: `rb * 16u`.)
+    EXPECT_NE(k.glsl.find("i0 = rb * " + std::to_string(rows) + "u;"), std::string::npos)
+        << c_out << " channels\n"
+        << k.glsl;
+    const std::string last = "c" + std::to_string(rows - 1) + "_0";
+    EXPECT_NE(k.glsl.find(last), std::string::npos) << c_out << " channels";
+    EXPECT_EQ(k.glsl.find("c" + std::to_string(rows) + "_0"), std::string::npos)
+        << c_out << " channels";
+    EXPECT_EQ(k.groups[0].constant_value(), (c_out + rows - 1) / rows);
+  }
+}
+
 TEST(ConvCodegen, DirectKernelWhereTheGemmDoesNotApply) {
   const ConvCase dense{{1, 8, 9, 9}, {32, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}};
   // No subgroup shuffles on the target.
