@@ -25,6 +25,9 @@ constexpr uint64_t kPanelCacheBytes = uint64_t{1} << 20;
 
 struct RowBlockShape {
   bool abt = false;
+  /// A·Bᵀ whose rows are a whole number of the lane's columns: those are neighbours, stored as
+  /// one vec2 or vec4 per row; else they are LX apart, stored one by one.
+  bool abt_vec_out = false;
   uint32_t rows = kRows;  // rows of C per invocation: 1, 2, 4, 8, 16 or 32
   uint32_t local_size = 0;
   uint32_t cols = 0;  // A·Bᵀ: scalar columns per invocation; A·B: vec4 columns
@@ -78,7 +81,8 @@ std::string shuffle_fmas(const RowBlockShape& s, const Fma& fma) {
 }
 
 /// The body of kiln_rowblock. Lane x owns output columns j_c = cb * LX * cols + c * LX + x
-/// (c < cols): scalar columns for A·Bᵀ, where it reads B's row j_c (C's column) as vec4 along K,
+/// (c < cols; x * cols + c with abt_vec_out): scalar columns for A·Bᵀ, where it reads B's row j_c
+/// (C's column) as vec4 along K,
 /// or vec4 columns for A·B, where it reads B's row k as vec4. `width` is C's row length in
 /// those units. Accumulators are scalars, 4 per vec4 column for A·B: with vec4 accumulators the
 /// kernel as spirv-opt's performance recipe leaves it ran 0.86x as fast on lavapipe (measured);
@@ -89,7 +93,7 @@ std::string rowblock_body(const RowBlockShape& s, const std::string& m, const st
   for (uint32_t c = 0; c < s.cols; ++c) {
     const std::string cs = std::to_string(c);
     b += "  const uint j" + cs + " = cb * " + u(s.local_size * s.cols) + " + " +
-         u(c * s.local_size) + " + x;\n";
+         (s.abt_vec_out ? "x * " + u(s.cols) + " + " + u(c) : u(c * s.local_size) + " + x") + ";\n";
     b += "  const uint jc" + cs + " = min(j" + cs + ", " + width + " - 1u)" +
          (s.abt ? " * " + k4 : std::string()) + ";\n";
   }
@@ -126,6 +130,17 @@ std::string rowblock_body(const RowBlockShape& s, const std::string& m, const st
   for (uint32_t r = 0; r < s.rows; ++r) {
     const std::string i = "i0 + " + u(r);
     b += "  if (" + i + " < " + m + ") {";
+    if (s.abt_vec_out) {  // columns j0 .. j0 + cols - 1, all in C when j0 is
+      const std::string n = std::to_string(s.cols);
+      std::string value;
+      for (uint32_t c = 0; c < s.cols; ++c)
+        value += std::string(c ? ", " : "vec" + n + "(") + "kiln_out(" + i + ", j" +
+                 std::to_string(c) + ", " + acc(r, c) + ")";
+      b += " if (j0 < " + width + ") b0w.data[((" + i + ") * " + width + " + j0) / " + n +
+           "u] = " + value + ");";
+      b += " }\n";
+      continue;
+    }
     for (uint32_t c = 0; c < s.cols; ++c) {
       const std::string j = "j" + std::to_string(c);
       std::string value;
@@ -177,6 +192,9 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   // lanes do not compute clamped copies (measured on lavapipe: docs/perf.md).
   const bool narrow = s.abt && b.sym[0].is_constant() && b.sym[0].constant_value() <= 64;
   s.cols = s.abt ? (narrow ? 2 : 4) : 1;
+  // One vec2 or vec4 store per row instead of 2 or 4 scalar ones (lavapipe stores each lane's
+  // value at a lane-varying address in a loop over the lanes).
+  s.abt_vec_out = s.abt && b.sym[0].is_constant() && b.sym[0].constant_value() % s.cols == 0;
   const int64_t k = a.sym.back().constant_value();
   SymInt m = 1;
   for (size_t d = 0; d + 1 < a.sym.size(); ++d) m = m * a.sym[d];
@@ -211,7 +229,10 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
                     "v.data[i]\n#define KILN_LOAD_B(i) b" + std::to_string(b_binding) +
                     "v.data[i]\n";
   }
-  if (s.abt) {
+  if (s.abt_vec_out) {  // C as vec2s or vec4s (declared here; binding 0 is also C's floats)
+    operand_decls += "layout(std430, set = 0, binding = 0) buffer KilnB0w { vec" +
+                     std::to_string(s.cols) + " data[]; } b0w;\n";
+  } else if (s.abt) {
     e.use_binding(0, false, true);
   } else {
     e.store_output_vec4();

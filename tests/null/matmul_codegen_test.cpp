@@ -212,6 +212,29 @@ TEST(MatmulCodegen, RowBlockRegisterBlocks) {
   }
 }
 
+// A·Bᵀ: a lane's columns are neighbours stored as one vec4 (more than 64 columns) or vec2 (at
+// most 64) per row where C's rows hold a whole number of them, else LX apart and stored one by
+// one; every form compiles and validates.
+TEST(MatmulCodegen, RowBlockAbtStoresVectorsWhereRowsAllow) {
+  CodegenOptions opt = generic_options();
+  opt.caps.subgroup_shuffle = true;
+  for (const auto& [n, store] : std::vector<std::pair<Dim, std::string>>{
+           {520, "vec4"}, {522, "float"}, {64, "vec2"}, {24, "vec2"}, {33, "float"}}) {
+    const MCase c{{100, 64}, {n, 64}, false, true};
+    KernelPlan plan = compile_plan(matmul_graph(c), label(c), opt);
+    ASSERT_EQ(plan.kernels.size(), 1u) << label(c);
+    const Kernel& k = plan.kernels[0];
+    ASSERT_EQ(k.variant, KernelVariant::kMatmulRowBlock) << label(c);
+    // (Preprocessed source: `{ vec4 data[];} b0w;`, `b0 . data[`.)
+    const bool vec = store != "float";
+    EXPECT_EQ(k.glsl.find("{ " + store + " data[];} b0w;") != std::string::npos, vec)
+        << label(c) << "\n"
+        << k.glsl;
+    EXPECT_EQ(k.glsl.find("b0w . data[") != std::string::npos, vec) << label(c);
+    EXPECT_EQ(k.glsl.find("b0 . data[") != std::string::npos, !vec) << label(c);
+  }
+}
+
 // The row-block kernel's epilogue operands (a bias, a residual, a scale) are read one float
 // per lane: r32f texel buffers where the device has them, counted with the kernel's own rgba32f
 // A and B against the four texel bindings a kernel may have.
