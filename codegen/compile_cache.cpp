@@ -47,7 +47,8 @@ std::string codegen_target_key(const CodegenOptions& options) {
   // Every capability, in declaration order: the structured binding stops compiling when a field
   // is added to TargetCaps (add it here and bump kGraphKeyFormat).
   const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, texel_r32f,
-               max_texel_elements, texels_cover_storage, scalar_texels_cover_storage,
+               max_texel_elements, max_storage_range, texels_cover_storage,
+               scalar_texels_cover_storage,
                max_workgroup_invocations,
                max_workgroup_count_x, max_shared_memory, shader_int64, storage_buffer_16bit,
                storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit, matmul, device_key] =
@@ -58,6 +59,7 @@ std::string codegen_target_key(const CodegenOptions& options) {
   w.boolean(texel_rgba32f);
   w.boolean(texel_r32f);
   w.u64(max_texel_elements);
+  w.u64(max_storage_range);
   w.boolean(texels_cover_storage);
   w.boolean(scalar_texels_cover_storage);
   w.u32(max_workgroup_invocations);

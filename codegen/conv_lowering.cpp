@@ -23,6 +23,7 @@
 // An elementwise op on such a conv's output whose other operands are scalars (the block's relu
 // and hard sigmoid) moves before the view back to 4-D, so that it joins the product's epilogue
 // and the next conv reads it in place: mobilenet_v3 at batch 1 ran 99 kernels instead of 115.
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -33,7 +34,8 @@
 namespace kiln {
 namespace {
 
-/// The largest im2col matrix stored (bytes): past it the implicit kernel, which stores nothing.
+/// The largest im2col matrix stored (bytes): past it (or past what one storage binding may
+/// cover, which the im2col kernel writes whole) the implicit kernel, which stores nothing.
 constexpr int64_t kMaxIm2colBytes = int64_t{256} << 20;
 
 bool all_constant(const SymShape& s) {
@@ -63,7 +65,7 @@ bool pointwise_on_1x1_map(const Graph& g, const Node& n) {
 enum class Form { kNone, kDirect, kABt, kPointwise };
 
 /// How (and whether) conv `n` runs as im2col + product on a target with the row-block kernel.
-Form form_of(const Graph& g, const Node& n) {
+Form form_of(const Graph& g, const Node& n, const TargetCaps& caps) {
   if (n.op != OpKind::Conv || n.attrs.window.groups != 1 || n.meta.rank() != 4) return Form::kNone;
   if (n.meta.dtype != DType::kF32) return Form::kNone;
   for (NodeId id : n.inputs)
@@ -83,7 +85,9 @@ Form form_of(const Graph& g, const Node& n) {
   if (k < 4 || c_out < 16 || positions == 0) return Form::kNone;
   if (k % 4 != 0 && (k < 16 || c_out < 32)) return Form::kNone;
   if (k % 4 == 0 && pointwise_on_1x1_map(g, n)) return Form::kPointwise;  // stores no im2col
-  if (im2col_row_length(k) * positions * 4 > kMaxIm2colBytes) return Form::kNone;
+  const int64_t max_bytes =
+      std::min<int64_t>(kMaxIm2colBytes, static_cast<int64_t>(caps.max_storage_range));
+  if (im2col_row_length(k) * positions * 4 > max_bytes) return Form::kNone;
   // A·B only for the 1x1 conv of one image that needs no im2col; everything else A·Bᵀ, whose
   // im2col (rows layout) steps through a row's taps where the columns layout divides every
   // element's position out (measured on lavapipe: the columns layout made a 64-channel 56x56
@@ -218,7 +222,7 @@ Graph without_dead_nodes(const Graph& g) {
 Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const TargetCaps& caps) {
   if (!rowblock_supported(caps)) return std::optional<Graph>();
   bool any = false;
-  for (const Node& n : graph.nodes()) any = any || form_of(graph, n) != Form::kNone;
+  for (const Node& n : graph.nodes()) any = any || form_of(graph, n, caps) != Form::kNone;
   if (!any) return std::optional<Graph>();
   Graph out;
   std::vector<NodeId> map(graph.size(), -1);
@@ -228,7 +232,7 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
   for (const Node& n : graph.nodes()) {
     std::vector<NodeId> ins;
     for (NodeId id : n.inputs) ins.push_back(map[static_cast<size_t>(id)]);
-    const Form form = form_of(graph, n);
+    const Form form = form_of(graph, n, caps);
     if (form == Form::kNone) {
       if (const std::optional<NodeId> sunk = sink_unit_map_view(out, n, ins, unit_map_views)) {
         map[static_cast<size_t>(n.id)] = *sunk;

@@ -35,6 +35,8 @@ const char* fusion_rule_name(FusionRule rule) {
       return "layer_norm";
     case FusionRule::kMatmulOperand:
       return "matmul_operand";
+    case FusionRule::kMatmulLayout:
+      return "matmul_layout";
   }
   return "?";
 }
@@ -84,6 +86,14 @@ NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const N
 
 namespace {
 
+/// Nodes that read `id` directly (views counted once, not per consumer).
+int direct_readers(const Graph& g, NodeId id) {
+  int n = 0;
+  for (const Node& c : g.nodes())
+    for (NodeId in : c.inputs) n += in == id;
+  return n;
+}
+
 constexpr int64_t kMaxAttentionHeadDim = 128;
 
 bool is_f32(const Graph& g, NodeId id) {
@@ -125,6 +135,32 @@ bool merges_heads(const Node& p, const Node& r) {
 }
 
 }  // namespace
+
+NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p,
+                          const std::vector<bool>& is_output, bool rowblock,
+                          const MatmulRates& rates) {
+  if (!rowblock || p.op != OpKind::Permute || p.attrs.dims != std::vector<int64_t>{0, 3, 1, 2} ||
+      p.meta.dtype != DType::kF32)
+    return -1;
+  const Node& r = g.node(p.inputs[0]);
+  if (r.op != OpKind::Reshape || d.materialize[r.id] || is_output[r.id] || r.sym.size() != 4 ||
+      direct_readers(g, r.id) != 1)
+    return -1;
+  const Node& x = g.node(r.inputs[0]);
+  if (!d.materialize[x.id] || is_output[x.id] || x.sym.size() != 2 ||
+      x.meta.dtype != DType::kF32 || !(x.sym[1] == r.sym[3]) ||
+      !(sym_numel(x.sym) == sym_numel(r.sym)) || direct_readers(g, x.id) != 1)
+    return -1;
+  const NodeId mm_id = d.epilogue_of[x.id] >= 0 ? d.epilogue_of[x.id] : x.id;
+  const Node& mm = g.node(mm_id);
+  if (mm.op != OpKind::MatMul || !mm.attrs.trans_b || mm.attrs.trans_a ||
+      g.node(mm.inputs[0]).sym.size() != 2 || g.node(mm.inputs[1]).sym.size() != 2 ||
+      (mm_id == x.id && d.rule[mm_id] != FusionRule::kOwnKernel))
+    return -1;
+  if (!matmul_uses_rowblock(g, d, mm, rowblock, mm_id == x.id ? NodeId{-1} : x.id, rates))
+    return -1;
+  return x.id;
+}
 
 std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecision& d,
                                              const Node& pv, const std::vector<int>& uses,
@@ -227,6 +263,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   d.attention_of.assign(n, -1);
   d.note.assign(n, {});
   d.layer_norm_of.assign(n, -1);
+  d.layout_of.assign(n, -1);
   if (!fuse) {
     for (const Node& node : graph.nodes())
       if (node.op == OpKind::MatMul)
@@ -309,8 +346,24 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
     d.rule[mm] = FusionRule::kMatmulEpilogue;
     d.epilogue_of[node.id] = mm;
   }
+  // Conv products stored as the NCHW tensor their view reads (kMatmulLayout).
+  for (const Node& p : graph.nodes()) {
+    const NodeId x = rule_matmul_layout(graph, d, p, is_output, rowblock, rates);
+    if (x < 0) continue;
+    d.materialize[x] = false;
+    d.rule[x] = d.epilogue_of[x] >= 0 ? FusionRule::kInlinePointwise : FusionRule::kMatmulEpilogue;
+    d.materialize[p.id] = true;
+    d.rule[p.id] = FusionRule::kMatmulLayout;
+    d.layout_of[p.id] = x;  // (epilogue_of[x] still names the product x ends)
+  }
   for (const Node& node : graph.nodes()) {
-    if (d.epilogue_of[node.id] >= 0) {
+    if (d.layout_of[node.id] >= 0) {
+      const NodeId x = d.layout_of[node.id];
+      const NodeId mm = d.epilogue_of[x] >= 0 ? d.epilogue_of[x] : x;
+      d.note[mm] = matmul_kernel_note(graph, d, graph.node(mm), rowblock,
+                                      mm == x ? NodeId{-1} : x, rates) +
+                   "; stores %" + std::to_string(node.id) + " (NCHW)";
+    } else if (d.epilogue_of[node.id] >= 0) {
       const Node& mm = graph.node(d.epilogue_of[node.id]);
       d.note[mm.id] = matmul_kernel_note(graph, d, mm, rowblock, node.id, rates);
     } else if (node.op == OpKind::MatMul && d.materialize[node.id] &&

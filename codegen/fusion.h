@@ -42,6 +42,9 @@ enum class FusionRule {
                      // folded into its loads): stored once by its own kernel when the cost
                      // estimate (codegen/matmul_choice.h) says so, instead of the product
                      // running on the tiled kernel batch by batch
+  kMatmulLayout,     // permute(reshape(C, [N, H, W, C_out]), {0, 3, 1, 2}) of a row-block A·Bᵀ
+                     // product C = [N·H·W, C_out] (a conv lowered to im2col + product): the
+                     // product kernel stores the permuted NCHW tensor, C is never stored
 };
 const char* fusion_rule_name(FusionRule rule);
 
@@ -62,6 +65,8 @@ struct FusionDecision {
   std::vector<NodeId> attention_of;  // per stored root: the P·V matmul of the kAttention kernel
                                      // that writes it (the matmul itself, or the heads-merging
                                      // view permute(.., -2 <-> -3) + reshape of it)
+  std::vector<NodeId> layout_of;     // per stored kMatmulLayout permute: the product it stores
+                                     // (the matmul, or its epilogue root)
   std::vector<int> layer_norm_of;    // per stored root: index into layer_norms, or -1
   std::vector<LayerNormMatch> layer_norms;
   std::vector<std::string> note;  // per node: why a matmul got its kernel, with the cost
@@ -89,6 +94,11 @@ NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const N
 /// The attention pattern ending in matmul `pv` (softmax(chain(Q·Kᵀ))·V, f32, the head dims
 /// constant multiples of 8 up to 128, every intermediate used once and not stored), or nullopt.
 /// `first`: per node, the first node reading it (a single-use node's only consumer).
+/// kMatmulLayout: for a permute `p` of a stored row-block A·Bᵀ product's NHWC view, the
+/// product's stored node (the matmul or its epilogue root), else -1.
+NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p,
+                          const std::vector<bool>& is_output, bool rowblock,
+                          const MatmulRates& rates);
 std::optional<AttentionMatch> rule_attention(const Graph& graph, const FusionDecision& d,
                                              const Node& pv, const std::vector<int>& uses,
                                              const std::vector<NodeId>& first);

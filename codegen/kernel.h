@@ -27,6 +27,9 @@ struct TargetCaps {
   bool texel_rgba32f = false;     // rgba32f storage texel buffers (imageBuffer loads)
   bool texel_r32f = false;        // r32f storage texel buffers (scalar imageBuffer loads)
   uint64_t max_texel_elements = 0;
+  /// maxStorageBufferRange: the most bytes one storage binding may cover (the Vulkan minimum,
+  /// 128 MiB, unless the device says more).
+  uint64_t max_storage_range = uint64_t{1} << 27;
   /// Every buffer a storage binding can take (maxStorageBufferRange) also fits the texel limit:
   /// an operand whose size is symbolic may then be a texel buffer. Otherwise only operands of
   /// static size within max_texel_elements are (SwiftShader: 65536 texels, 1 MiB).
@@ -139,6 +142,9 @@ struct Kernel {
     SymInt c_row_elements;        // C's row length (4-byte elements)
     uint32_t rows_per_group = 1;  // groups on row_axis = ceil(rows / rows_per_group)
     uint32_t row_axis = 1;        // the grid axis of row blocks (0 or 1)
+    /// C is bound whole and its rows are not contiguous (kMatmulLayout's NCHW stores, indexed
+    /// by row0 + i): only A is split into windows.
+    bool c_whole = false;
   };
   std::optional<RowSplit> row_split;
   /// Bindings read as rgba32f storage texel buffers (imageBuffer) rather than storage buffers.

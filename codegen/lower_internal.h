@@ -112,8 +112,11 @@ inline bool rowblock_supported(const TargetCaps& caps) {
 }
 /// MatMul fast path (codegen/lower_matmul_rowblock.cpp), chosen by matmul_uses_rowblock
 /// (codegen/matmul_choice.h).
+/// With `layout_root` (a kMatmulLayout permute), C [N·H·W, C_out] is stored as that NCHW
+/// tensor instead.
 Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
-                                        const CodegenOptions& opt, NodeId epilogue_root);
+                                        const CodegenOptions& opt, NodeId epilogue_root,
+                                        NodeId layout_root = -1);
 /// The GLSL statements and value that store element `linear` of a matmul kernel's output: the
 /// matmul value `acc` (a GLSL expression) itself, or, with an epilogue root, the root's
 /// elementwise chain applied to it (kMatmulEpilogue). Returns the statements; `*value` is the

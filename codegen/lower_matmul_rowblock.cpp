@@ -4,6 +4,7 @@
 // invocation a 32-row register block (fewer rows for a short product: rowblock_rows) and shares
 // A's rows across a subgroup with subgroupShuffle; the unrolled body is generated here. Other
 // matmuls use the tiled kernel (lower_matmul.cpp).
+#include <algorithm>
 #include <string>
 
 #include "codegen/lower_internal.h"
@@ -28,6 +29,11 @@ struct RowBlockShape {
   /// A·Bᵀ whose rows are a whole number of the lane's columns: those are neighbours, stored as
   /// one vec2 or vec4 per row; else they are LX apart, stored one by one.
   bool abt_vec_out = false;
+  /// A·Bᵀ stored as NCHW (kMatmulLayout): row i of the part is position row0 + i, column j an
+  /// output channel; kiln_nchw(g, j) gives the element's index, and rows of 4 in one plane are
+  /// one vec4 where `nchw_vec4` (a GLSL bool: the plane is a whole number of vec4s) holds.
+  bool nchw = false;
+  std::string nchw_row0, nchw_vec4;
   uint32_t rows = kRows;  // rows of C per invocation: 1, 2, 4, 8, 16 or 32
   uint32_t local_size = 0;
   uint32_t cols = 0;  // A·Bᵀ: scalar columns per invocation; A·B: vec4 columns
@@ -74,6 +80,39 @@ std::string shuffle_fmas(const RowBlockShape& s, const Fma& fma) {
       b += "    { const float av = subgroupShuffle(al" + std::to_string(r / 8) + "[" +
            std::to_string(kk) + "], " + u(r % 8) + ");";
       for (uint32_t c = 0; c < s.cols; ++c) b += " " + fma(r, c, kk);
+      b += " }\n";
+    }
+  }
+  return b;
+}
+
+/// kMatmulLayout's stores: per column, the lane's rows in groups of 4 (positions p .. p + 3 of
+/// one image, neighbours in its NCHW plane), one vec4 each where the planes are whole vec4s
+/// (then M is too, and a group is all in C or all past it), else one float per row.
+std::string nchw_stores(const RowBlockShape& s, const std::string& m, const std::string& width) {
+  std::string b;
+  const uint32_t step = s.rows >= 4 ? 4 : 1;
+  for (uint32_t r = 0; r < s.rows; r += step) {
+    for (uint32_t c = 0; c < s.cols; ++c) {
+      const std::string j = "j" + std::to_string(c), i = "i0 + " + u(r);
+      b += "  if (" + i + " < " + m + " && " + j + " < " + width + ") {";
+      std::string scalars;
+      for (uint32_t t = 0; t < step; ++t) {
+        const std::string it = "i0 + " + u(r + t);
+        const std::string store = "b0.data[kiln_nchw(" + s.nchw_row0 + " + " + it + ", " + j +
+                                  ")] = kiln_out(" + it + ", " + j + ", " + acc(r + t, c) + ");";
+        scalars += t == 0 ? " " + store : " if (" + it + " < " + m + ") " + store;
+      }
+      if (step == 4) {
+        std::string value;
+        for (uint32_t t = 0; t < 4; ++t)
+          value += std::string(t ? ", " : "vec4(") + "kiln_out(i0 + " + u(r + t) + ", " + j +
+                   ", " + acc(r + t, c) + ")";
+        b += " if (" + s.nchw_vec4 + ") { b0v.data[kiln_nchw(" + s.nchw_row0 + " + " + i + ", " +
+             j + ") / 4u] = " + value + "); } else {" + scalars + " }";
+      } else {
+        b += scalars;
+      }
       b += " }\n";
     }
   }
@@ -127,6 +166,7 @@ std::string rowblock_body(const RowBlockShape& s, const std::string& m, const st
     return f;
   });
   b += "  }\n";
+  if (s.nchw) return b + nchw_stores(s, m, width);
   for (uint32_t r = 0; r < s.rows; ++r) {
     const std::string i = "i0 + " + u(r);
     b += "  if (" + i + " < " + m + ") {";
@@ -181,7 +221,8 @@ NodeId storage_of(const Graph& g, const FusionDecision& f, NodeId id) {
 }
 
 Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
-                                        const CodegenOptions& opt, NodeId epilogue_root) {
+                                        const CodegenOptions& opt, NodeId epilogue_root,
+                                        NodeId layout_root) {
   const Node& n = g.node(root);
   const Node &a = g.node(n.inputs[0]), &b = g.node(n.inputs[1]);
   RowBlockShape s;
@@ -194,13 +235,16 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   s.cols = s.abt ? (narrow ? 2 : 4) : 1;
   // One vec2 or vec4 store per row instead of 2 or 4 scalar ones (lavapipe stores each lane's
   // value at a lane-varying address in a loop over the lanes).
-  s.abt_vec_out = s.abt && b.sym[0].is_constant() && b.sym[0].constant_value() % s.cols == 0;
+  s.nchw = layout_root >= 0;
+  if (s.nchw && !s.abt) return internal_error("an NCHW-stored product that is not A·Bᵀ");
+  s.abt_vec_out = s.abt && !s.nchw && b.sym[0].is_constant() &&
+                  b.sym[0].constant_value() % s.cols == 0;
   const int64_t k = a.sym.back().constant_value();
   SymInt m = 1;
   for (size_t d = 0; d + 1 < a.sym.size(); ++d) m = m * a.sym[d];
   const SymInt cols = s.abt ? b.sym[0] : b.sym[1];
 
-  const NodeId out_id = epilogue_root >= 0 ? epilogue_root : root;
+  const NodeId out_id = s.nchw ? layout_root : epilogue_root >= 0 ? epilogue_root : root;
   Emitter e(g, fusion, false);
   e.set_root(out_id);
   e.bind_output(out_id);
@@ -233,7 +277,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
     operand_decls += "layout(std430, set = 0, binding = 0) buffer KilnB0w { vec" +
                      std::to_string(s.cols) + " data[]; } b0w;\n";
   } else if (s.abt) {
-    e.use_binding(0, false, true);
+    e.use_binding(0, s.nchw, true);
   } else {
     e.store_output_vec4();
   }
@@ -252,6 +296,16 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
       DType::kF32, &out_value);
   std::string body = "float kiln_out(uint i, uint j, float acc) {\n" + out_body + "  return " +
                      out_value + ";\n}\n\n";
+  if (s.nchw) {  // position g = n·P + p, channel j: element (n·C + j)·P + p of the NCHW tensor
+    const SymShape& nhwc = g.node(g.node(layout_root).inputs[0]).sym;
+    const SymInt plane = nhwc[1] * nhwc[2];
+    const std::string p_glsl = e.size(plane);
+    body += "uint kiln_nchw(uint g, uint j) {\n  return (" + e.udiv("g", plane) + " * " +
+            e.size(cols) + " + j) * " + p_glsl + " + " + e.umod("g", plane) + ";\n}\n\n";
+    s.nchw_row0 = row0_glsl;
+    s.nchw_vec4 = plane.is_constant() ? (plane.constant_value() % 4 == 0 ? "true" : "false")
+                                      : "(" + p_glsl + " % 4u == 0u)";
+  }
   // Few rows at the sizes being compiled: a block of that many rows (rowblock_rows). When M is
   // symbolic the block keeps at least 8 rows, since later calls of the shape class may bring
   // more: at 256 x 1024 x 1024 on lavapipe an 8-row A·Bᵀ block ran 1.5x and a 4-row one 2.5x
@@ -270,6 +324,15 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   KILN_ASSIGN_OR_RETURN(Kernel kern,
                         start_kernel(e, g.node(out_id), KernelVariant::kMatmulRowBlock, opt.caps));
   if (epilogue_root >= 0) mark_epilogue(kern, n, g.node(epilogue_root));
+  if (s.nchw) {  // the product (and its epilogue) and the NHWC view are this kernel's too
+    const NodeId view = g.node(layout_root).inputs[0];
+    for (NodeId id : {root, epilogue_root, view, g.node(view).inputs[0]})
+      if (id >= 0) kern.fused_nodes.push_back(id);
+    std::sort(kern.fused_nodes.begin(), kern.fused_nodes.end());
+    kern.fused_nodes.erase(std::unique(kern.fused_nodes.begin(), kern.fused_nodes.end()),
+                           kern.fused_nodes.end());
+    if (epilogue_root < 0) kern.name = op_name(n.op);
+  }
   kern.local_size = s.local_size;
   // Row blocks along x when a workgroup's column panel of B fits in a core's cache (the
   // shader's comment): every row block then reads the panel from cache.
@@ -287,6 +350,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   split.c_row_elements = cols;
   split.rows_per_group = s.rows;
   split.row_axis = rows_on_x ? 0 : 1;
+  split.c_whole = s.nchw;
   kern.row_split = split;
   if (texel)
     kern.texel_bindings = {static_cast<uint32_t>(a_binding), static_cast<uint32_t>(b_binding)};

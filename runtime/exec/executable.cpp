@@ -36,6 +36,7 @@ TargetCaps caps_of(const vk::DeviceInfo& info) {
   c.texel_rgba32f = info.texel_rgba32f;
   c.texel_r32f = info.texel_r32f;
   c.max_texel_elements = info.max_texel_buffer_elements;
+  c.max_storage_range = info.max_storage_buffer_range;
   c.texels_cover_storage = info.max_texel_buffer_elements >= info.max_storage_buffer_range / 16;
   c.scalar_texels_cover_storage =
       info.max_texel_buffer_elements >= uint64_t{info.max_storage_buffer_range} / 4 + 64;

@@ -112,15 +112,19 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
       const uint64_t c_cap = capacity_[static_cast<size_t>(k.root)];
       const uint64_t cap_rows = c_row == 0 ? 0 : c_cap / c_row;
       const uint64_t max_range = info.max_storage_buffer_range;
-      if (cap_rows * c_row > max_range || cap_rows * a_row > max_range) {
+      // C bound whole (rs.c_whole) is never split: only A's rows are.
+      const uint64_t c_split_row = rs.c_whole ? 0 : c_row;
+      if (cap_rows * c_split_row > max_range || cap_rows * a_row > max_range) {
         const uint64_t align = std::max<uint64_t>(
             {info.min_storage_buffer_offset_alignment, info.min_texel_buffer_offset_alignment, 4});
         auto step_for = [align](uint64_t row_bytes) {
           return align / std::gcd(align, std::max<uint64_t>(row_bytes, 1));
         };
-        const uint64_t step = std::lcm(std::lcm(step_for(c_row), step_for(a_row)),
+        const uint64_t step = std::lcm(std::lcm(rs.c_whole ? 1 : step_for(c_row), step_for(a_row)),
                                        static_cast<uint64_t>(rs.rows_per_group));
-        uint64_t part = std::min(max_range / std::max<uint64_t>(c_row, 1), max_range / a_row);
+        uint64_t part = std::min(rs.c_whole ? max_range / a_row
+                                            : max_range / std::max<uint64_t>(c_row, 1),
+                                 max_range / a_row);
         part -= part % step;
         if (part == 0)
           return unimplemented(k.name + ": one row of its operands exceeds maxStorageBufferRange");
@@ -135,7 +139,7 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
       for (NodeId b : k.bindings) d.bindings.push_back(bound_[static_cast<size_t>(b)]);
       if (n > 0) {  // a window of C (binding 0) and of A
         d.windows.assign(k.num_bindings(), vk::BufferWindow{});
-        d.windows[0] = {row0 * c_row, n * c_row};
+        if (!k.row_split->c_whole) d.windows[0] = {row0 * c_row, n * c_row};
         const uint32_t a = k.row_split->a_binding;
         const NodeId a_node = k.bindings[a];
         const uint64_t a_size =

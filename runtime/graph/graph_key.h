@@ -38,7 +38,7 @@ namespace kiln {
 inline constexpr uint32_t kGraphKeyFormat =
     14;  // 8: TargetCaps::loop_limit; 9: masked_select; 10: attrs.def order; 11: MatmulRates;
          // 12: TargetCaps::texels_cover_storage; 13: TargetCaps::texel_r32f;
-         // 14: TargetCaps::scalar_texels_cover_storage
+         // 14: TargetCaps::scalar_texels_cover_storage, max_storage_range
 
 /// Canonical little-endian byte writer for key encodings (graph structure and targets).
 class KeyWriter {

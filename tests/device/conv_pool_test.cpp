@@ -215,7 +215,9 @@ TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
     if (!rowblock) {
       EXPECT_TRUE(conv_kernel && !im2col) << label << ": " << kernels;
     } else if (std::string(cs.form) == "im2col") {
+      // The product stores the NCHW output itself (kMatmulLayout): no permute kernel.
       EXPECT_TRUE(im2col && !conv_kernel) << label << ": " << kernels;
+      EXPECT_EQ(kernels.find("permute"), std::string::npos) << label << ": " << kernels;
     } else {
       EXPECT_TRUE(!im2col && !conv_kernel && kernels.find("matmul") != std::string::npos)
           << label << ": " << kernels;
@@ -470,6 +472,33 @@ TEST_F(DeviceConvPool, Im2colConvWithSymbolicSizes) {
     for (const std::string& k : entry.kernels) kernels += k + " ";
     EXPECT_EQ(kernels.find("im2col") != std::string::npos, rowblock) << kernels;
   }
+}
+
+// A conv whose im2col matrix would exceed maxStorageBufferRange (which the im2col kernel
+// writes as one binding) runs on the implicit-GEMM kernel, which stores no matrix.
+TEST_F(DeviceConvPool, ConvWhoseIm2colWouldExceedOneStorageBufferRange) {
+  const vk::DeviceInfo& info = Device::vulkan().vulkan_device()->info();
+  if (!has_rowblock_kernel(info)) GTEST_SKIP() << "no row-block kernel: no im2col";
+  if (info.max_storage_buffer_range > (uint64_t{200} << 20))
+    GTEST_SKIP() << "maxStorageBufferRange " << info.max_storage_buffer_range
+                 << " is too large to exceed in a test";
+  // 128 x 128 positions x 2304 taps x 4 bytes = 144 MiB of im2col rows; the output is 1 MiB.
+  const Shape xs{1, 256, 128, 128};
+  ASSERT_GT(uint64_t{128} * 128 * 256 * 9 * 4, info.max_storage_buffer_range);
+  Tensor x = rnd(DType::kF32, xs, Dist{-1, 1}), w = rnd(DType::kF32, {16, 256, 3, 3}, Dist{-1, 1}),
+         b = rnd(DType::kF32, {16});
+  auto fn = [](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+    return conv(xx, ww, bb, {1, 1}, {1, 1, 1, 1});
+  };
+  check("conv 256 -> 16 on 128x128", Tol{1e-4, 1e-4}, fn, x, w, b);
+  auto compiled = compile(fn, {.name = "big_im2col"});
+  (void)compiled(x.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
+  const std::vector<EntryInfo> entries = compiled.entries();
+  ASSERT_EQ(entries.size(), 1u);
+  std::string kernels;
+  for (const std::string& k : entries[0].kernels) kernels += k + " ";
+  EXPECT_EQ(kernels.find("im2col"), std::string::npos) << kernels;
+  EXPECT_NE(kernels.find("conv"), std::string::npos) << kernels;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/fusion.h"
 #include "codegen/lower.h"
 #include "eager/interpreter.h"
 #include "null/graph_builders.h"
@@ -160,6 +161,18 @@ TEST(ConvLowering, SymbolicSizesTakeTheTransposedForm) {
   std::string kernels;
   for (const Kernel& k : plan->kernels) kernels += k.name + " ";
   EXPECT_NE(kernels.find("im2col"), std::string::npos) << kernels;
+  // The product stores the NCHW output (kMatmulLayout): two kernels, the second's root the
+  // output permute, its C bound whole when A is split into row windows; no permute kernel.
+  ASSERT_EQ(plan->kernels.size(), 2u) << kernels;
+  const Kernel& product = plan->kernels[1];
+  EXPECT_EQ(product.variant, KernelVariant::kMatmulRowBlock);
+  EXPECT_EQ(product.root, lg.outputs()[0]);
+  EXPECT_EQ(lg.node(product.root).op, OpKind::Permute);
+  ASSERT_TRUE(product.row_split.has_value());
+  EXPECT_TRUE(product.row_split->c_whole);
+  const FusionDecision d = decide_fusion(lg, true, true, true);
+  EXPECT_EQ(d.rule[product.root], FusionRule::kMatmulLayout);
+  EXPECT_NE(product.glsl.find("kiln_nchw"), std::string::npos);
 }
 
 /// A squeeze-excite block on 1x1 maps: conv 1x1, `act`(conv), conv 1x1, hard sigmoid, times a
