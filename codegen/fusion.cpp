@@ -146,6 +146,12 @@ NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p
   if (r.op != OpKind::Reshape || d.materialize[r.id] || is_output[r.id] || r.sym.size() != 4 ||
       direct_readers(g, r.id) != 1)
     return -1;
+  // Planes of a static whole number of vec4s, stored a vec4 per 4 rows. Under a symbolic plane
+  // size the kernel would hold the vec4 and the per-row stores behind a branch on it, and
+  // llvmpipe runs both sides of a branch under masks: the NHWC product's row stores were
+  // faster there (measured: mobilenet_v3's 1x1 conv products 1.5-2x slower).
+  const SymInt plane = r.sym[1] * r.sym[2];
+  if (!plane.is_constant() || plane.constant_value() % 4 != 0) return -1;
   const Node& x = g.node(r.inputs[0]);
   if (!d.materialize[x.id] || is_output[x.id] || x.sym.size() != 2 ||
       x.meta.dtype != DType::kF32 || !(x.sym[1] == r.sym[3]) ||

@@ -161,18 +161,47 @@ TEST(ConvLowering, SymbolicSizesTakeTheTransposedForm) {
   std::string kernels;
   for (const Kernel& k : plan->kernels) kernels += k.name + " ";
   EXPECT_NE(kernels.find("im2col"), std::string::npos) << kernels;
-  // The product stores the NCHW output (kMatmulLayout): two kernels, the second's root the
-  // output permute, its C bound whole when A is split into row windows; no permute kernel.
-  ASSERT_EQ(plan->kernels.size(), 2u) << kernels;
-  const Kernel& product = plan->kernels[1];
-  EXPECT_EQ(product.variant, KernelVariant::kMatmulRowBlock);
-  EXPECT_EQ(product.root, lg.outputs()[0]);
-  EXPECT_EQ(lg.node(product.root).op, OpKind::Permute);
-  ASSERT_TRUE(product.row_split.has_value());
-  EXPECT_TRUE(product.row_split->c_whole);
-  const FusionDecision d = decide_fusion(lg, true, true, true);
-  EXPECT_EQ(d.rule[product.root], FusionRule::kMatmulLayout);
-  EXPECT_NE(product.glsl.find("kiln_nchw"), std::string::npos);
+  // The plane size is symbolic: the product is stored as [N·H·W, C_out] and the output
+  // permute is a kernel of its own (kMatmulLayout needs a static plane).
+  EXPECT_EQ(plan->kernels.size(), 3u) << kernels;
+  EXPECT_EQ(decide_fusion(lg, true, true, true).rule[lg.outputs()[0]], FusionRule::kGraphOutput);
+}
+
+// A static plane that holds a whole number of vec4s: the product stores the NCHW output itself
+// (kMatmulLayout): two kernels, the second's root the output permute, its C bound whole when A
+// is split into row windows. A plane of 9x7 = 63 positions keeps the permute kernel.
+TEST(ConvLowering, TheProductStoresTheNchwOutputOfStaticPlanes) {
+  for (const auto& [w, layout] : std::vector<std::pair<Dim, bool>>{{8, true}, {7, false}}) {
+    Graph g;
+    NodeId x = g.add_input({DType::kF32, {2, 8, 9, w}});
+    NodeId wt = g.add_input({DType::kF32, {24, 8, 3, 3}});
+    Attrs a;
+    a.window.strides = {1, 1};
+    a.window.pads = {1, 1, 1, 1};
+    a.window.dilations = {1, 1};
+    g.set_outputs({add(g, OpKind::Conv, {x, wt}, a)});
+    auto lowered = lower_for_device(g, test::shuffle_options().caps);
+    ASSERT_TRUE(lowered.ok()) << lowered.status().to_string();
+    ASSERT_TRUE(lowered->has_value());
+    const Graph& lg = **lowered;
+    auto plan = plan_kernels(lg, test::shuffle_options());
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    const std::string what = "9x" + std::to_string(w) + " planes";
+    ASSERT_EQ(plan->kernels.size(), layout ? 2u : 3u) << what;
+    const Kernel& product = plan->kernels[1];
+    EXPECT_EQ(product.variant, KernelVariant::kMatmulRowBlock) << what;
+    ASSERT_TRUE(product.row_split.has_value());
+    EXPECT_EQ(product.row_split->c_whole, layout) << what;
+    EXPECT_EQ(product.glsl.find("kiln_nchw") != std::string::npos, layout) << what;
+    if (layout) {
+      EXPECT_EQ(product.root, lg.outputs()[0]);
+      EXPECT_EQ(lg.node(product.root).op, OpKind::Permute);
+      EXPECT_EQ(decide_fusion(lg, true, true, true).rule[product.root],
+                FusionRule::kMatmulLayout);
+    } else {
+      EXPECT_EQ(plan->kernels[2].root, lg.outputs()[0]);
+    }
+  }
 }
 
 /// A squeeze-excite block on 1x1 maps: conv 1x1, `act`(conv), conv 1x1, hard sigmoid, times a
