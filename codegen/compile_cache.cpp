@@ -48,11 +48,9 @@ std::string codegen_target_key(const CodegenOptions& options) {
   // is added to TargetCaps (add it here and bump kGraphKeyFormat).
   const auto& [subgroup_size, subgroup_shuffle, subgroup_vote, texel_rgba32f, texel_r32f,
                max_texel_elements, max_storage_range, texels_cover_storage,
-               scalar_texels_cover_storage,
-               max_workgroup_invocations,
-               max_workgroup_count_x, max_shared_memory, shader_int64, storage_buffer_16bit,
-               storage_buffer_8bit, signed_zero_inf_nan_preserve, loop_limit, matmul, device_key] =
-      options.caps;
+               scalar_texels_cover_storage, max_workgroup_invocations, max_workgroup_count_x,
+               max_shared_memory, shader_int64, storage_buffer_16bit, storage_buffer_8bit,
+               signed_zero_inf_nan_preserve, loop_limit, matmul, device_key] = options.caps;
   w.u32(subgroup_size);
   w.boolean(subgroup_shuffle);
   w.boolean(subgroup_vote);

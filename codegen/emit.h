@@ -229,7 +229,7 @@ class Emitter {
   bool symbolic_texels_ = false;
   uint64_t scalar_max_texels_ = 0;
   bool scalar_symbolic_texels_ = false;
-  int reserved_texels_ = 0;  // texel bindings declared outside declarations()
+  int reserved_texels_ = 0;      // texel bindings declared outside declarations()
   std::vector<bool> sload_use_;  // per binding: read through kiln_sload<b> (scalar f32 loads)
   bool failed_ = false;
   bool int64_ = false, f16_ = false, i8_ = false;

@@ -153,9 +153,9 @@ NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p
   const SymInt plane = r.sym[1] * r.sym[2];
   if (!plane.is_constant() || plane.constant_value() % 4 != 0) return -1;
   const Node& x = g.node(r.inputs[0]);
-  if (!d.materialize[x.id] || is_output[x.id] || x.sym.size() != 2 ||
-      x.meta.dtype != DType::kF32 || !(x.sym[1] == r.sym[3]) ||
-      !(sym_numel(x.sym) == sym_numel(r.sym)) || direct_readers(g, x.id) != 1)
+  if (!d.materialize[x.id] || is_output[x.id] || x.sym.size() != 2 || x.meta.dtype != DType::kF32 ||
+      !(x.sym[1] == r.sym[3]) || !(sym_numel(x.sym) == sym_numel(r.sym)) ||
+      direct_readers(g, x.id) != 1)
     return -1;
   const NodeId mm_id = d.epilogue_of[x.id] >= 0 ? d.epilogue_of[x.id] : x.id;
   const Node& mm = g.node(mm_id);
@@ -366,9 +366,9 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
     if (d.layout_of[node.id] >= 0) {
       const NodeId x = d.layout_of[node.id];
       const NodeId mm = d.epilogue_of[x] >= 0 ? d.epilogue_of[x] : x;
-      d.note[mm] = matmul_kernel_note(graph, d, graph.node(mm), rowblock,
-                                      mm == x ? NodeId{-1} : x, rates) +
-                   "; stores %" + std::to_string(node.id) + " (NCHW)";
+      d.note[mm] =
+          matmul_kernel_note(graph, d, graph.node(mm), rowblock, mm == x ? NodeId{-1} : x, rates) +
+          "; stores %" + std::to_string(node.id) + " (NCHW)";
     } else if (d.epilogue_of[node.id] >= 0) {
       const Node& mm = graph.node(d.epilogue_of[node.id]);
       d.note[mm.id] = matmul_kernel_note(graph, d, mm, rowblock, node.id, rates);

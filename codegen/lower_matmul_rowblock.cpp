@@ -106,8 +106,8 @@ std::string nchw_stores(const RowBlockShape& s, const std::string& m, const std:
       if (step == 4) {
         std::string value;
         for (uint32_t t = 0; t < 4; ++t)
-          value += std::string(t ? ", " : "vec4(") + "kiln_out(i0 + " + u(r + t) + ", " + j +
-                   ", " + acc(r + t, c) + ")";
+          value += std::string(t ? ", " : "vec4(") + "kiln_out(i0 + " + u(r + t) + ", " + j + ", " +
+                   acc(r + t, c) + ")";
         b += " if (" + s.nchw_vec4 + ") { b0v.data[kiln_nchw(" + s.nchw_row0 + " + " + i + ", " +
              j + ") / 4u] = " + value + "); } else {" + scalars + " }";
       } else {
@@ -237,8 +237,8 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   // value at a lane-varying address in a loop over the lanes).
   s.nchw = layout_root >= 0;
   if (s.nchw && !s.abt) return internal_error("an NCHW-stored product that is not A·Bᵀ");
-  s.abt_vec_out = s.abt && !s.nchw && b.sym[0].is_constant() &&
-                  b.sym[0].constant_value() % s.cols == 0;
+  s.abt_vec_out =
+      s.abt && !s.nchw && b.sym[0].is_constant() && b.sym[0].constant_value() % s.cols == 0;
   const int64_t k = a.sym.back().constant_value();
   SymInt m = 1;
   for (size_t d = 0; d + 1 < a.sym.size(); ++d) m = m * a.sym[d];

@@ -182,10 +182,10 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
     kern.local_size = kConvGemmLocalSize;
     kern.groups = {row_blocks, col_blocks, SymInt(1)};
     kern.loop_trips = groups_for(g.node(n.inputs[1]).sym[1] * SymInt(taps), 4) + SymInt(1);
-    KILN_ASSIGN_OR_RETURN(
-        kern.glsl, kernel_source("conv_gemm.comp", e,
-                                 e.declarations() + "\n" + body + "\n" + conv_gemm_block(rows, cols),
-                                 std::move(macros), kern, opt.caps));
+    KILN_ASSIGN_OR_RETURN(kern.glsl, kernel_source("conv_gemm.comp", e,
+                                                   e.declarations() + "\n" + body + "\n" +
+                                                       conv_gemm_block(rows, cols),
+                                                   std::move(macros), kern, opt.caps));
     return kern;
   }
   KILN_ASSIGN_OR_RETURN(Kernel kern, start_kernel(e, n, KernelVariant::kWindow, opt.caps));

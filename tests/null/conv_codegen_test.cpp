@@ -71,8 +71,8 @@ TEST(ConvCodegen, ImplicitGemmForDenseF32Convs) {
 // A row block holds 32 output channels, or fewer rounded up to a multiple of 8: a 16-channel
 // stem computes 16 rows per invocation, not 32 of which half are clamped copies.
 TEST(ConvCodegen, ImplicitGemmRowBlockFollowsTheChannelCount) {
-  for (const auto& [c_out, rows] : std::vector<std::pair<Dim, int>>{
-           {16, 16}, {17, 24}, {24, 24}, {32, 32}, {40, 32}}) {
+  for (const auto& [c_out, rows] :
+       std::vector<std::pair<Dim, int>>{{16, 16}, {17, 24}, {24, 24}, {32, 32}, {40, 32}}) {
     const ConvCase c{{1, 3, 13, 11}, {c_out, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}};
     auto plan = plan_kernels(conv_graph(c, true), test::shuffle_options());
     ASSERT_TRUE(plan.ok()) << plan.status().to_string();

@@ -196,8 +196,7 @@ TEST(ConvLowering, TheProductStoresTheNchwOutputOfStaticPlanes) {
     if (layout) {
       EXPECT_EQ(product.root, lg.outputs()[0]);
       EXPECT_EQ(lg.node(product.root).op, OpKind::Permute);
-      EXPECT_EQ(decide_fusion(lg, true, true, true).rule[product.root],
-                FusionRule::kMatmulLayout);
+      EXPECT_EQ(decide_fusion(lg, true, true, true).rule[product.root], FusionRule::kMatmulLayout);
     } else {
       EXPECT_EQ(plan->kernels[2].root, lg.outputs()[0]);
     }

@@ -249,8 +249,8 @@ TEST(MatmulCodegen, RowBlockEpilogueOperandsAreR32fTexels) {
     Attrs tb;
     tb.trans_b = true;
     NodeId mm = add(g, OpKind::MatMul, {a, b}, tb);
-    NodeId y = add(g, OpKind::Mul, {add(g, OpKind::Add, {add(g, OpKind::Add, {mm, bias}), res}),
-                                    scale});
+    NodeId y =
+        add(g, OpKind::Mul, {add(g, OpKind::Add, {add(g, OpKind::Add, {mm, bias}), res}), scale});
     g.set_outputs({y});
     CodegenOptions opt = generic_options();
     opt.caps.subgroup_shuffle = true;
