@@ -165,6 +165,10 @@ NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p
     return -1;
   if (!matmul_uses_rowblock(g, d, mm, rowblock, mm_id == x.id ? NodeId{-1} : x.id, rates))
     return -1;
+  // C is bound whole (only A is split into row windows): within one binding at the hints.
+  if (rates.max_binding_bytes > 0 &&
+      static_cast<uint64_t>(p.meta.numel()) * 4 > rates.max_binding_bytes)
+    return -1;
   return x.id;
 }
 

@@ -30,10 +30,10 @@ struct RowBlockShape {
   /// one vec2 or vec4 per row; else they are LX apart, stored one by one.
   bool abt_vec_out = false;
   /// A·Bᵀ stored as NCHW (kMatmulLayout): row i of the part is position row0 + i, column j an
-  /// output channel; kiln_nchw(g, j) gives the element's index, and rows of 4 in one plane are
-  /// one vec4 where `nchw_vec4` (a GLSL bool: the plane is a whole number of vec4s) holds.
+  /// output channel; kiln_nchw(g, j) gives the element's index, and rows of 4 (one plane's
+  /// neighbours) are one vec4.
   bool nchw = false;
-  std::string nchw_row0, nchw_vec4;
+  std::string nchw_row0;
   uint32_t rows = kRows;  // rows of C per invocation: 1, 2, 4, 8, 16 or 32
   uint32_t local_size = 0;
   uint32_t cols = 0;  // A·Bᵀ: scalar columns per invocation; A·B: vec4 columns
@@ -87,33 +87,19 @@ std::string shuffle_fmas(const RowBlockShape& s, const Fma& fma) {
 }
 
 /// kMatmulLayout's stores: per column, the lane's rows in groups of 4 (positions p .. p + 3 of
-/// one image, neighbours in its NCHW plane), one vec4 each where the planes are whole vec4s
-/// (then M is too, and a group is all in C or all past it), else one float per row.
+/// one image, neighbours in its NCHW plane: planes and blocks are whole vec4s, so M is too and
+/// a group is all in C or all past it), one vec4 each.
 std::string nchw_stores(const RowBlockShape& s, const std::string& m, const std::string& width) {
   std::string b;
-  const uint32_t step = s.rows >= 4 ? 4 : 1;
-  for (uint32_t r = 0; r < s.rows; r += step) {
+  for (uint32_t r = 0; r < s.rows; r += 4) {
     for (uint32_t c = 0; c < s.cols; ++c) {
       const std::string j = "j" + std::to_string(c), i = "i0 + " + u(r);
-      b += "  if (" + i + " < " + m + " && " + j + " < " + width + ") {";
-      std::string scalars;
-      for (uint32_t t = 0; t < step; ++t) {
-        const std::string it = "i0 + " + u(r + t);
-        const std::string store = "b0.data[kiln_nchw(" + s.nchw_row0 + " + " + it + ", " + j +
-                                  ")] = kiln_out(" + it + ", " + j + ", " + acc(r + t, c) + ");";
-        scalars += t == 0 ? " " + store : " if (" + it + " < " + m + ") " + store;
-      }
-      if (step == 4) {
-        std::string value;
-        for (uint32_t t = 0; t < 4; ++t)
-          value += std::string(t ? ", " : "vec4(") + "kiln_out(i0 + " + u(r + t) + ", " + j + ", " +
-                   acc(r + t, c) + ")";
-        b += " if (" + s.nchw_vec4 + ") { b0v.data[kiln_nchw(" + s.nchw_row0 + " + " + i + ", " +
-             j + ") / 4u] = " + value + "); } else {" + scalars + " }";
-      } else {
-        b += scalars;
-      }
-      b += " }\n";
+      std::string value;
+      for (uint32_t t = 0; t < 4; ++t)
+        value += std::string(t ? ", " : "vec4(") + "kiln_out(i0 + " + u(r + t) + ", " + j + ", " +
+                 acc(r + t, c) + ")";
+      b += "  if (" + i + " < " + m + " && " + j + " < " + width + ") b0v.data[kiln_nchw(" +
+           s.nchw_row0 + " + " + i + ", " + j + ") / 4u] = " + value + ");\n";
     }
   }
   return b;
@@ -303,8 +289,8 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
     body += "uint kiln_nchw(uint g, uint j) {\n  return (" + e.udiv("g", plane) + " * " +
             e.size(cols) + " + j) * " + p_glsl + " + " + e.umod("g", plane) + ";\n}\n\n";
     s.nchw_row0 = row0_glsl;
-    s.nchw_vec4 = plane.is_constant() ? (plane.constant_value() % 4 == 0 ? "true" : "false")
-                                      : "(" + p_glsl + " % 4u == 0u)";
+    if (!plane.is_constant() || plane.constant_value() % 4 != 0)
+      return internal_error("an NCHW-stored product whose planes are not a static multiple of 4");
   }
   // Few rows at the sizes being compiled: a block of that many rows (rowblock_rows). When M is
   // symbolic the block keeps at least 8 rows, since later calls of the shape class may bring
@@ -315,6 +301,7 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   int64_t m_now = 1;
   for (size_t d = 0; d + 1 < a.meta.shape.size(); ++d) m_now *= a.meta.shape[d];
   s.rows = rowblock_rows(m_now, !m.is_constant());
+  if (s.nchw && s.rows < 4) return internal_error("an NCHW-stored product of fewer than 4 rows");
   body += "void kiln_rowblock(uint rb, uint cb) {\n" + rowblock_body(s, m_glsl, w_glsl, k4) + "}\n";
   const SymInt row_blocks = groups_for(m, s.rows),
                col_blocks = groups_for(width, s.local_size * s.cols);

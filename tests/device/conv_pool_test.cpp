@@ -204,6 +204,9 @@ TEST_F(DeviceConvPool, ConvAsIm2colProduct) {
       return conv(xx, ww, c.bias ? bb : Tensor(), c.s, c.p, c.d, c.groups);
     };
     check(label, Tol{1e-4, 1e-4}, fn, x, w, b);
+    // The form, not the device's measured rates, is what this checks: the row-block product
+    // (which kMatmulLayout needs) whatever the calibration would pick.
+    const ForcedMatmulKernel rowblock_product(MatmulRates::Force::kRowBlock);
     auto compiled = compile(fn, {.name = "im2col_form"});
     (void)compiled(x.to(Device::vulkan()), w.to(Device::vulkan()), b.to(Device::vulkan()));
     std::string kernels;
