@@ -86,11 +86,11 @@ NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const N
 
 namespace {
 
-/// Nodes that read `id` directly (views counted once, not per consumer).
-int direct_readers(const Graph& g, NodeId id) {
-  int n = 0;
+/// Per node, the nodes that read it directly (a view counted once, not per consumer).
+std::vector<int> direct_readers(const Graph& g) {
+  std::vector<int> n(g.size(), 0);
   for (const Node& c : g.nodes())
-    for (NodeId in : c.inputs) n += in == id;
+    for (NodeId in : c.inputs) ++n[static_cast<size_t>(in)];
   return n;
 }
 
@@ -137,14 +137,14 @@ bool merges_heads(const Node& p, const Node& r) {
 }  // namespace
 
 NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p,
-                          const std::vector<bool>& is_output, bool rowblock,
-                          const MatmulRates& rates) {
+                          const std::vector<bool>& is_output, const std::vector<int>& readers,
+                          bool rowblock, const MatmulRates& rates) {
   if (!rowblock || p.op != OpKind::Permute || p.attrs.dims != std::vector<int64_t>{0, 3, 1, 2} ||
       p.meta.dtype != DType::kF32)
     return -1;
   const Node& r = g.node(p.inputs[0]);
   if (r.op != OpKind::Reshape || d.materialize[r.id] || is_output[r.id] || r.sym.size() != 4 ||
-      direct_readers(g, r.id) != 1)
+      readers[r.id] != 1)
     return -1;
   // Planes of a static whole number of vec4s, stored a vec4 per 4 rows. Under a symbolic plane
   // size the kernel would hold the vec4 and the per-row stores behind a branch on it, and
@@ -155,9 +155,9 @@ NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p
   const Node& x = g.node(r.inputs[0]);
   if (!d.materialize[x.id] || is_output[x.id] || x.sym.size() != 2 || x.meta.dtype != DType::kF32 ||
       !(x.sym[1] == r.sym[3]) || !(sym_numel(x.sym) == sym_numel(r.sym)) ||
-      direct_readers(g, x.id) != 1)
+      readers[x.id] != 1)
     return -1;
-  const NodeId mm_id = d.epilogue_of[x.id] >= 0 ? d.epilogue_of[x.id] : x.id;
+  const NodeId mm_id = layout_matmul(d, x.id);
   const Node& mm = g.node(mm_id);
   if (mm.op != OpKind::MatMul || !mm.attrs.trans_b || mm.attrs.trans_a ||
       g.node(mm.inputs[0]).sym.size() != 2 || g.node(mm.inputs[1]).sym.size() != 2 ||
@@ -357,8 +357,9 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
     d.epilogue_of[node.id] = mm;
   }
   // Conv products stored as the NCHW tensor their view reads (kMatmulLayout).
+  const std::vector<int> readers = direct_readers(graph);
   for (const Node& p : graph.nodes()) {
-    const NodeId x = rule_matmul_layout(graph, d, p, is_output, rowblock, rates);
+    const NodeId x = rule_matmul_layout(graph, d, p, is_output, readers, rowblock, rates);
     if (x < 0) continue;
     d.materialize[x] = false;
     d.rule[x] = d.epilogue_of[x] >= 0 ? FusionRule::kInlinePointwise : FusionRule::kMatmulEpilogue;
@@ -369,7 +370,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   for (const Node& node : graph.nodes()) {
     if (d.layout_of[node.id] >= 0) {
       const NodeId x = d.layout_of[node.id];
-      const NodeId mm = d.epilogue_of[x] >= 0 ? d.epilogue_of[x] : x;
+      const NodeId mm = layout_matmul(d, x);
       d.note[mm] =
           matmul_kernel_note(graph, d, graph.node(mm), rowblock, mm == x ? NodeId{-1} : x, rates) +
           "; stores %" + std::to_string(node.id) + " (NCHW)";

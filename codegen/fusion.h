@@ -91,14 +91,20 @@ bool rule_own_kernel(const Node& n);
 NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const Node& root,
                             const std::vector<int>& uses);
 
+/// kMatmulLayout: for a permute `p` of a stored row-block A·Bᵀ product's NHWC view, the
+/// product's stored node (the matmul or its epilogue root), else -1. `readers`: per node, the
+/// nodes that read it directly.
+NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p,
+                          const std::vector<bool>& is_output, const std::vector<int>& readers,
+                          bool rowblock, const MatmulRates& rates);
+/// The matmul of a kMatmulLayout product `x` (layout_of[p]): x itself or the matmul whose
+/// epilogue ends at x.
+inline NodeId layout_matmul(const FusionDecision& d, NodeId x) {
+  return d.epilogue_of[x] >= 0 ? d.epilogue_of[x] : x;
+}
 /// The attention pattern ending in matmul `pv` (softmax(chain(Q·Kᵀ))·V, f32, the head dims
 /// constant multiples of 8 up to 128, every intermediate used once and not stored), or nullopt.
 /// `first`: per node, the first node reading it (a single-use node's only consumer).
-/// kMatmulLayout: for a permute `p` of a stored row-block A·Bᵀ product's NHWC view, the
-/// product's stored node (the matmul or its epilogue root), else -1.
-NodeId rule_matmul_layout(const Graph& g, const FusionDecision& d, const Node& p,
-                          const std::vector<bool>& is_output, bool rowblock,
-                          const MatmulRates& rates);
 std::optional<AttentionMatch> rule_attention(const Graph& graph, const FusionDecision& d,
                                              const Node& pv, const std::vector<int>& uses,
                                              const std::vector<NodeId>& first);

@@ -522,7 +522,7 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     } else if (op_category(n.op) == OpCategory::kContraction) {
       k = matmul_kernel(graph, fusion, n.id, options);
     } else if (const NodeId x = fusion.layout_of[n.id]; x >= 0) {  // kMatmulLayout
-      const NodeId mm = fusion.epilogue_of[x] >= 0 ? fusion.epilogue_of[x] : x;
+      const NodeId mm = layout_matmul(fusion, x);
       k = matmul_rowblock_kernel(graph, fusion, mm, options, mm == x ? NodeId{-1} : x, n.id);
     } else if (fusion.epilogue_of[n.id] >= 0) {
       k = matmul_kernel(graph, fusion, fusion.epilogue_of[n.id], options, n.id);

@@ -106,9 +106,8 @@ std::string nchw_stores(const RowBlockShape& s, const std::string& m, const std:
 }
 
 /// The body of kiln_rowblock. Lane x owns output columns j_c = cb * LX * cols + c * LX + x
-/// (c < cols; x * cols + c with abt_vec_out): scalar columns for A·Bᵀ, where it reads B's row j_c
-/// (C's column) as vec4 along K,
-/// or vec4 columns for A·B, where it reads B's row k as vec4. `width` is C's row length in
+/// (c < cols; x * cols + c with abt_vec_out): scalar columns for A·Bᵀ, where it reads B's row
+/// j_c (C's column) as vec4 along K, or vec4 columns for A·B, where it reads B's row k as vec4. `width` is C's row length in
 /// those units. Accumulators are scalars, 4 per vec4 column for A·B: with vec4 accumulators the
 /// kernel as spirv-opt's performance recipe leaves it ran 0.86x as fast on lavapipe (measured);
 /// with scalars it runs as fast optimized as not.
@@ -219,10 +218,10 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   // lanes do not compute clamped copies (measured on lavapipe: docs/perf.md).
   const bool narrow = s.abt && b.sym[0].is_constant() && b.sym[0].constant_value() <= 64;
   s.cols = s.abt ? (narrow ? 2 : 4) : 1;
-  // One vec2 or vec4 store per row instead of 2 or 4 scalar ones (lavapipe stores each lane's
-  // value at a lane-varying address in a loop over the lanes).
   s.nchw = layout_root >= 0;
   if (s.nchw && !s.abt) return internal_error("an NCHW-stored product that is not A·Bᵀ");
+  // One vec2 or vec4 store per row instead of 2 or 4 scalar ones (lavapipe stores each lane's
+  // value at a lane-varying address in a loop over the lanes).
   s.abt_vec_out =
       s.abt && !s.nchw && b.sym[0].is_constant() && b.sym[0].constant_value() % s.cols == 0;
   const int64_t k = a.sym.back().constant_value();

@@ -122,9 +122,8 @@ Status Replayer::rebuild(const std::vector<Tensor>& inputs, const std::vector<Te
         };
         const uint64_t step = std::lcm(std::lcm(rs.c_whole ? 1 : step_for(c_row), step_for(a_row)),
                                        static_cast<uint64_t>(rs.rows_per_group));
-        uint64_t part =
-            std::min(rs.c_whole ? max_range / a_row : max_range / std::max<uint64_t>(c_row, 1),
-                     max_range / a_row);
+        uint64_t part = max_range / a_row;
+        if (!rs.c_whole) part = std::min(part, max_range / std::max<uint64_t>(c_row, 1));
         part -= part % step;
         if (part == 0)
           return unimplemented(k.name + ": one row of its operands exceeds maxStorageBufferRange");

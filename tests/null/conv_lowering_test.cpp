@@ -172,14 +172,8 @@ TEST(ConvLowering, SymbolicSizesTakeTheTransposedForm) {
 // is split into row windows. A plane of 9x7 = 63 positions keeps the permute kernel.
 TEST(ConvLowering, TheProductStoresTheNchwOutputOfStaticPlanes) {
   for (const auto& [w, layout] : std::vector<std::pair<Dim, bool>>{{8, true}, {7, false}}) {
-    Graph g;
-    NodeId x = g.add_input({DType::kF32, {2, 8, 9, w}});
-    NodeId wt = g.add_input({DType::kF32, {24, 8, 3, 3}});
-    Attrs a;
-    a.window.strides = {1, 1};
-    a.window.pads = {1, 1, 1, 1};
-    a.window.dilations = {1, 1};
-    g.set_outputs({add(g, OpKind::Conv, {x, wt}, a)});
+    const Graph g =
+        conv_graph({{2, 8, 9, w}, {24, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, "ABt", false});
     auto lowered = lower_for_device(g, test::shuffle_options().caps);
     ASSERT_TRUE(lowered.ok()) << lowered.status().to_string();
     ASSERT_TRUE(lowered->has_value());
