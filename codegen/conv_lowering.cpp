@@ -20,12 +20,18 @@
 //
 // A 1x1 conv over a 1x1 map (squeeze-excite blocks after their global mean) needs no im2col
 // either: its input read as [N, C] is the im2col matrix and its [N, C_out] product is NCHW.
-// An elementwise op on such a conv's output whose other operands are scalars (the block's relu
-// and hard sigmoid) moves before the view back to 4-D, so that it joins the product's epilogue
-// and the next conv reads it in place: mobilenet_v3 at batch 1 ran 99 kernels instead of 115.
+//
+// Both forms leave the conv's output as a view of its product. An elementwise op whose tensor
+// operands are all such views of its own shape (a ReLU, a HardSwish's arithmetic, a residual
+// block's sum of two convs' outputs), its other operands scalars, moves before the view onto
+// the products: the product's epilogue takes it, and it is computed once per element rather
+// than in every load of its consumers (an im2col loads each element up to KH·KW times). A 1x1
+// conv with unit strides and no padding over such a view reads the product itself as its
+// im2col matrix. mobilenet_v3 at batch 1 ran 99 kernels instead of 115 after the first;
+// squeezenet at 2×128² 50 instead of 66 after both (docs/perf.md).
 #include <algorithm>
+#include <map>
 #include <optional>
-#include <set>
 
 #include "codegen/lower.h"
 #include "codegen/lower_internal.h"
@@ -49,6 +55,11 @@ bool direct_1x1(const Graph& g, const Node& n) {
   const Node& wt = g.node(n.inputs[1]);
   return n.meta.shape[0] == 1 && wt.meta.shape[2] == 1 && wt.meta.shape[3] == 1 &&
          w.strides == std::vector<int64_t>{1, 1} && w.pads == std::vector<int64_t>{0, 0, 0, 0};
+}
+
+/// Unit strides, no padding.
+bool unit_window(const Attrs::Window& w) {
+  return w.strides == std::vector<int64_t>{1, 1} && w.pads == std::vector<int64_t>{0, 0, 0, 0};
 }
 
 /// A 1x1 conv without padding over a 1x1 map (a squeeze-excite block's convs after the global
@@ -102,10 +113,31 @@ Expected<NodeId> reshape(Graph& g, NodeId x, Shape shape, const std::string& loc
   return g.add(OpKind::Reshape, {x}, std::move(a), loc);
 }
 
+/// A lowered conv's output as a view of its product `matrix` [P, C_out] (P = N·OH·OW rows, one
+/// per output position): permute(reshape(matrix, [N, OH, OW, C_out]), {0, 3, 1, 2}) for the
+/// A·Bᵀ form (`nhwc`), reshape(matrix, [N, C_out, 1, 1]) for a pointwise conv on a 1x1 map.
+struct MatrixView {
+  NodeId matrix = -1;
+  bool nhwc = false;
+};
+using MatrixViews = std::map<NodeId, MatrixView>;
+
+/// `m` [P, C] (in `out`) viewed back as the NCHW tensor `like` of the graph (`nhwc`: through
+/// [N, H, W, C] and a permute; else a reshape of a 1x1 map).
+Expected<NodeId> view_back(Graph& out, NodeId m, bool nhwc, const Node& like) {
+  if (!nhwc)
+    return out.add(OpKind::Reshape, {m}, Attrs{.dims = like.meta.shape}, like.loc, like.sym);
+  const Shape& s = like.meta.shape;
+  KILN_ASSIGN_OR_RETURN(
+      NodeId r, out.add(OpKind::Reshape, {m}, Attrs{.dims = {s[0], s[2], s[3], s[1]}}, like.loc,
+                        {like.sym[0], like.sym[2], like.sym[3], like.sym[1]}));
+  return out.add(OpKind::Permute, {r}, Attrs{.dims = {0, 3, 1, 2}}, like.loc);
+}
+
 /// Appends conv `n`'s lowering to `out` (its inputs already mapped to `x`, `w`, `b`); returns
 /// the node that stands for the conv's output.
 Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form, NodeId x,
-                            NodeId w, NodeId b) {
+                            NodeId w, NodeId b, MatrixViews& views) {
   const std::string& loc = n.loc;
   const Shape& ws = g.node(n.inputs[1]).meta.shape;
   const int64_t batch = n.meta.shape[0], c_out = n.meta.shape[1], oh = n.meta.shape[2],
@@ -129,12 +161,22 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
     if (b >= 0) {
       KILN_ASSIGN_OR_RETURN(m, out.add(OpKind::Add, {m, b}, {}, loc));
     }
-    return out.add(OpKind::Reshape, {m}, Attrs{.dims = {batch, c_out, 1, 1}}, loc, n.sym);
+    KILN_ASSIGN_OR_RETURN(NodeId view, view_back(out, m, false, n));
+    views[view] = MatrixView{m, false};
+    return view;
   }
-  Attrs cols;  // [N·P, K4]: K rounded up to a multiple of 4, zeros after the taps
-  cols.window = n.attrs.window;
-  cols.window.kernel = {ws[2], ws[3]};
-  KILN_ASSIGN_OR_RETURN(NodeId am, out.add(OpKind::Im2col, {x}, cols, loc));
+  NodeId am = -1;
+  if (const auto v = views.find(x);
+      v != views.end() && v->second.nhwc && ws[2] == 1 && ws[3] == 1 && k % 4 == 0 &&
+      unit_window(n.attrs.window) &&
+      out.node(v->second.matrix).meta.shape == Shape{batch * oh * ow, k}) {
+    am = v->second.matrix;  // a 1x1 conv's im2col matrix over a product's view: the product
+  } else {
+    Attrs cols;  // [N·P, K4]: K rounded up to a multiple of 4, zeros after the taps
+    cols.window = n.attrs.window;
+    cols.window.kernel = {ws[2], ws[3]};
+    KILN_ASSIGN_OR_RETURN(am, out.add(OpKind::Im2col, {x}, cols, loc));
+  }
   if (const int64_t k4 = im2col_row_length(k); k4 != k) {  // weight [C_out, K] | zeros
     Attrs zeros;
     zeros.dtype = DType::kF32;
@@ -150,43 +192,49 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
   if (b >= 0) {
     KILN_ASSIGN_OR_RETURN(m, out.add(OpKind::Add, {m, b}, {}, loc));
   }
-  Attrs nhwc;
-  nhwc.dims = {batch, oh, ow, c_out};
-  KILN_ASSIGN_OR_RETURN(NodeId r, out.add(OpKind::Reshape, {m}, std::move(nhwc), loc,
-                                          {n.sym[0], n.sym[2], n.sym[3], n.sym[1]}));
-  Attrs perm;
-  perm.dims = {0, 3, 1, 2};
-  return out.add(OpKind::Permute, {r}, std::move(perm), loc);
+  KILN_ASSIGN_OR_RETURN(NodeId view, view_back(out, m, true, n));
+  views[view] = MatrixView{m, true};
+  return view;
 }
 
-/// An elementwise op on a pointwise conv's output view (one of `views`), whose other inputs are
-/// scalars (a Relu, a HardSigmoid's arithmetic), applied to the [N, C_out] product before the
-/// view instead, so that the product's epilogue takes it and the next pointwise conv reads the
-/// result in place. Returns the view of the moved op, or nothing when `n` is not such an op (or
-/// does not come out as it should: it is then copied as it is, and the node added here is left
-/// unread for without_dead_nodes).
-std::optional<NodeId> sink_unit_map_view(Graph& out, const Node& n, const std::vector<NodeId>& ins,
-                                         const std::set<NodeId>& views) {
+/// An elementwise op whose tensor operands are all views of products (`views`) of its own shape
+/// and layout, its other operands scalars (a ReLU, a HardSwish's arithmetic, a residual add of
+/// two convs' outputs), applied to the products before the view instead: the product's
+/// epilogue takes it, it is computed once per element instead of in every load of every
+/// consumer (an im2col reads each element up to KH·KW times), and a chain of such ops ends in
+/// one stored matrix. Returns the view of the moved op, or nothing when `n` is not such an op
+/// (or does not come out as it should: it is then copied as it is, and the nodes added here are
+/// left unread for without_dead_nodes).
+std::optional<NodeId> sink_through_views(Graph& out, const Node& n, const std::vector<NodeId>& ins,
+                                         MatrixViews& views) {
   if (!is_elementwise(n.op) || n.meta.rank() != 4) return std::nullopt;
-  int read_views = 0;
+  std::optional<MatrixView> kind;
+  std::optional<SymShape> matrix_sym;
   std::vector<NodeId> moved = ins;
   for (NodeId& id : moved) {
-    if (views.count(id) != 0) {
-      ++read_views;
-      id = out.node(id).inputs[0];
-    } else if (out.node(id).meta.rank() != 0) {
-      return std::nullopt;
+    const auto v = views.find(id);
+    if (v == views.end()) {
+      if (out.node(id).meta.rank() != 0) return std::nullopt;
+      continue;
     }
+    // Same shape as the op (no broadcast), same layout, and matrices of one symbolic shape.
+    const Node& m = out.node(v->second.matrix);
+    if (out.node(id).meta.shape != n.meta.shape || out.node(id).sym != n.sym) return std::nullopt;
+    if ((kind && kind->nhwc != v->second.nhwc) || (matrix_sym && *matrix_sym != m.sym))
+      return std::nullopt;
+    kind = v->second;
+    matrix_sym = m.sym;
+    id = v->second.matrix;
   }
-  if (read_views != 1) return std::nullopt;
+  if (!kind) return std::nullopt;
   Expected<NodeId> op = out.add(n.op, std::move(moved), n.attrs, n.loc);
   if (!op.ok() || out.node(*op).meta.dtype != n.meta.dtype ||
-      out.node(*op).meta.numel() != n.meta.numel())
+      out.node(*op).meta.numel() != n.meta.numel() || out.node(*op).sym != *matrix_sym)
     return std::nullopt;
-  Expected<NodeId> view =
-      out.add(OpKind::Reshape, {*op}, Attrs{.dims = n.meta.shape}, n.loc, n.sym);
+  Expected<NodeId> view = view_back(out, *op, kind->nhwc, n);
   if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
     return std::nullopt;
+  views[*view] = MatrixView{*op, kind->nhwc};
   return *view;
 }
 
@@ -226,38 +274,35 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
   if (!any) return std::optional<Graph>();
   Graph out;
   std::vector<NodeId> map(graph.size(), -1);
-  // Reshapes of a pointwise conv's [N, C_out] product to [N, C_out, 1, 1] (when there are any,
-  // moved ops may leave views unread).
-  std::set<NodeId> unit_map_views;
+  // The lowered convs' outputs, and the ops moved before them, as views of their products.
+  MatrixViews views;
   for (const Node& n : graph.nodes()) {
     std::vector<NodeId> ins;
     for (NodeId id : n.inputs) ins.push_back(map[static_cast<size_t>(id)]);
     const Form form = form_of(graph, n, caps);
     if (form == Form::kNone) {
-      if (const std::optional<NodeId> sunk = sink_unit_map_view(out, n, ins, unit_map_views)) {
+      if (const std::optional<NodeId> sunk = sink_through_views(out, n, ins, views)) {
         map[static_cast<size_t>(n.id)] = *sunk;
-        unit_map_views.insert(*sunk);
         continue;
       }
       map[static_cast<size_t>(n.id)] = out.add_copy(n, std::move(ins));
       continue;
     }
     Expected<NodeId> id =
-        lower_conv(out, graph, n, form, ins[0], ins[1], ins.size() == 3 ? ins[2] : -1);
+        lower_conv(out, graph, n, form, ins[0], ins[1], ins.size() == 3 ? ins[2] : -1, views);
     if (!id.ok()) return id.status().with_context("lowering conv %" + std::to_string(n.id));
     if (out.node(*id).meta != n.meta || out.node(*id).sym != n.sym)
       return internal_error("lowering conv %" + std::to_string(n.id) + " gave " +
                             out.node(*id).meta.str() + " " + sym_shape_str(out.node(*id).sym) +
                             " for " + n.meta.str() + " " + sym_shape_str(n.sym));
     map[static_cast<size_t>(n.id)] = *id;
-    if (form == Form::kPointwise) unit_map_views.insert(*id);
   }
   std::vector<NodeId> outputs;
   for (NodeId id : graph.outputs()) outputs.push_back(map[static_cast<size_t>(id)]);
   out.set_outputs(std::move(outputs));
   out.copy_symbols_of(graph);
-  if (!unit_map_views.empty()) return std::optional<Graph>(without_dead_nodes(out));
-  return std::optional<Graph>(std::move(out));
+  // Views that moved ops and products reading a view's matrix left unread.
+  return std::optional<Graph>(without_dead_nodes(out));
 }
 
 }  // namespace kiln

@@ -480,6 +480,57 @@ TEST_F(DeviceConvPool, Im2colConvWithSymbolicSizes) {
   }
 }
 
+// A residual block: 3x3 conv, ReLU, 1x1 conv, the sum of both convs' outputs, ReLU, then a
+// stride-2 1x1 conv. With the row-block product the ReLUs and the sum run in the products'
+// epilogues on their [N·H·W, C] matrices and the stride-1 1x1 conv reads the first product's
+// matrix as its im2col matrix: two im2col kernels (the 3x3 and the stride-2 conv), no kernel of
+// its own for an elementwise op. Values against the interpreter at several sizes, odd ones too.
+TEST_F(DeviceConvPool, ResidualBlockRunsItsElementwiseOpsOnTheProducts) {
+  const bool rowblock = has_rowblock_kernel(Device::vulkan().vulkan_device()->info());
+  const Tensor w3 = rnd(DType::kF32, {16, 8, 3, 3}), b3 = rnd(DType::kF32, {16}),
+               w1 = rnd(DType::kF32, {16, 16, 1, 1}), b1 = rnd(DType::kF32, {16}),
+               w2 = rnd(DType::kF32, {24, 16, 1, 1});
+  auto block = [](const Tensor& x, const Tensor& k3, const Tensor& c3, const Tensor& k1,
+                  const Tensor& c1, const Tensor& k2) {
+    const Tensor r = relu(conv(x, k3, c3, {1, 1}, {1, 1, 1, 1}));
+    const Tensor y = relu(conv(r, k1, c1, {1, 1}, {0, 0, 0, 0}) + r);
+    return conv(y, k2, Tensor(), {2, 2}, {0, 0, 0, 0});
+  };
+  const Tensor w3d = w3.to(Device::vulkan()), b3d = b3.to(Device::vulkan()),
+               w1d = w1.to(Device::vulkan()), b1d = b1.to(Device::vulkan()),
+               w2d = w2.to(Device::vulkan());
+  for (const Dynamic dynamic : {Dynamic::kFalse, Dynamic::kTrue}) {
+    auto compiled = compile([&](const Tensor& x) { return block(x, w3d, b3d, w1d, b1d, w2d); },
+                            {.name = "residual_block", .dynamic = dynamic});
+    for (Shape s : {Shape{2, 8, 9, 7}, Shape{1, 8, 12, 12}, Shape{3, 8, 5, 2}}) {
+      Tensor x = rnd(DType::kF32, s);
+      test::poison_device_memory(1 << 20);
+      Tensor got = compiled(x.to(Device::vulkan()));
+      test::expect_close(
+          got, block(x, w3, b3, w1, b1, w2), Tol{1e-4, 1e-4},
+          "residual block " + shape_str(s) + (dynamic == Dynamic::kTrue ? ", symbolic" : ""));
+    }
+    if (!rowblock) continue;
+    // A small product may go to the tiled kernel (calibrated rates), with the ops before it
+    // as its prologue; no elementwise op runs as a kernel of its own either way, and the
+    // stride-1 1x1 conv never needs an im2col.
+    int without_1x1_im2col = 0;
+    for (const EntryInfo& entry : compiled.entries()) {
+      std::string kernels;
+      int im2cols = 0;
+      for (const std::string& k : entry.kernels) kernels += k + " ";
+      for (const std::string& k : entry.kernels) {
+        const std::string kind = k.substr(k.find('_') + 1);
+        im2cols += kind == "im2col";
+        EXPECT_TRUE(kind != "relu" && kind != "add") << kernels;
+      }
+      EXPECT_LE(im2cols, 2) << kernels;
+      without_1x1_im2col += im2cols == 2;
+    }
+    EXPECT_GE(without_1x1_im2col, 1);
+  }
+}
+
 // A conv whose im2col matrix would exceed maxStorageBufferRange (which the im2col kernel
 // writes as one binding) runs on the implicit-GEMM kernel, which stores no matrix.
 TEST_F(DeviceConvPool, ConvWhoseIm2colWouldExceedOneStorageBufferRange) {

@@ -290,6 +290,81 @@ TEST(ConvLowering, ElementwiseOpsMoveBeforeAPointwiseConvsView) {
   }
 }
 
+// A residual block as the lowering meets it: a 3x3 conv, its ReLU, a 1x1 conv on that, the sum of
+// the two convs' outputs and a ReLU. The ops move before the views back to NCHW (onto the
+// [N·H·W, C] products: each ReLU and the sum end up in a product's epilogue), and the 1x1 conv
+// reads the first product's matrix as its im2col matrix: one im2col in all. What cannot move
+// stays: an add with a per-channel [1, C, 1, 1] operand (a broadcast), a 1x1 conv with stride 2
+// (its im2col picks positions). Static and symbolic sizes; values against the graph as built.
+TEST(ConvLowering, ElementwiseOpsMoveOntoTheProductsAndA1x1ConvReadsTheMatrix) {
+  std::mt19937 rng(13);
+  for (const bool symbolic : {false, true}) {
+    for (const bool stride2 : {false, true}) {
+      ShapeEnv env;
+      Graph g;
+      if (symbolic) g.set_shape_env(&env);
+      SymShape xs;
+      if (symbolic)
+        xs = {SymInt(env.symbol(env.create_symbol(2, "input 0 dim 0"))), SymInt(8),
+              SymInt(env.symbol(env.create_symbol(9, "input 0 dim 2"))),
+              SymInt(env.symbol(env.create_symbol(7, "input 0 dim 3")))};
+      const NodeId x = g.add_input({DType::kF32, {2, 8, 9, 7}}, "", xs);
+      const NodeId w3 = g.add_input({DType::kF32, {16, 8, 3, 3}});
+      const NodeId w1 = g.add_input({DType::kF32, {16, 16, 1, 1}});
+      const NodeId b1 = g.add_input({DType::kF32, {16}});
+      const NodeId scale = g.add_input({DType::kF32, {1, 16, 1, 1}});
+      Attrs pad1;
+      pad1.window.strides = {1, 1};
+      pad1.window.pads = {1, 1, 1, 1};
+      pad1.window.dilations = {1, 1};
+      Attrs one = pad1;
+      one.window.pads = {0, 0, 0, 0};
+      const NodeId c3 = add(g, OpKind::Conv, {x, w3}, pad1);
+      const NodeId r = add(g, OpKind::Relu, {c3});
+      const NodeId c1 = add(g, OpKind::Conv, {r, w1, b1}, one);
+      const NodeId sum = add(g, OpKind::Add, {c1, r});
+      const NodeId out = add(g, OpKind::Relu, {sum});
+      NodeId last = add(g, OpKind::Mul, {out, scale});  // a broadcast operand: stays 4-D
+      if (stride2) {
+        Attrs s2 = one;
+        s2.window.strides = {2, 2};
+        last = add(g, OpKind::Conv, {out, w1}, s2);
+      }
+      g.set_outputs({last});
+      if (symbolic) {
+        g.canonicalize(env);
+        g.set_shape_env(nullptr);
+      }
+      const std::string what =
+          std::string(symbolic ? "symbolic" : "static") + (stride2 ? ", stride-2 1x1" : "");
+      auto lowered = lower_for_device(g, test::shuffle_options().caps);
+      ASSERT_TRUE(lowered.ok()) << what << ": " << lowered.status().to_string();
+      ASSERT_TRUE(lowered->has_value()) << what;
+      const Graph& lg = **lowered;
+      EXPECT_EQ(lg.node(lg.outputs()[0]).sym, g.node(last).sym) << what;
+      int im2cols = 0, moved = 0, mul4 = 0;
+      for (const Node& n : lg.nodes()) {
+        im2cols += n.op == OpKind::Im2col;
+        moved += (n.op == OpKind::Relu || n.op == OpKind::Add) && n.meta.rank() == 2;
+        mul4 += n.op == OpKind::Mul && n.meta.rank() == 4;
+      }
+      // The two ReLUs, the sum and the 1x1 conv's bias add on 2-D products.
+      EXPECT_EQ(moved, 4) << what << "\n" << lg.to_string();
+      EXPECT_EQ(im2cols, stride2 ? 2 : 1) << what << "\n" << lg.to_string();
+      EXPECT_EQ(mul4, stride2 ? 0 : 1) << what << "\n" << lg.to_string();
+      // The 1x1 conv's product reads the 3x3 conv's ReLU'd matrix itself.
+      bool reads_relu = false;
+      for (const Node& n : lg.nodes())
+        if (n.op == OpKind::MatMul && lg.node(n.inputs[0]).op == OpKind::Relu)
+          reads_relu = lg.node(n.inputs[0]).meta.shape == Shape{2 * 9 * 7, 16};
+      EXPECT_TRUE(reads_relu) << what << "\n" << lg.to_string();
+      auto plan = plan_kernels(lg, test::shuffle_options());
+      ASSERT_TRUE(plan.ok()) << what << ": " << plan.status().to_string();
+      if (!symbolic) expect_same_values(g, lg, rng, what);
+    }
+  }
+}
+
 /// im2col's attributes: a 3x3 window, unit strides and dilations, `pad` on every side.
 Attrs im2col_3x3(int64_t pad) {
   Attrs a;
