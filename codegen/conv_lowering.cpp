@@ -238,6 +238,73 @@ std::optional<NodeId> sink_through_views(Graph& out, const Node& n, const std::v
   return *view;
 }
 
+/// A concat along the channels of products' NHWC views (a fire module's two expand convs):
+/// the concat of the products along their columns, viewed back. Nothing when `n` is not one.
+std::optional<NodeId> concat_on_matrices(Graph& out, const Node& n, const std::vector<NodeId>& ins,
+                                         MatrixViews& views) {
+  if (n.op != OpKind::Concat || n.meta.rank() != 4 || (n.attrs.axis != 1 && n.attrs.axis != -3))
+    return std::nullopt;
+  std::vector<NodeId> matrices;
+  for (NodeId id : ins) {
+    const auto v = views.find(id);
+    if (v == views.end() || !v->second.nhwc) return std::nullopt;
+    const Node& x = out.node(id);
+    if (x.sym[0] != n.sym[0] || x.sym[2] != n.sym[2] || x.sym[3] != n.sym[3]) return std::nullopt;
+    if (!matrices.empty() && out.node(v->second.matrix).sym[0] != out.node(matrices[0]).sym[0])
+      return std::nullopt;
+    matrices.push_back(v->second.matrix);
+  }
+  Expected<NodeId> cat = out.add(OpKind::Concat, std::move(matrices), Attrs{.axis = 1}, n.loc);
+  if (!cat.ok()) return std::nullopt;
+  Expected<NodeId> view = view_back(out, *cat, true, n);
+  if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
+    return std::nullopt;
+  views[*view] = MatrixView{*cat, true};
+  return *view;
+}
+
+/// A 2-D max or average pool over a product's view, as a 3-D pool over the product read as
+/// [N, 1, H, W, C] (a window of 1 along C): its output is again a [N·OH·OW, C] product's view.
+/// Neighbouring invocations then read neighbouring channels (one cache line for a subgroup's
+/// loads, where the NCHW view put each lane's position 2·C floats from the next), and a 1x1
+/// conv after the pool reads its output as its im2col matrix. Nothing when `n` is not such a
+/// pool.
+std::optional<NodeId> pool_on_matrix(Graph& out, const Node& n, const std::vector<NodeId>& ins,
+                                     MatrixViews& views) {
+  if ((n.op != OpKind::MaxPool && n.op != OpKind::AvgPool) || n.meta.rank() != 4)
+    return std::nullopt;
+  const auto v = views.find(ins[0]);
+  if (v == views.end() || !v->second.nhwc) return std::nullopt;
+  const Node& x = out.node(ins[0]);
+  const Attrs::Window& w = n.attrs.window;
+  if (w.kernel.size() != 2 || w.strides.size() != 2 || w.pads.size() != 4 ||
+      w.dilations.size() != 2)
+    return std::nullopt;
+  const Shape& xs = x.meta.shape;
+  Expected<NodeId> r =
+      out.add(OpKind::Reshape, {v->second.matrix}, Attrs{.dims = {xs[0], 1, xs[2], xs[3], xs[1]}},
+              n.loc, {x.sym[0], SymInt(1), x.sym[2], x.sym[3], x.sym[1]});
+  if (!r.ok()) return std::nullopt;
+  Attrs a = n.attrs;
+  a.window.kernel = {w.kernel[0], w.kernel[1], 1};
+  a.window.strides = {w.strides[0], w.strides[1], 1};
+  a.window.pads = {w.pads[0], w.pads[1], 0, w.pads[2], w.pads[3], 0};
+  a.window.dilations = {w.dilations[0], w.dilations[1], 1};
+  Expected<NodeId> pool = out.add(n.op, {*r}, std::move(a), n.loc);
+  if (!pool.ok()) return std::nullopt;
+  const SymShape& ps = out.node(*pool).sym;
+  if (ps.size() != 5 || ps[2] != n.sym[2] || ps[3] != n.sym[3]) return std::nullopt;
+  const Shape& s = n.meta.shape;
+  Expected<NodeId> m = out.add(OpKind::Reshape, {*pool}, Attrs{.dims = {s[0] * s[2] * s[3], s[1]}},
+                               n.loc, {n.sym[0] * n.sym[2] * n.sym[3], n.sym[1]});
+  if (!m.ok()) return std::nullopt;
+  Expected<NodeId> view = view_back(out, *m, true, n);
+  if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
+    return std::nullopt;
+  views[*view] = MatrixView{*m, true};
+  return *view;
+}
+
 /// `g` without the nodes no output depends on (the views that moved ops left unread, whose
 /// reads would otherwise count as uses in fusion, and any node the traced graph left unread);
 /// inputs and constants all stay, in order.
@@ -281,15 +348,22 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
     for (NodeId id : n.inputs) ins.push_back(map[static_cast<size_t>(id)]);
     const Form form = form_of(graph, n, caps);
     if (form == Form::kNone) {
-      if (const std::optional<NodeId> sunk = sink_through_views(out, n, ins, views)) {
-        map[static_cast<size_t>(n.id)] = *sunk;
+      std::optional<NodeId> on_matrix = sink_through_views(out, n, ins, views);
+      if (!on_matrix) on_matrix = concat_on_matrices(out, n, ins, views);
+      if (!on_matrix) on_matrix = pool_on_matrix(out, n, ins, views);
+      if (on_matrix) {
+        map[static_cast<size_t>(n.id)] = *on_matrix;
         continue;
       }
       map[static_cast<size_t>(n.id)] = out.add_copy(n, std::move(ins));
       continue;
     }
+    // The direct 1x1 form reads its input as [C, H·W]: over a product's NHWC view that is a
+    // transposed read, where the A·Bᵀ form reads the product itself.
+    const auto v = views.find(ins[0]);
+    const Form f = form == Form::kDirect && v != views.end() && v->second.nhwc ? Form::kABt : form;
     Expected<NodeId> id =
-        lower_conv(out, graph, n, form, ins[0], ins[1], ins.size() == 3 ? ins[2] : -1, views);
+        lower_conv(out, graph, n, f, ins[0], ins[1], ins.size() == 3 ? ins[2] : -1, views);
     if (!id.ok()) return id.status().with_context("lowering conv %" + std::to_string(n.id));
     if (out.node(*id).meta != n.meta || out.node(*id).sym != n.sym)
       return internal_error("lowering conv %" + std::to_string(n.id) + " gave " +

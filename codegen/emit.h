@@ -198,6 +198,8 @@ class Emitter {
   std::vector<TexelKind> texel_kinds() const;
   std::vector<uint32_t> bindings_of_kind(TexelKind kind) const;
   std::string index_op_value(const Node& n, const Index& index);
+  /// vec4 mode: a concat along the last dim whose parts are multiples of 4 wide.
+  std::string concat_vec4(const Node& n, const Index& index);
   std::string clamped_index(NodeId index_node, const Index& at, const SymInt& size);
   std::string slot(const SymExpr& e);
   std::string op_expr(const Node& n, const std::vector<std::string>& args,

@@ -151,15 +151,32 @@ bool Emitter::grouped_reshape_index(const SymShape& in_shape, const SymShape& ou
       in[ins[0]] = {var, lane};
       continue;
     }
-    // A split: decompose the group's linear index over its input dims.
+    // A split: decompose the group's linear index over its input dims. When the group's inner
+    // input and output dims are both the tensor's last, of one constant size a multiple of 4,
+    // and only the output's innermost index moves with the lane, the inner input index is that
+    // index itself (its four lanes stay in one row) and the rest do not move with the lane: a
+    // product's [P, C] read as [N, 1, H, W, C] whose P the sizes do not show equal to N·H·W.
+    const bool keep_inner = ins.back() + 1 == in_shape.size() && inner + 1 == out_shape.size() &&
+                            index[inner].lane == 1 && in_shape.back() == out_shape.back() &&
+                            in_shape.back().is_constant() &&
+                            in_shape.back().constant_value() % 4 == 0 && [&] {
+                              for (size_t k = 0; k + 1 < outs.size(); ++k)
+                                if (index[outs[k]].lane != 0) return false;
+                              return true;
+                            }();
     SymInt inner_size = 1;
     for (size_t k = ins.size(); k-- > 0;) {
+      if (keep_inner && k + 1 == ins.size()) {
+        in[ins[k]] = index[inner];
+        inner_size = inner_size * in_shape[ins[k]];
+        continue;
+      }
       std::string e = var;
       if (!is_const(inner_size, 1)) e = udiv(e, inner_size);
       if (k != 0) e = umod(e, in_shape[ins[k]]);
       std::string v = fresh("rs");  // not "r": reductions name their dims r0, r1, ...
       add_statement("const uint " + v + " = " + e + ";");
-      in[ins[k]] = {v, lane == 0 ? 0 : -1};
+      in[ins[k]] = {v, lane == 0 || keep_inner ? 0 : -1};
       inner_size = inner_size * in_shape[ins[k]];
     }
   }
@@ -240,9 +257,9 @@ std::string Emitter::clamped_index(NodeId index_node, const Index& at, const Sym
   if (in.meta.dtype != DType::kI64) {
     // 32-bit indices clamp in 32 bits, on every device.
     const std::string raw = glsl_convert(value(index_node, at), in.meta.dtype, DType::kI32);
-    const std::string last = extent.is_constant()
-                                 ? std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + "u"
-                                 : "(max(" + size(extent) + ", 1u) - 1u)";
+    const std::string last =
+        extent.is_constant() ? std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + "u"
+                             : "(max(" + size(extent) + ", 1u) - 1u)";
     const std::string r = fresh("jraw");  // (no prefix of decompose())
     add_statement("const int " + r + " = " + raw + ";");
     add_statement("const uint " + var + " = " + r + " < 0 ? 0u : min(uint(" + r + "), " + last +
@@ -251,9 +268,9 @@ std::string Emitter::clamped_index(NodeId index_node, const Index& at, const Sym
   }
   const std::string raw = value(index_node, at);
   if (int64_pairs()) {
-    const std::string last = extent.is_constant()
-                                 ? std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + "u"
-                                 : "(max(" + size(extent) + ", 1u) - 1u)";
+    const std::string last =
+        extent.is_constant() ? std::to_string(std::max<Dim>(extent.constant_value() - 1, 0)) + "u"
+                             : "(max(" + size(extent) + ", 1u) - 1u)";
     add_statement("const uint " + var + " = kiln_i64_clamp_index(" + raw + ", " + last + ");");
     return var;
   }
@@ -267,8 +284,49 @@ std::string Emitter::clamped_index(NodeId index_node, const Index& at, const Sym
   return var;
 }
 
+std::string Emitter::concat_vec4(const Node& n, const Index& index) {
+  // Along the last dim, every part a constant multiple of 4 wide, only the innermost index
+  // moving with the lane: the four elements lie in one part. Each part is read at its clamped
+  // vec4 (c - offset wraps when c < offset, and min() clamps it) and the owner is selected.
+  const size_t rank = n.sym.size();
+  const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + static_cast<int64_t>(rank) : n.attrs.axis;
+  bool ok = rank > 0 && axis + 1 == static_cast<int64_t>(rank) && index.back().lane == 1;
+  for (size_t k = 0; ok && k + 1 < rank; ++k) ok = index[k].lane == 0;
+  for (NodeId in : n.inputs) {
+    const SymInt& w = graph_.node(in).sym.back();
+    ok = ok && w.is_constant() && w.constant_value() % 4 == 0 && w.constant_value() > 0 &&
+         graph_.node(in).meta.dtype == DType::kF32;
+  }
+  if (!ok) {
+    failed_ = true;
+    return "vec4(0)";
+  }
+  fused_.push_back(n.id);
+  const std::string& c = index.back().expr;
+  std::vector<std::pair<int64_t, std::string>> parts;
+  int64_t offset = 0;
+  for (NodeId in : n.inputs) {
+    const int64_t w = graph_.node(in).sym.back().constant_value();
+    Index at = index;
+    at.back() = {offset == 0 ? "min(" + c + ", " + std::to_string(w - 4) + "u)"
+                             : "min(" + c + " - " + std::to_string(offset) + "u, " +
+                                   std::to_string(w - 4) + "u)",
+                 1};
+    offset += w;
+    parts.emplace_back(offset, value(in, at));
+  }
+  std::string result = parts.back().second;
+  for (size_t p = parts.size() - 1; p-- > 0;)
+    result = "(" + c + " < " + std::to_string(parts[p].first) + "u ? " + parts[p].second + " : " +
+             result + ")";
+  const std::string var = fresh("v");
+  add_statement("const vec4 " + var + " = " + result + ";");
+  return var;
+}
+
 std::string Emitter::index_op_value(const Node& n, const Index& index) {
-  if (vec4_) {  // gathers and selects are scalar
+  if (vec4_) {  // gathers and selects are scalar, but for a concat along the last dim (below)
+    if (n.op == OpKind::Concat) return concat_vec4(n, index);
     failed_ = true;
     return "vec4(0)";
   }

@@ -150,6 +150,13 @@ inline uint32_t attention_lanes(const TargetCaps& caps) {
 Expected<Kernel> matmul_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                const CodegenOptions& opt, NodeId epilogue_root = -1);
 
+/// A f32 max pool over [N, 1, H, W, C] with a window of 1 along C, C a multiple of 4 (the conv
+/// lowering's pool over an NHWC product): an invocation per position and 4 channels, vec4 loads
+/// and stores (codegen/lower_pool_channels.cpp). window_kernel calls it.
+bool pool_channels_applies(const Graph& g, const Node& n);
+Expected<Kernel> pool_channels_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
+                                      const CodegenOptions& opt);
+
 /// Conv, MaxPool, AvgPool: one invocation per output element looping over its window, the
 /// inputs' elementwise producers folded into the loads (codegen/lower_window.cpp).
 Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

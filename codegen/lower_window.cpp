@@ -31,6 +31,10 @@ Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, Nod
                                const CodegenOptions& opt) {
   const Node& n = g.node(root);
   if (n.op == OpKind::ConvTranspose) return conv_transpose_kernel(g, fusion, root, opt);
+  if (pool_channels_applies(g, n)) {
+    Expected<Kernel> k = pool_channels_kernel(g, fusion, root, opt);
+    if (k.ok() || k.status().code() != StatusCode::kUnimplemented) return k;
+  }
   const Node& x = g.node(n.inputs[0]);
   const Attrs::Window& w = n.attrs.window;
   const size_t k = x.sym.size() - 2, lead = 3 - k;
