@@ -79,6 +79,14 @@ TEST_F(DeviceIndexOps, Concat) {
         return tanh(concat({p, q}, -1));
       },
       a, rnd(DType::kF32, {2, 3, 9}));
+  // Parts whose widths are multiples of 4 (one exactly 4): in a vec4 kernel each group of four
+  // lies in one part and is read as one vec4 of it (codegen/emit_index.cpp, concat_vec4).
+  check(
+      "concat of 4, 12 and 4 wide parts along the last dim, then relu", Tol::exact(),
+      [](const Tensor& p, const Tensor& q, const Tensor& r) {
+        return relu(concat({p, q, r}, -1));
+      },
+      rnd(DType::kF32, {3, 5, 4}), rnd(DType::kF32, {3, 5, 12}), rnd(DType::kF32, {3, 5, 4}));
 }
 
 TEST_F(DeviceIndexOps, TriangularAndArange) {

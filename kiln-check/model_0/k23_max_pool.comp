@@ -1,0 +1,513 @@
+#version 450
+
+
+
+
+
+
+
+
+#extension GL_GOOGLE_include_directive : require
+#line 1 "kiln_extensions.glsl"
+#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(extensions =["SPV_KHR_float_controls"], capabilities =[4466], 4461, 32);
+#line 12 "scatter.comp"
+#line 1 "common/kiln_common.glsl"
+
+
+
+
+
+
+bool kiln_or(bool a, bool b){ return any(bvec2(a, b));}
+bvec4 kiln_or(bvec4 a, bvec4 b){ return notEqual(uvec4(a)| uvec4(b), uvec4(0u));}
+bool kiln_and(bool a, bool b){ return all(bvec2(a, b));}
+bvec4 kiln_and(bvec4 a, bvec4 b){ return notEqual(uvec4(a)& uvec4(b), uvec4(0u));}
+
+
+
+
+
+bool kiln_lt(float a, float b){ return a < b;}
+bvec4 kiln_lt(vec4 a, vec4 b){ return lessThan(a, b);}
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+              float kiln_erf(float x){ const float z = x * x;const float taylor = x * 1.1283791670955126 *(1.0 + z *(- 0.3333333333333333 + z *(0.1 + z *(- 0.023809523809523808 + z *(0.004629629629629629 + z *(- 0.0007575757575757576 + z * 0.00010683760683760684))))));const float t = 1.0 /(1.0 + 0.5 * abs(x));const float y = 1.0 - t * exp(- z - 1.26551223 + t *(1.00002368 + t *(0.37409196 + t *(0.09678418 + t *(- 0.18628806 + t *(0.27886807 + t *(- 1.13520398 + t *(1.48851587 + t *(- 0.82215223 + t * 0.17087277)))))))));return mix(uintBitsToFloat(floatBitsToUint(y)^(floatBitsToUint(x)& 0x80000000u)), taylor, kiln_lt(abs(x), float(0.5)));}
+             vec4 kiln_erf(vec4 x){ const vec4 z = x * x;const vec4 taylor = x * 1.1283791670955126 *(1.0 + z *(- 0.3333333333333333 + z *(0.1 + z *(- 0.023809523809523808 + z *(0.004629629629629629 + z *(- 0.0007575757575757576 + z * 0.00010683760683760684))))));const vec4 t = 1.0 /(1.0 + 0.5 * abs(x));const vec4 y = 1.0 - t * exp(- z - 1.26551223 + t *(1.00002368 + t *(0.37409196 + t *(0.09678418 + t *(- 0.18628806 + t *(0.27886807 + t *(- 1.13520398 + t *(1.48851587 + t *(- 0.82215223 + t * 0.17087277)))))))));return mix(uintBitsToFloat(floatBitsToUint(y)^(floatBitsToUint(x)& 0x80000000u)), taylor, kiln_lt(abs(x), vec4(0.5)));}
+
+
+
+
+float kiln_tanh(float x){
+  const float e = exp(- 2.0 * abs(x));
+  const float y =(1.0 - e)/(1.0 + e);
+
+  return mix(uintBitsToFloat(floatBitsToUint(y)|(floatBitsToUint(x)& 0x80000000u)), x, isnan(x));
+}
+vec4 kiln_tanh(vec4 x){
+  const vec4 e = exp(- 2.0 * abs(x));
+  const vec4 y =(1.0 - e)/(1.0 + e);
+  return mix(uintBitsToFloat(floatBitsToUint(y)|(floatBitsToUint(x)& 0x80000000u)), x, isnan(x));
+}
+
+
+
+
+
+
+
+
+float kiln_exp(float x){
+  const bool tiny = x < - 87.0;
+  const float h = exp(mix(x, 0.5 * x, tiny));
+  return mix(mix(h, h * h, tiny), x, isnan(x));
+}
+vec4 kiln_exp(vec4 x){
+  const bvec4 tiny = lessThan(x, vec4(- 87.0));
+  const vec4 h = exp(mix(x, 0.5 * x, tiny));
+  return mix(mix(h, h * h, tiny), x, isnan(x));
+}
+
+
+float kiln_exp_nan(float x){ return mix(exp(x), x, isnan(x));}
+float kiln_exp_mul(float x, float k){
+  const bool tiny = x < - 87.0;
+  const float h = exp(mix(x, 0.5 * x, tiny));
+  return mix(mix(h * k,(h * k)* h, tiny), x, isnan(x));
+}
+
+float kiln_sigmoid(float x){ return mix(1.0 /(1.0 + exp(- x)), x, isnan(x));}
+vec4 kiln_sigmoid(vec4 x){ return mix(1.0 /(1.0 + exp(- x)), x, isnan(x));}
+
+
+float kiln_gelu(float x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+vec4 kiln_gelu(vec4 x){ return 0.5 * x *(1.0 + kiln_erf(x * 0.70710678118654752));}
+
+float kiln_silu(float x){ return x * kiln_sigmoid(x);}
+vec4 kiln_silu(vec4 x){ return x * kiln_sigmoid(x);}
+float kiln_gelu_tanh(float x){
+  return 0.5 * x *(1.0 + kiln_tanh(0.7978845608028654 *(x + 0.044715 * x * x * x)));
+}
+vec4 kiln_gelu_tanh(vec4 x){
+  return 0.5 * x *(1.0 + kiln_tanh(0.7978845608028654 *(x + 0.044715 * x * x * x)));
+}
+float kiln_neg(float x){ return - x;}
+vec4 kiln_neg(vec4 x){ return - x;}
+
+float kiln_sign(float x){ return mix(mix(x, - 1.0, x < 0.0), 1.0, x > 0.0);}
+vec4 kiln_sign(vec4 x){
+  return mix(mix(x, vec4(- 1.0), lessThan(x, vec4(0.0))), vec4(1.0), greaterThan(x, vec4(0.0)));
+}
+
+
+
+
+
+
+int kiln_max_i32(int a, int b){ return a > b ? a : b;}
+int kiln_min_i32(int a, int b){ return a < b ? a : b;}
+
+
+
+
+float kiln_maximum(float a, float b){ return mix(mix(b, a, a > b), a, isnan(a));}
+vec4 kiln_maximum(vec4 a, vec4 b){ return mix(mix(b, a, greaterThan(a, b)), a, isnan(a));}
+float kiln_minimum(float a, float b){ return mix(mix(b, a, a < b), a, isnan(a));}
+vec4 kiln_minimum(vec4 a, vec4 b){ return mix(mix(b, a, lessThan(a, b)), a, isnan(a));}
+
+
+
+
+float kiln_f16(float x){
+  const uint u = floatBitsToUint(x);
+  const uint a = u & 0x7fffffffu, s = u & 0x80000000u;
+  if(a >= 0x7f800000u)return x;
+  if(a >= 0x477ff000u)return uintBitsToFloat(s | 0x7f800000u);
+  if(a >= 0x38800000u)
+    return uintBitsToFloat(s |((a + 0xfffu +((a >> 13)& 1u))& 0xffffe000u));
+
+  const float m = roundEven(uintBitsToFloat(a)* 16777216.0)* 5.9604644775390625e-8;
+  return uintBitsToFloat(s | floatBitsToUint(m));
+}
+
+
+int kiln_trunc_i32(float x){
+  const uint u = floatBitsToUint(x);
+  const int e = int((u >> 23)& 0xffu)- 127;
+  if(e < 0)return 0;
+  const int m = int((u & 0x7fffffu)| 0x800000u);
+  const int r = e >= 23 ? m <<(e - 23): m >>(23 - e);
+  return(u >> 31)!= 0u ? - r : r;
+}
+#line 1 "common/kiln_udiv.glsl"
+
+
+
+
+
+
+
+uint kiln_udiv(uint n, uint d, uint m){
+  uint hi, lo;
+  umulExtended(n, m, hi, lo);
+  return hi + uint(n - hi * d >= d);
+}
+uint kiln_umod(uint n, uint d, uint m){
+  uint hi, lo;
+  umulExtended(n, m, hi, lo);
+  const uint r = n - hi * d;
+  return r >= d ? r - d : r;
+}
+#line 141 "common/kiln_common.glsl"
+
+
+float kiln_relu(float x){ return x < 0.0 ? 0.0 : x;}
+vec4 kiln_relu(vec4 x){ return mix(x, vec4(0.0), lessThan(x, vec4(0.0)));}
+
+
+
+
+
+float kiln_add_zero(float x){ return mix(x, 0.0, x == 0.0);}
+float kiln_zero_sub(float x){ return mix(- x, 0.0, x == 0.0);}
+float kiln_mul_zero(float x){
+  return mix(uintBitsToFloat(floatBitsToUint(x)& 0x80000000u), uintBitsToFloat(0x7fc00000u),
+             kiln_or(isnan(x), isinf(x)));
+}
+float kiln_zero_div(float x){
+  return mix(uintBitsToFloat(floatBitsToUint(x)& 0x80000000u), uintBitsToFloat(0x7fc00000u),
+             kiln_or(isnan(x), x == 0.0));
+}
+vec4 kiln_add_zero(vec4 x){ return mix(x, vec4(0.0), equal(x, vec4(0.0)));}
+vec4 kiln_zero_sub(vec4 x){ return mix(- x, vec4(0.0), equal(x, vec4(0.0)));}
+vec4 kiln_mul_zero(vec4 x){
+  return mix(uintBitsToFloat(floatBitsToUint(x)& 0x80000000u), vec4(uintBitsToFloat(0x7fc00000u)),
+             kiln_or(isnan(x), isinf(x)));
+}
+vec4 kiln_zero_div(vec4 x){
+  return mix(uintBitsToFloat(floatBitsToUint(x)& 0x80000000u), vec4(uintBitsToFloat(0x7fc00000u)),
+             kiln_or(isnan(x), equal(x, vec4(0.0))));
+}
+
+
+
+
+
+float kiln_nan_value(){ return uintBitsToFloat(0x7fc00000u);}
+float kiln_log(float x){
+  float r = mix(log(x), kiln_nan_value(), x < 0.0);
+  r = mix(r, uintBitsToFloat(0xff800000u), x == 0.0);
+  return mix(r, x, kiln_or(isnan(x), kiln_and(isinf(x), x > 0.0)));
+}
+float kiln_sqrt(float x){ return mix(sqrt(x), kiln_nan_value(), x < 0.0);}
+float kiln_rsqrt(float x){
+  float r = mix(inversesqrt(x), 0.0, isinf(x));
+  r = mix(r, kiln_nan_value(), x < 0.0);
+  r = mix(r, uintBitsToFloat((floatBitsToUint(x)& 0x80000000u)| 0x7f800000u), x == 0.0);
+  return mix(r, x, isnan(x));
+}
+vec4 kiln_log(vec4 x){
+  vec4 r = mix(log(x), vec4(kiln_nan_value()), lessThan(x, vec4(0.0)));
+  r = mix(r, vec4(uintBitsToFloat(0xff800000u)), equal(x, vec4(0.0)));
+  return mix(r, x, kiln_or(isnan(x), kiln_and(isinf(x), greaterThan(x, vec4(0.0)))));
+}
+vec4 kiln_sqrt(vec4 x){ return mix(sqrt(x), vec4(kiln_nan_value()), lessThan(x, vec4(0.0)));}
+vec4 kiln_rsqrt(vec4 x){
+  vec4 r = mix(inversesqrt(x), vec4(0.0), isinf(x));
+  r = mix(r, vec4(kiln_nan_value()), lessThan(x, vec4(0.0)));
+  r = mix(r, uintBitsToFloat((floatBitsToUint(x)& 0x80000000u)| 0x7f800000u),
+          equal(x, vec4(0.0)));
+  return mix(r, x, isnan(x));
+}
+
+#line 1 "common/kiln_math.glsl"
+
+
+
+
+
+
+
+const float KILN_PIO2 = 1.5707963267948966;
+const float KILN_PIO4 = 0.7853981633974483;
+const float KILN_LN2 = 0.6931471805599453;
+
+float kiln_copysign(float mag, float s){
+  return uintBitsToFloat((floatBitsToUint(mag)& 0x7fffffffu)|(floatBitsToUint(s)& 0x80000000u));
+}
+
+
+
+float kiln_log1p(float x){
+  precise float u = 1.0 + x;
+  precise float d = u - 1.0;
+
+  const float lu = kiln_log(u);
+  float r = mix(lu *(x / d), lu, kiln_or(isinf(u), u == 0.0));
+  return mix(r, x, u == 1.0);
+}
+
+
+const uint KILN_TWO_OVER_PI[7]= uint[7](0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+                                         0xdb629599u, 0x3c439041u);
+
+
+
+
+
+
+uint kiln_trig_reduce(float a, out float r){
+  const uint ia = floatBitsToUint(a)& 0x7fffffffu;
+  const uint m =(ia & 0x7fffffu)| 0x800000u;
+  const uint pos =(ia >> 23)- 120u;
+  const uint w = pos >> 5, b = pos & 31u;
+  uint th = KILN_TWO_OVER_PI[w]<< b, tl = KILN_TWO_OVER_PI[w + 1u]<< b;
+  if(b > 0u){
+    th |= KILN_TWO_OVER_PI[w + 1u]>>(32u - b);
+    tl |= KILN_TWO_OVER_PI[w + 2u]>>(32u - b);
+  }
+  uint hi, lo;
+  umulExtended(m, tl, hi, lo);
+  hi += m * th;
+  uint q = hi >> 30;
+  hi &= 0x3fffffffu;
+  float sgn = 1.0;
+  if((hi & 0x20000000u)!= 0u){
+    lo = ~ lo + 1u;
+    hi =(~ hi +(lo == 0u ? 1u : 0u))& 0x3fffffffu;
+    q += 1u;
+    sgn = - 1.0;
+  }
+  const float f = float(hi)* 9.313225746154785e-10 + float(lo)* 2.168404344971009e-19;
+  r = sgn * f * KILN_PIO2;
+  return q & 3u;
+}
+
+
+
+
+
+float kiln_sin_poly(float x){
+  const float z = x * x;
+  const float y =((- 1.9515295891e-4 * z + 8.3321608736e-3)* z - 1.6666654611e-1)* z * x + x;
+  return mix(y, x, abs(x)< 1.220703125e-4);
+}
+float kiln_cos_poly(float x){
+  const float z = x * x;
+  return((2.443315711809948e-5 * z - 1.388731625493765e-3)* z + 4.166664568298827e-2)* z * z -
+         0.5 * z + 1.0;
+}
+
+
+uint kiln_trig_quadrant(float x, out float r){
+  const bool small = !(abs(x)> KILN_PIO4);
+  float reduced;
+  const uint q = kiln_trig_reduce(mix(x, 1.0, small), reduced);
+  r = mix(reduced, abs(x), small);
+  return q * uint(! small);
+}
+
+float kiln_trig_poly(uint q, float r){
+  const float v = mix(kiln_sin_poly(r), kiln_cos_poly(r),(q & 1u)!= 0u);
+  return mix(v, - v,(q & 2u)!= 0u);
+}
+float kiln_sin(float x){
+  float r;
+  const uint q = kiln_trig_quadrant(x, r);
+  const float y = kiln_copysign(1.0, x)* kiln_trig_poly(q, r);
+  return mix(mix(y, x, isnan(x)), kiln_nan_value(), isinf(x));
+}
+float kiln_cos(float x){
+  float r;
+  const uint q =(kiln_trig_quadrant(x, r)+ 1u)& 3u;
+  const float y = kiln_trig_poly(q, r);
+  return mix(mix(y, x, isnan(x)), kiln_nan_value(), isinf(x));
+}
+float kiln_tan(float x){
+  float r;
+  const uint q = kiln_trig_quadrant(x, r);
+  const float s = kiln_sin_poly(r), c = kiln_cos_poly(r);
+  const float t = kiln_copysign(1.0, x)* mix(s / c, - c / s,(q & 1u)!= 0u);
+  return mix(mix(t, x, isnan(x)), kiln_nan_value(), isinf(x));
+}
+
+float kiln_atan(float xx){
+  const float a = abs(xx);
+  const bool big = a > 2.414213562373095, mid = a > 0.4142135623730950;
+  const float x = mix(mix(a,(a - 1.0)/(a + 1.0), mid), - 1.0 / a, big);
+  const float z = x * x;
+  const float y = mix(mix(0.0, KILN_PIO4, mid), KILN_PIO2, big)+
+                  ((((8.05374449538e-2 * z - 1.38776856032e-1)* z + 1.99777106478e-1)* z -
+                    3.33329491539e-1)* z * x + x);
+  return kiln_copysign(y, xx);
+}
+
+float kiln_asin(float xx){
+  const float a = abs(xx);
+  const bool high = a > 0.5;
+  const float z = mix(a * a, 0.5 *(1.0 - a), high);
+  const float x = mix(a, sqrt(z), high);
+  const float y =((((4.2163199048e-2 * z + 2.4181311049e-2)* z + 4.5470025998e-2)* z +
+                    7.4953002686e-2)* z + 1.6666752422e-1)* z * x + x;
+  return mix(kiln_copysign(mix(y, KILN_PIO2 -(y + y), high), xx), kiln_nan_value(), a > 1.0);
+}
+
+float kiln_acos(float x){
+  const bool low = x < - 0.5, high = x > 0.5;
+  const float s = kiln_asin(mix(x, sqrt(0.5 *(1.0 - abs(x))), kiln_or(low, high)));
+  const float y = mix(mix(KILN_PIO2 - s, 2.0 * s, high), 2.0 * KILN_PIO2 - 2.0 * s, low);
+  return mix(y, kiln_nan_value(), abs(x)> 1.0);
+}
+
+
+
+float kiln_sinh(float x){
+  const float a = abs(x), z = x * x;
+  const float poly =((2.03721912945e-4 * z + 8.33028376239e-3)* z + 1.66667160211e-1)* z * x + x;
+  const bool huge = a > 80.0;
+  const float e = exp(mix(a, 0.5 * a, huge));
+  const float y = kiln_copysign(mix(0.5 * e - 0.5 / e,(0.5 * e)* e, huge), x);
+  return mix(mix(y, poly, a < 1.0), x, isnan(x));
+}
+
+float kiln_cosh(float x){
+  const float a = abs(x);
+  const bool huge = a > 80.0;
+  const float e = exp(mix(a, 0.5 * a, huge));
+  return mix(mix(0.5 * e + 0.5 / e,(0.5 * e)* e, huge), x, isnan(x));
+}
+
+float kiln_asinh(float x){
+  const float a = abs(x);
+  const float y = mix(kiln_log1p(a + a * a /(1.0 + sqrt(1.0 + a * a))), kiln_log(a)+ KILN_LN2,
+                      a > 268435456.0);
+  return mix(kiln_copysign(y, x), x, kiln_or(isinf(a), isnan(a)));
+}
+
+float kiln_acosh(float x){
+  const float t = x - 1.0;
+  float y = mix(kiln_log1p(t + sqrt(2.0 * t + t * t)), kiln_log(x)+ KILN_LN2, x > 268435456.0);
+  y = mix(y, x, isinf(x));
+  y = mix(y, kiln_nan_value(), x < 1.0);
+  return mix(y, x, isnan(x));
+}
+
+float kiln_atanh(float x){
+  const float a = abs(x);
+  float y = kiln_copysign(0.5 * kiln_log1p((a + a)/(1.0 - a)), x);
+  y = mix(y, kiln_copysign(uintBitsToFloat(0x7f800000u), x), a == 1.0);
+  y = mix(y, kiln_nan_value(), a > 1.0);
+  return mix(y, x, isnan(x));
+}
+
+
+
+                       vec4 kiln_sin(vec4 x){ return vec4(kiln_sin(x . x), kiln_sin(x . y), kiln_sin(x . z), kiln_sin(x . w));}
+                       vec4 kiln_cos(vec4 x){ return vec4(kiln_cos(x . x), kiln_cos(x . y), kiln_cos(x . z), kiln_cos(x . w));}
+                       vec4 kiln_tan(vec4 x){ return vec4(kiln_tan(x . x), kiln_tan(x . y), kiln_tan(x . z), kiln_tan(x . w));}
+                        vec4 kiln_asin(vec4 x){ return vec4(kiln_asin(x . x), kiln_asin(x . y), kiln_asin(x . z), kiln_asin(x . w));}
+                        vec4 kiln_acos(vec4 x){ return vec4(kiln_acos(x . x), kiln_acos(x . y), kiln_acos(x . z), kiln_acos(x . w));}
+                        vec4 kiln_atan(vec4 x){ return vec4(kiln_atan(x . x), kiln_atan(x . y), kiln_atan(x . z), kiln_atan(x . w));}
+                        vec4 kiln_sinh(vec4 x){ return vec4(kiln_sinh(x . x), kiln_sinh(x . y), kiln_sinh(x . z), kiln_sinh(x . w));}
+                        vec4 kiln_cosh(vec4 x){ return vec4(kiln_cosh(x . x), kiln_cosh(x . y), kiln_cosh(x . z), kiln_cosh(x . w));}
+                         vec4 kiln_asinh(vec4 x){ return vec4(kiln_asinh(x . x), kiln_asinh(x . y), kiln_asinh(x . z), kiln_asinh(x . w));}
+                         vec4 kiln_acosh(vec4 x){ return vec4(kiln_acosh(x . x), kiln_acosh(x . y), kiln_acosh(x . z), kiln_acosh(x . w));}
+                         vec4 kiln_atanh(vec4 x){ return vec4(kiln_atanh(x . x), kiln_atanh(x . y), kiln_atanh(x . z), kiln_atanh(x . w));}
+                         vec4 kiln_log1p(vec4 x){ return vec4(kiln_log1p(x . x), kiln_log1p(x . y), kiln_log1p(x . z), kiln_log1p(x . w));}
+
+
+
+
+
+
+float kiln_fmod(float x, float y){
+  if(isnan(x)|| isnan(y)|| isinf(x)|| y == 0.0)return kiln_nan_value();
+  const float ax = abs(x), ay = abs(y);
+  if(isinf(y)|| ax < ay)return x;
+  int ex, ey;
+  const float fx = frexp(ax, ex), fy = frexp(ay, ey);
+  uint mx = uint(fx * 16777216.0), my = uint(fy * 16777216.0);
+  for(int e = ex - ey;e > 0;-- e){
+    if(mx >= my)mx -= my;
+    mx <<= 1;
+  }
+  if(mx >= my)mx -= my;
+  return kiln_copysign(ldexp(float(mx), ey - 24), x);
+}
+float kiln_mod(float x, float y){
+  const float r = kiln_fmod(x, y);
+  return mix(mix(r, r + y,(r < 0.0)!=(y < 0.0)), kiln_copysign(0.0, y), r == 0.0);
+}
+vec4 kiln_fmod(vec4 x, vec4 y){
+  return vec4(kiln_fmod(x . x, y . x), kiln_fmod(x . y, y . y), kiln_fmod(x . z, y . z), kiln_fmod(x . w, y . w));
+}
+vec4 kiln_mod(vec4 x, vec4 y){
+  return vec4(kiln_mod(x . x, y . x), kiln_mod(x . y, y . y), kiln_mod(x . z, y . z), kiln_mod(x . w, y . w));
+}
+int kiln_fmod(int a, int b){
+  if(b == 0)return 0;
+  const uint r = uint(a < 0 ? - a : a)% uint(b < 0 ? - b : b);
+  return a < 0 ? - int(r): int(r);
+}
+int kiln_mod(int a, int b){
+  const int r = kiln_fmod(a, b);
+  return r != 0 &&(r < 0)!=(b < 0)? r + b : r;
+}
+#line 203 "common/kiln_common.glsl"
+#line 13 "scatter.comp"
+
+layout(local_size_x = 64u)in;
+
+#line 1 "kiln_kernel.glsl"
+layout(std430, set = 0, binding = 0)buffer KilnB0v { vec4 data[];} b0v;
+layout(set = 0, binding = 1, rgba32f)uniform readonly imageBuffer kiln_t1;
+
+layout(set = 0, binding = 2, rgba32f)uniform readonly imageBuffer kiln_t2;
+
+layout(std140, set = 0, binding = 3)uniform KilnSizes { uint p0;uint p1;uint p2;uint p3;uint p4;uint p5;uint p6;uint p7;uint p8;uint p9;uint p10;} kiln_pc;
+
+vec4 kiln_x(uint n, uint y, uint x, uint c){
+  const uint l0 = n * kiln_pc . p1 + y * kiln_pc . p0 + x * 256u + c;
+  const uint rs1 =(l0 / 256u);
+  const vec4 x2 = imageLoad(kiln_t1, int((rs1 * 128u + min(c, 124u))/ 4u));
+  const vec4 x3 = imageLoad(kiln_t2, int((rs1 * 128u + min(c - 128u, 124u))/ 4u));
+  const vec4 v4 =(c < 128u ? x2 : x3);
+  return v4;
+}
+
+void kiln_element(uint o){
+  const uint c =(o % 64u)* 4u, p =(o / 64u);
+  const uint ox = kiln_umod(p, kiln_pc . p7, kiln_pc . p6), oy = kiln_umod(kiln_udiv(p, kiln_pc . p7, kiln_pc . p6), kiln_pc . p9, kiln_pc . p8), img = kiln_udiv(p, kiln_pc . p5, kiln_pc . p4);
+  const int y0 = int(oy * 2u)- 0, x0 = int(ox * 2u)- 0;
+  const int ih = int(kiln_pc . p2), iw = int(kiln_pc . p3);
+  vec4 acc = vec4(- uintBitsToFloat(0x7f800000u));
+  for(int ky = 0;ky < 3;++ ky){
+    const int iy = y0 + ky * 1;
+    if(iy < 0 || iy >= ih)continue;
+    for(int kx = 0;kx < 3;++ kx){
+      const int ix = x0 + kx * 1;
+      if(ix < 0 || ix >= iw)continue;
+      acc = kiln_maximum(acc, kiln_x(img, uint(iy), uint(ix), c));
+    }
+  }
+  b0v . data[o]= acc;
+}
+#line 17 "scatter.comp"
+
+void main(){
+  const uint stride = gl_NumWorkGroups . x * 64u;
+  for(uint o = gl_GlobalInvocationID . x;o < kiln_pc . p10;o += stride)kiln_element(o);
+}
