@@ -169,8 +169,11 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
   if (const auto v = views.find(x);
       v != views.end() && v->second.nhwc && ws[2] == 1 && ws[3] == 1 && k % 4 == 0 &&
       unit_window(n.attrs.window) &&
-      out.node(v->second.matrix).meta.shape == Shape{batch * oh * ow, k}) {
-    am = v->second.matrix;  // a 1x1 conv's im2col matrix over a product's view: the product
+      out.node(v->second.matrix).meta.shape == Shape{batch * oh * ow, k} &&
+      out.node(v->second.matrix).sym[0] == n.sym[0] * n.sym[2] * n.sym[3]) {
+    // A 1x1 conv's im2col matrix over a product's view is the product (its rows provably the
+    // conv's positions, so that the view back below needs no guard).
+    am = v->second.matrix;
   } else {
     Attrs cols;  // [N·P, K4]: K rounded up to a multiple of 4, zeros after the taps
     cols.window = n.attrs.window;
