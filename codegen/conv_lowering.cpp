@@ -21,14 +21,16 @@
 // A 1x1 conv over a 1x1 map (squeeze-excite blocks after their global mean) needs no im2col
 // either: its input read as [N, C] is the im2col matrix and its [N, C_out] product is NCHW.
 //
-// Both forms leave the conv's output as a view of its product. An elementwise op whose tensor
-// operands are all such views of its own shape (a ReLU, a HardSwish's arithmetic, a residual
-// block's sum of two convs' outputs), its other operands scalars, moves before the view onto
-// the products: the product's epilogue takes it, and it is computed once per element rather
-// than in every load of its consumers (an im2col loads each element up to KH·KW times). A 1x1
-// conv with unit strides and no padding over such a view reads the product itself as its
-// im2col matrix. mobilenet_v3 at batch 1 ran 99 kernels instead of 115 after the first;
-// squeezenet at 2×128² 50 instead of 66 after both (docs/perf.md).
+// Both forms leave the conv's output as a view of its product, and what follows the conv runs
+// on the product where it can: an elementwise op whose tensor operands are all such views of
+// its own shape (a ReLU, a HardSwish's arithmetic, a residual block's sum of two convs'
+// outputs), its other operands scalars, moves before the view (the product's epilogue takes
+// it, computed once per element rather than in every load of its consumers: an im2col loads
+// each element up to KH·KW times); a concat of such views along the channels is the concat of
+// the products' columns; a 2-D pool over such a view is a 3-D pool over the product read as
+// [N, 1, H, W, C] (codegen/lower_pool_channels.cpp: vec4 loads of 4 channels per tap); and a
+// 1x1 conv with unit strides and no padding over such a view reads the product itself as its
+// im2col matrix. squeezenet at 2×128²: 47 kernels instead of 66 (docs/perf.md).
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -64,15 +64,20 @@ Expected<Kernel> pool_channels_kernel(const Graph& g, const FusionDecision& fusi
           ", x0 = int(ox * " + u(w.strides[1]) + ") - " + i(w.pads[1]) + ";\n";
   code += "  const int ih = int(" + in_h + "), iw = int(" + in_w + ");\n";
   code += "  vec4 acc = vec4(-uintBitsToFloat(0x7f800000u));\n";
-  // Taps in the padding, or past the input under ceil_mode, are skipped (every window holds
-  // at least one input element: the pool's shape rule).
+  // Taps in the padding, or past the input under ceil_mode, are skipped; a window with none
+  // inside the input stays -inf, as on the interpreter. A tap replaces the maximum as in the
+  // window kernel (KILN_TAKE): when it is greater or NaN, never once the maximum is NaN, so
+  // ties keep the first tap (+0 before -0 stays +0).
   code += "  for (int ky = 0; ky < " + i(w.kernel[0]) + "; ++ky) {\n";
   code += "    const int iy = y0 + ky * " + i(w.dilations[0]) + ";\n";
   code += "    if (iy < 0 || iy >= ih) continue;\n";
   code += "    for (int kx = 0; kx < " + i(w.kernel[1]) + "; ++kx) {\n";
   code += "      const int ix = x0 + kx * " + i(w.dilations[1]) + ";\n";
   code += "      if (ix < 0 || ix >= iw) continue;\n";
-  code += "      acc = kiln_maximum(acc, kiln_x(img, uint(iy), uint(ix), c));\n";
+  code += "      const vec4 v = kiln_x(img, uint(iy), uint(ix), c);\n";
+  code +=
+      "      acc = mix(acc, v, kiln_and(not(isnan(acc)), kiln_or(isnan(v), "
+      "greaterThan(v, acc))));\n";
   code += "    }\n  }\n";
   code += "  b0v.data[o] = acc;\n}\n";
   const SymInt items = n.sym[0] * n.sym[2] * n.sym[3] * SymInt(c4);

@@ -547,9 +547,10 @@ TEST_F(DeviceConvPool, FireModuleRunsItsPoolsAndConcatOnTheProducts) {
     return rnd(DType::kF32, s) * (1.0 / std::sqrt(static_cast<double>(s[1] * s[2] * s[3])));
   };
   const Tensor w0 = weight({32, 3, 3, 3}), b0 = rnd(DType::kF32, {32}), ws = weight({16, 32, 1, 1}),
-               bs = rnd(DType::kF32, {16}), we1 = weight({32, 16, 1, 1}),
-               be1 = rnd(DType::kF32, {32}), we3 = weight({32, 16, 3, 3}),
-               be3 = rnd(DType::kF32, {32}), wl = weight({20, 64, 1, 1});
+               bs = rnd(DType::kF32, {16}), we1 = weight({24, 16, 1, 1}),
+               be1 = rnd(DType::kF32, {24}), we3 = weight({32, 16, 3, 3}),
+               be3 = rnd(DType::kF32, {32}),
+               wl = weight({20, 56, 1, 1});  // 24 + 32 channels concatenated
   auto fire = [](const Tensor& x, const std::vector<Tensor>& p) {
     Tensor y = relu(conv(x, p[0], p[1], {1, 1}, {1, 1, 1, 1}));
     y = max_pool(y, {3, 3}, {2, 2}, {0, 0, 0, 0}, {}, true);
@@ -589,6 +590,92 @@ TEST_F(DeviceConvPool, FireModuleRunsItsPoolsAndConcatOnTheProducts) {
         im2cols += k.substr(k.find('_') + 1) == "im2col";
       }
       EXPECT_LE(im2cols, 2) << kernels;
+    }
+  }
+}
+
+// Pools over a conv's product (no ReLU between: negative values, so a max must start at -inf)
+// in every window shape the 3-D form must carry: non-square kernels and strides, uneven pads,
+// dilation, ceil_mode, average pools with and without count_include_pad, and a 1x1 window
+// with padding whose outputs in the padding are -inf. Each pooled map feeds a 1x1 conv (which
+// reads the pool's matrix), or is the output. Values against the interpreter, static and
+// symbolic sizes.
+TEST_F(DeviceConvPool, PoolsOverAProductTakeEveryWindowShape) {
+  struct P {
+    const char* what;
+    bool max;
+    V k, s, p, d;
+    bool ceil, include_pad, to_conv;
+  };
+  const std::vector<P> pools = {
+      {"max 3x2, strides 2x1, pads {1,0,0,1}",
+       true,
+       {3, 2},
+       {2, 1},
+       {1, 0, 0, 1},
+       {1, 1},
+       false,
+       false,
+       true},
+      {"max 3x3, stride 2, dilations 1x2, ceil_mode",
+       true,
+       {3, 3},
+       {2, 2},
+       {0, 0, 0, 0},
+       {1, 2},
+       true,
+       false,
+       true},
+      {"avg 2x3, strides 1x2, pads {0,1,1,0}, count_include_pad, ceil_mode",
+       false,
+       {2, 3},
+       {1, 2},
+       {0, 1, 1, 0},
+       {1, 1},
+       true,
+       true,
+       true},
+      {"avg 3x3, stride 2, pads 1",
+       false,
+       {3, 3},
+       {2, 2},
+       {1, 1, 1, 1},
+       {1, 1},
+       false,
+       false,
+       true},
+      {"max 1x1, stride 2, pads 1 (windows in the padding)",
+       true,
+       {1, 1},
+       {2, 2},
+       {1, 1, 1, 1},
+       {1, 1},
+       false,
+       false,
+       false},
+  };
+  const Tensor w = rnd(DType::kF32, {24, 8, 3, 3}) * (1.0 / std::sqrt(72.0)),
+               b = rnd(DType::kF32, {24}), w1 = rnd(DType::kF32, {16, 24, 1, 1}) * 0.2;
+  const Tensor wd = w.to(Device::vulkan()), bd = b.to(Device::vulkan()),
+               w1d = w1.to(Device::vulkan());
+  for (const P& pc : pools) {
+    auto fn = [pc](const Tensor& x, const Tensor& cw, const Tensor& cb, const Tensor& c1) {
+      const Tensor y = conv(x, cw, cb, {1, 1}, {1, 1, 1, 1});
+      const Tensor p = pc.max ? max_pool(y, pc.k, pc.s, pc.p, pc.d, pc.ceil)
+                              : avg_pool(y, pc.k, pc.s, pc.p, pc.d, pc.ceil, pc.include_pad);
+      return pc.to_conv ? conv(p, c1, Tensor(), {1, 1}, {0, 0, 0, 0}) : p;
+    };
+    for (const Dynamic dynamic : {Dynamic::kFalse, Dynamic::kTrue}) {
+      auto compiled = compile([&](const Tensor& x) { return fn(x, wd, bd, w1d); },
+                              {.name = "pool_over_product", .dynamic = dynamic});
+      for (Shape s : {Shape{2, 8, 11, 9}, Shape{1, 8, 7, 12}}) {
+        const Tensor x = rnd(DType::kF32, s);
+        test::poison_device_memory(1 << 20);
+        Tensor got = compiled(x.to(Device::vulkan()));
+        test::expect_close(got, fn(x, w, b, w1), Tol{1e-4, 1e-4},
+                           std::string(pc.what) + " " + shape_str(s) +
+                               (dynamic == Dynamic::kTrue ? ", symbolic" : ""));
+      }
     }
   }
 }
