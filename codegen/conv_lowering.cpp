@@ -52,16 +52,15 @@ bool all_constant(const SymShape& s) {
   return true;
 }
 
-bool direct_1x1(const Graph& g, const Node& n) {
-  const Attrs::Window& w = n.attrs.window;
-  const Node& wt = g.node(n.inputs[1]);
-  return n.meta.shape[0] == 1 && wt.meta.shape[2] == 1 && wt.meta.shape[3] == 1 &&
-         w.strides == std::vector<int64_t>{1, 1} && w.pads == std::vector<int64_t>{0, 0, 0, 0};
-}
-
 /// Unit strides, no padding.
 bool unit_window(const Attrs::Window& w) {
   return w.strides == std::vector<int64_t>{1, 1} && w.pads == std::vector<int64_t>{0, 0, 0, 0};
+}
+
+bool direct_1x1(const Graph& g, const Node& n) {
+  const Node& wt = g.node(n.inputs[1]);
+  return n.meta.shape[0] == 1 && wt.meta.shape[2] == 1 && wt.meta.shape[3] == 1 &&
+         unit_window(n.attrs.window);
 }
 
 /// A 1x1 conv without padding over a 1x1 map (a squeeze-excite block's convs after the global
@@ -202,6 +201,17 @@ Expected<NodeId> lower_conv(Graph& out, const Graph& g, const Node& n, Form form
   return view;
 }
 
+/// `m` viewed back as `like` (view_back) and recorded in `views`; nothing when the view does not
+/// come out as `like`'s meta and symbolic shape (the nodes added are then left unread).
+std::optional<NodeId> record_view(Graph& out, NodeId m, bool nhwc, const Node& like,
+                                  MatrixViews& views) {
+  Expected<NodeId> view = view_back(out, m, nhwc, like);
+  if (!view.ok() || out.node(*view).meta != like.meta || out.node(*view).sym != like.sym)
+    return std::nullopt;
+  views[*view] = MatrixView{m, nhwc};
+  return *view;
+}
+
 /// An elementwise op whose tensor operands are all views of products (`views`) of its own shape
 /// and layout, its other operands scalars (a ReLU, a HardSwish's arithmetic, a residual add of
 /// two convs' outputs), applied to the products before the view instead: the product's
@@ -236,11 +246,7 @@ std::optional<NodeId> sink_through_views(Graph& out, const Node& n, const std::v
   if (!op.ok() || out.node(*op).meta.dtype != n.meta.dtype ||
       out.node(*op).meta.numel() != n.meta.numel() || out.node(*op).sym != *matrix_sym)
     return std::nullopt;
-  Expected<NodeId> view = view_back(out, *op, kind->nhwc, n);
-  if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
-    return std::nullopt;
-  views[*view] = MatrixView{*op, kind->nhwc};
-  return *view;
+  return record_view(out, *op, kind->nhwc, n, views);
 }
 
 /// A concat along the channels of products' NHWC views (a fire module's two expand convs):
@@ -261,11 +267,7 @@ std::optional<NodeId> concat_on_matrices(Graph& out, const Node& n, const std::v
   }
   Expected<NodeId> cat = out.add(OpKind::Concat, std::move(matrices), Attrs{.axis = 1}, n.loc);
   if (!cat.ok()) return std::nullopt;
-  Expected<NodeId> view = view_back(out, *cat, true, n);
-  if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
-    return std::nullopt;
-  views[*view] = MatrixView{*cat, true};
-  return *view;
+  return record_view(out, *cat, true, n, views);
 }
 
 /// A 2-D max or average pool over a product's view, as a 3-D pool over the product read as
@@ -303,11 +305,7 @@ std::optional<NodeId> pool_on_matrix(Graph& out, const Node& n, const std::vecto
   Expected<NodeId> m = out.add(OpKind::Reshape, {*pool}, Attrs{.dims = {s[0] * s[2] * s[3], s[1]}},
                                n.loc, {n.sym[0] * n.sym[2] * n.sym[3], n.sym[1]});
   if (!m.ok()) return std::nullopt;
-  Expected<NodeId> view = view_back(out, *m, true, n);
-  if (!view.ok() || out.node(*view).meta != n.meta || out.node(*view).sym != n.sym)
-    return std::nullopt;
-  views[*view] = MatrixView{*m, true};
-  return *view;
+  return record_view(out, *m, true, n, views);
 }
 
 /// `g` without the nodes no output depends on (the views that moved ops left unread, whose
