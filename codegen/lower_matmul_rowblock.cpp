@@ -50,6 +50,21 @@ std::string acc(uint32_t r, uint32_t c, uint32_t l) {
   return acc(r, c) + "_" + std::to_string(l);
 }
 
+/// The workgroup size for C's `width` columns (A·Bᵀ: scalar columns; A·B: vec4 columns) at
+/// `cols` per lane: the fewest lanes, a multiple of 8 and at most `local_size`, that cover them
+/// in as many column blocks as `local_size` lanes would need. Lanes past the last column compute
+/// clamped copies of it, which cost as much as real ones (lavapipe runs every subgroup of a
+/// workgroup in full): a 1x1 conv's 16 output channels at 2 columns per lane kept 4 of 32 lanes
+/// busy. Every subgroup still holds lanes 0..7, which the row shuffles read (the kernel needs a
+/// subgroup size of at least 8).
+uint32_t narrow_local_size(uint32_t local_size, uint32_t cols, int64_t width) {
+  if (width <= 0) return local_size;
+  const int64_t per_block = int64_t{local_size} * cols;
+  const int64_t blocks = (width + per_block - 1) / per_block;
+  const int64_t lanes = (width + cols * blocks - 1) / (cols * blocks);
+  return static_cast<uint32_t>(std::min<int64_t>(local_size, (lanes + 7) / 8 * 8));
+}
+
 /// A vec4s each lane loads per 4 K: one per group of 8 rows.
 uint32_t groups(const RowBlockShape& s) {
   return (s.rows + 7) / 8;
@@ -107,10 +122,10 @@ std::string nchw_stores(const RowBlockShape& s, const std::string& m, const std:
 
 /// The body of kiln_rowblock. Lane x owns output columns j_c = cb * LX * cols + c * LX + x
 /// (c < cols; x * cols + c with abt_vec_out): scalar columns for A·Bᵀ, where it reads B's row
-/// j_c (C's column) as vec4 along K, or vec4 columns for A·B, where it reads B's row k as vec4. `width` is C's row length in
-/// those units. Accumulators are scalars, 4 per vec4 column for A·B: with vec4 accumulators the
-/// kernel as spirv-opt's performance recipe leaves it ran 0.86x as fast on lavapipe (measured);
-/// with scalars it runs as fast optimized as not.
+/// j_c (C's column) as vec4 along K, or vec4 columns for A·B, where it reads B's row k as vec4.
+/// `width` is C's row length in those units. Accumulators are scalars, 4 per vec4 column for A·B:
+/// with vec4 accumulators the kernel as spirv-opt's performance recipe leaves it ran 0.86x as fast
+/// on lavapipe (measured); with scalars it runs as fast optimized as not.
 std::string rowblock_body(const RowBlockShape& s, const std::string& m, const std::string& width,
                           const std::string& k4) {
   std::string b = rows_prologue(s, m, k4);
@@ -228,6 +243,9 @@ Expected<Kernel> matmul_rowblock_kernel(const Graph& g, const FusionDecision& fu
   SymInt m = 1;
   for (size_t d = 0; d + 1 < a.sym.size(); ++d) m = m * a.sym[d];
   const SymInt cols = s.abt ? b.sym[0] : b.sym[1];
+  if (cols.is_constant())
+    s.local_size = narrow_local_size(s.local_size, s.cols,
+                                     s.abt ? cols.constant_value() : cols.constant_value() / 4);
 
   const NodeId out_id = s.nchw ? layout_root : epilogue_root >= 0 ? epilogue_root : root;
   Emitter e(g, fusion, false);

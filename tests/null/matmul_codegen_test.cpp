@@ -192,23 +192,38 @@ TEST(MatmulCodegen, EpilogueRuleLegality) {
 }
 
 // The row-block kernel's register blocks (docs/codegen.md `matmul_rowblock`): 32 rows per
-// invocation (row groups and row-split windows step by 32), 64 invocations × one vec4 column
-// for A·B, 32 × 4 scalar columns for A·Bᵀ; both compile through glslang, spirv-opt, spirv-val.
+// invocation (row groups and row-split windows step by 32), up to 64 invocations × one vec4
+// column for A·B, up to 32 × 4 scalar columns for A·Bᵀ (2 at most 64 columns); a static C
+// gets the fewest invocations, a multiple of 8, that cover its columns in as many blocks;
+// every form compiles through glslang, spirv-opt, spirv-val.
 TEST(MatmulCodegen, RowBlockRegisterBlocks) {
   CodegenOptions opt = generic_options();
   opt.caps.subgroup_shuffle = true;
-  for (bool tb : {false, true}) {
-    const MCase c{{100, 64}, tb ? Shape{520, 64} : Shape{64, 520}, false, tb};
+  struct Want {
+    Dim n;
+    bool tb;
+    uint32_t local_size, col_blocks;
+  };
+  // A·B 520: 130 vec4 columns in 3 blocks of 48 lanes (64 would leave 62 of 192 idle); A·Bᵀ
+  // 520: 5 blocks of 32 × 4; 72: 18 lanes of 4 columns in 24; 16 and 40 at 2 columns per lane:
+  // 8 and 24 lanes; A·B 16: 4 vec4 columns in 8 lanes; A·B 1028: 257 vec4s in 5 blocks of 56.
+  for (const Want& w : std::vector<Want>{{520, false, 48, 3},
+                                         {520, true, 32, 5},
+                                         {72, true, 24, 1},
+                                         {16, true, 8, 1},
+                                         {40, true, 24, 1},
+                                         {16, false, 8, 1},
+                                         {1028, false, 56, 5}}) {
+    const MCase c{{100, 64}, w.tb ? Shape{w.n, 64} : Shape{64, w.n}, false, w.tb};
     KernelPlan plan = compile_plan(matmul_graph(c), label(c), opt);
     ASSERT_EQ(plan.kernels.size(), 1u) << label(c);
     const Kernel& k = plan.kernels[0];
     ASSERT_EQ(k.variant, KernelVariant::kMatmulRowBlock) << label(c);
     ASSERT_TRUE(k.row_split.has_value());
     EXPECT_EQ(k.row_split->rows_per_group, 32u);
-    EXPECT_EQ(k.local_size, tb ? 32u : 64u);
-    // Row groups along x (100 rows in 4 groups of 32), then 520 columns in 128-column (A·Bᵀ) or
-    // 256-column (A·B) blocks.
-    EXPECT_EQ(groups(k), (std::array<uint32_t, 3>{4, tb ? 5u : 3u, 1})) << label(c);
+    EXPECT_EQ(k.local_size, w.local_size) << label(c);
+    // Row groups along x (100 rows in 4 groups of 32), then the column blocks.
+    EXPECT_EQ(groups(k), (std::array<uint32_t, 3>{4, w.col_blocks, 1})) << label(c);
   }
 }
 
