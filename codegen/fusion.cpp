@@ -225,6 +225,48 @@ std::optional<AttentionMatch> rule_attention(const Graph& g, const FusionDecisio
   return m;
 }
 
+namespace {
+
+/// The elementwise nodes after matmul `mm` that its kernel can apply before its store: nodes
+/// of its shape and dtype, each reading a node of the region (and other operands, never the
+/// matmul's own A or B), such that only the last one is read from outside the region (or is a
+/// graph output) and every other node of the region, the matmul included, is read only inside
+/// it. A chain (a bias, then an activation) is such a region; so is a HardSwish
+/// x · clip(x / 6 + 1/2, 0, 1) or a GELU x · (1 + erf(x / √2)) / 2, which read x twice.
+/// Returns the region in graph order, the matmul first and the exit last; empty when there is
+/// none. Nodes are taken in graph order up to kMaxEpilogueNodes past the matmul.
+std::vector<NodeId> epilogue_region(const Graph& g, const Node& mm,
+                                    const std::vector<std::vector<NodeId>>& readers,
+                                    const std::vector<bool>& is_output) {
+  constexpr NodeId kMaxEpilogueNodes = 48;
+  std::vector<NodeId> region{mm.id}, best;
+  auto inside = [&region](NodeId id) {
+    return std::find(region.begin(), region.end(), id) != region.end();
+  };
+  const NodeId last = std::min<NodeId>(static_cast<NodeId>(g.size()) - 1, mm.id + kMaxEpilogueNodes);
+  for (NodeId id = mm.id + 1; id <= last; ++id) {
+    const Node& c = g.node(id);
+    if (!is_elementwise(c.op) || !(c.sym == mm.sym) || c.meta.dtype != mm.meta.dtype) continue;
+    bool reads_region = false, reads_operand = false;
+    for (NodeId in : c.inputs) {
+      reads_region |= inside(in);
+      reads_operand |= in == mm.inputs[0] || in == mm.inputs[1];
+    }
+    if (!reads_region || reads_operand) continue;
+    region.push_back(id);
+    // The region closes at c when no other node of it is read outside it.
+    bool closed = true;
+    for (size_t i = 0; i + 1 < region.size() && closed; ++i) {
+      closed = !is_output[region[i]];
+      for (NodeId r : readers[static_cast<size_t>(region[i])]) closed = closed && inside(r);
+    }
+    if (closed) best = region;
+  }
+  return best;
+}
+
+}  // namespace
+
 FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool rowblock,
                              const MatmulRates& rates) {
   const size_t n = graph.size();
@@ -311,26 +353,29 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
     d.layer_norm_of[m->root] = static_cast<int>(d.layer_norms.size());
     d.layer_norms.push_back(*m);
   }
-  // A matmul's elementwise chain (same shape, one use each) that ends in a node folded into a
-  // view, matmul, norm or reduction is stored by the matmul kernel (kEpilogueRoot).
-  for (const Node& mm : graph.nodes()) {
-    if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel) continue;
-    NodeId cur = mm.id;
-    bool reads_operand = false, stored_chain_end = false;
-    for (NodeId c = sole_consumer(cur, uses, first); c >= 0; c = sole_consumer(c, uses, first)) {
-      const Node& cn = graph.node(c);
-      if (!is_elementwise(cn.op) || !(cn.sym == mm.sym) || cn.meta.dtype != mm.meta.dtype) break;
-      // A stored node of the chain is already a kMatmulEpilogue root.
-      if (d.materialize[c]) {
-        stored_chain_end = true;
-        break;
+  // A matmul's elementwise region (epilogue_region) is stored by the matmul kernel at its one
+  // exit (kEpilogueRoot); the nodes inside it are computed there, not stored.
+  {
+    std::vector<std::vector<NodeId>> readers(n);
+    for (const Node& c : graph.nodes())
+      for (NodeId in : c.inputs) readers[static_cast<size_t>(in)].push_back(c.id);
+    for (const Node& mm : graph.nodes()) {
+      if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel) continue;
+      const std::vector<NodeId> region = epilogue_region(graph, mm, readers, is_output);
+      if (region.empty()) continue;
+      const NodeId exit = region.back();
+      // A stored node of the region other than its exit (an output) keeps it from fusing.
+      bool stored_inside = false;
+      for (size_t i = 1; i + 1 < region.size(); ++i)
+        stored_inside |= is_output[region[i]];
+      if (stored_inside) continue;
+      for (size_t i = 1; i + 1 < region.size(); ++i) {
+        d.materialize[region[i]] = false;
+        d.rule[region[i]] = FusionRule::kInlinePointwise;
       }
-      for (NodeId in : cn.inputs) reads_operand |= in == mm.inputs[0] || in == mm.inputs[1];
-      cur = c;
+      if (!d.materialize[exit]) d.rule[exit] = FusionRule::kEpilogueRoot;
+      d.materialize[exit] = true;
     }
-    if (cur == mm.id || stored_chain_end || reads_operand) continue;
-    d.materialize[cur] = true;
-    d.rule[cur] = FusionRule::kEpilogueRoot;
   }
   // A matmul whose operands the row-block kernel cannot read in place gets them stored, when
   // cheaper.

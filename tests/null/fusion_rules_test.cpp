@@ -104,6 +104,53 @@ TEST(FusionRules, ActivationBetweenLinearsIsStoredByTheFirst) {
   EXPECT_EQ(decide_fusion(g2, true).rule[res], FusionRule::kInlinePointwise);
 }
 
+// linear -> bias -> HardSwish -> linear: the HardSwish reads the biased product twice
+// (x · clip(x / 6 + 1/2, 0, 1)); the first kernel applies the whole region and stores only its
+// exit, so the plan has two kernels and the biased product is never stored. A region whose
+// inner node is also read outside it (here by the graph's second output) stores that node
+// instead: it is not applied again by the kernel of its readers.
+TEST(FusionRules, EpilogueRegionReadingTheProductTwiceIsStoredAtItsExit) {
+  for (bool leak : {false, true}) {
+    Graph g;
+    NodeId x = g.add_input({DType::kF32, {9, 16}});
+    NodeId w1 = g.add_input({DType::kF32, {24, 16}});
+    NodeId b1 = g.add_input({DType::kF32, {24}});
+    NodeId w2 = g.add_input({DType::kF32, {8, 24}});
+    NodeId h = add(g, OpKind::MatMul, {x, w1}, trans_b());
+    NodeId biased = add(g, OpKind::Add, {h, b1});
+    NodeId sixth = add(g, OpKind::Full, {}, scalar(1.0 / 6.0));
+    NodeId half = add(g, OpKind::Full, {}, scalar(0.5));
+    NodeId zero = add(g, OpKind::Full, {}, scalar(0.0));
+    NodeId one = add(g, OpKind::Full, {}, scalar(1.0));
+    NodeId scaled = add(g, OpKind::Mul, {biased, sixth});
+    NodeId shifted = add(g, OpKind::Add, {scaled, half});
+    NodeId lo = add(g, OpKind::Maximum, {shifted, zero});
+    NodeId gate = add(g, OpKind::Minimum, {lo, one});
+    NodeId hs = add(g, OpKind::Mul, {biased, gate});
+    NodeId y = add(g, OpKind::MatMul, {hs, w2}, trans_b());
+    if (leak)
+      g.set_outputs({y, gate});
+    else
+      g.set_outputs({y});
+    const FusionDecision d = decide_fusion(g, true);
+    if (!leak) {
+      EXPECT_EQ(d.rule[hs], FusionRule::kEpilogueRoot);
+      EXPECT_EQ(d.epilogue_of[hs], h);
+      EXPECT_FALSE(d.materialize[biased]);
+      EXPECT_FALSE(d.materialize[gate]);
+      KernelPlan plan = plan_and_compile(g);
+      ASSERT_EQ(plan.kernels.size(), 2u);
+      EXPECT_EQ(plan.kernels[0].name, "k0_matmul_mul");
+      EXPECT_EQ(plan.kernels[1].variant, KernelVariant::kMatmulRowBlock);
+    } else {
+      // The gate is an output: the region closes at it, the multiply after it reads it stored.
+      EXPECT_TRUE(d.materialize[gate]);
+      EXPECT_NE(d.rule[hs], FusionRule::kEpilogueRoot);
+      EXPECT_TRUE(plan_and_compile(g).kernels.size() >= 2u);
+    }
+  }
+}
+
 // An embedding's output is a reshape of the gathered rows: the row-block kernel reads the
 // stored rows through it.
 TEST(FusionRules, RowBlockReadsAReshapeOfAStoredTensor) {
