@@ -243,7 +243,8 @@ std::vector<NodeId> epilogue_region(const Graph& g, const Node& mm,
   auto inside = [&region](NodeId id) {
     return std::find(region.begin(), region.end(), id) != region.end();
   };
-  const NodeId last = std::min<NodeId>(static_cast<NodeId>(g.size()) - 1, mm.id + kMaxEpilogueNodes);
+  const NodeId last =
+      std::min<NodeId>(static_cast<NodeId>(g.size()) - 1, mm.id + kMaxEpilogueNodes);
   for (NodeId id = mm.id + 1; id <= last; ++id) {
     const Node& c = g.node(id);
     if (!is_elementwise(c.op) || !(c.sym == mm.sym) || c.meta.dtype != mm.meta.dtype) continue;
