@@ -308,6 +308,50 @@ std::optional<NodeId> pool_on_matrix(Graph& out, const Node& n, const std::vecto
   return record_view(out, *m, true, n, views);
 }
 
+/// A depthwise conv (one input channel per output channel, a multiple of 4 of them) over a
+/// product's view, as depthwise_nhwc over the product read as [N, H, W, C]: its output is again
+/// a [N·OH·OW, C] product's view, so that what follows it runs on a matrix too (its activation
+/// moves before the view, a 1x1 conv after it reads that matrix as its im2col). Its kernel
+/// loads each tap's 4 channels as one vec4 (codegen/lower_depthwise_nhwc.cpp). Nothing when
+/// `n` is not such a conv.
+std::optional<NodeId> depthwise_on_matrix(Graph& out, const Node& n,
+                                          const std::vector<NodeId>& ins, MatrixViews& views) {
+  if (n.op != OpKind::Conv || n.meta.rank() != 4 || n.meta.dtype != DType::kF32)
+    return std::nullopt;
+  const auto v = views.find(ins[0]);
+  if (v == views.end() || !v->second.nhwc) return std::nullopt;
+  const Node& x = out.node(ins[0]);
+  const Node& wt = out.node(ins[1]);
+  const Attrs::Window& w = n.attrs.window;
+  if (!x.sym[1].is_constant() || x.meta.dtype != DType::kF32) return std::nullopt;
+  const int64_t c = x.sym[1].constant_value();
+  if (c % 4 != 0 || c == 0 || w.groups != c || n.meta.shape[1] != c || !all_constant(wt.sym) ||
+      wt.meta.rank() != 4 || wt.meta.shape[1] != 1 || w.strides.size() != 2 ||
+      w.pads.size() != 4 || w.dilations.size() != 2)
+    return std::nullopt;
+  const Shape& xs = x.meta.shape;
+  Expected<NodeId> r =
+      out.add(OpKind::Reshape, {v->second.matrix}, Attrs{.dims = {xs[0], xs[2], xs[3], xs[1]}},
+              n.loc, {x.sym[0], x.sym[2], x.sym[3], x.sym[1]});
+  if (!r.ok()) return std::nullopt;
+  Attrs a;
+  a.window.kernel = {wt.meta.shape[2], wt.meta.shape[3]};
+  a.window.strides = w.strides;
+  a.window.pads = w.pads;
+  a.window.dilations = w.dilations;
+  std::vector<NodeId> operands{*r, ins[1]};
+  if (ins.size() == 3) operands.push_back(ins[2]);
+  Expected<NodeId> dw = out.add(OpKind::DepthwiseNhwc, std::move(operands), std::move(a), n.loc);
+  if (!dw.ok()) return std::nullopt;
+  const SymShape& ds = out.node(*dw).sym;
+  if (ds[1] != n.sym[2] || ds[2] != n.sym[3]) return std::nullopt;
+  const Shape& s = n.meta.shape;
+  Expected<NodeId> m = out.add(OpKind::Reshape, {*dw}, Attrs{.dims = {s[0] * s[2] * s[3], s[1]}},
+                               n.loc, {n.sym[0] * n.sym[2] * n.sym[3], n.sym[1]});
+  if (!m.ok()) return std::nullopt;
+  return record_view(out, *m, true, n, views);
+}
+
 /// `g` without the nodes no output depends on (the views that moved ops left unread, whose
 /// reads would otherwise count as uses in fusion, and any node the traced graph left unread);
 /// inputs and constants all stay, in order.
@@ -354,6 +398,7 @@ Expected<std::optional<Graph>> lower_for_device(const Graph& graph, const Target
       std::optional<NodeId> on_matrix = sink_through_views(out, n, ins, views);
       if (!on_matrix) on_matrix = concat_on_matrices(out, n, ins, views);
       if (!on_matrix) on_matrix = pool_on_matrix(out, n, ins, views);
+      if (!on_matrix) on_matrix = depthwise_on_matrix(out, n, ins, views);
       if (on_matrix) {
         map[static_cast<size_t>(n.id)] = *on_matrix;
         continue;

@@ -37,6 +37,8 @@ const char* fusion_rule_name(FusionRule rule) {
       return "matmul_operand";
     case FusionRule::kMatmulLayout:
       return "matmul_layout";
+    case FusionRule::kWindowEpilogue:
+      return "window_epilogue";
   }
   return "?";
 }
@@ -233,11 +235,14 @@ namespace {
 /// graph output) and every other node of the region, the matmul included, is read only inside
 /// it. A chain (a bias, then an activation) is such a region; so is a HardSwish
 /// x · clip(x / 6 + 1/2, 0, 1) or a GELU x · (1 + erf(x / √2)) / 2, which read x twice.
-/// Returns the region in graph order, the matmul first and the exit last; empty when there is
-/// none. Nodes are taken in graph order up to kMaxEpilogueNodes past the matmul.
+/// With `scalar_operands` the nodes' other operands must be rank-0 tensors of its dtype (a
+/// kernel whose epilogue loads nothing else: kWindowEpilogue). Returns the region in graph
+/// order, `mm` first and the exit last; empty when there is none. Nodes are taken in graph
+/// order up to kMaxEpilogueNodes past `mm` (which may also be the view a kernel's output is
+/// read through).
 std::vector<NodeId> epilogue_region(const Graph& g, const Node& mm,
                                     const std::vector<std::vector<NodeId>>& readers,
-                                    const std::vector<bool>& is_output) {
+                                    const std::vector<bool>& is_output, bool scalar_operands) {
   constexpr NodeId kMaxEpilogueNodes = 48;
   std::vector<NodeId> region{mm.id}, best;
   auto inside = [&region](NodeId id) {
@@ -251,7 +256,9 @@ std::vector<NodeId> epilogue_region(const Graph& g, const Node& mm,
     bool reads_region = false, reads_operand = false;
     for (NodeId in : c.inputs) {
       reads_region |= inside(in);
-      reads_operand |= in == mm.inputs[0] || in == mm.inputs[1];
+      if (mm.op == OpKind::MatMul) reads_operand |= in == mm.inputs[0] || in == mm.inputs[1];
+      if (scalar_operands && !inside(in))
+        reads_operand |= g.node(in).meta.rank() != 0 || g.node(in).meta.dtype != mm.meta.dtype;
     }
     if (!reads_region || reads_operand) continue;
     region.push_back(id);
@@ -362,7 +369,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
       for (NodeId in : c.inputs) readers[static_cast<size_t>(in)].push_back(c.id);
     for (const Node& mm : graph.nodes()) {
       if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel) continue;
-      const std::vector<NodeId> region = epilogue_region(graph, mm, readers, is_output);
+      const std::vector<NodeId> region = epilogue_region(graph, mm, readers, is_output, false);
       if (region.empty()) continue;
       const NodeId exit = region.back();
       // A stored node of the region other than its exit (an output) keeps it from fusing.
@@ -376,6 +383,38 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
       }
       if (!d.materialize[exit]) d.rule[exit] = FusionRule::kEpilogueRoot;
       d.materialize[exit] = true;
+    }
+  }
+  // A depthwise_nhwc read only through the reshape to its product matrix: the elementwise
+  // region after that reshape (an activation on scalar operands) is applied by its kernel
+  // before the store (kWindowEpilogue), as a matmul's epilogue is.
+  {
+    std::vector<std::vector<NodeId>> readers(n);
+    for (const Node& c : graph.nodes())
+      for (NodeId in : c.inputs) readers[static_cast<size_t>(in)].push_back(c.id);
+    for (const Node& dw : graph.nodes()) {
+      if (dw.op != OpKind::DepthwiseNhwc || d.rule[dw.id] != FusionRule::kOwnKernel ||
+          readers[dw.id].size() != 1)
+        continue;
+      const Node& r = graph.node(readers[dw.id][0]);
+      if (r.op != OpKind::Reshape || is_output[r.id] || r.sym.size() != 2 ||
+          !(r.sym[1] == dw.sym[3]))
+        continue;
+      const std::vector<NodeId> region = epilogue_region(graph, r, readers, is_output, true);
+      if (region.empty()) continue;
+      const NodeId exit = region.back();
+      bool stored_inside = false;
+      for (size_t i = 1; i + 1 < region.size(); ++i) stored_inside |= is_output[region[i]];
+      if (stored_inside) continue;
+      for (size_t i = 1; i + 1 < region.size(); ++i) {
+        d.materialize[region[i]] = false;
+        d.rule[region[i]] = FusionRule::kInlinePointwise;
+      }
+      if (!d.materialize[exit]) d.rule[exit] = FusionRule::kEpilogueRoot;
+      d.materialize[exit] = true;
+      d.materialize[dw.id] = false;
+      d.rule[dw.id] = FusionRule::kWindowEpilogue;
+      d.epilogue_of[exit] = dw.id;
     }
   }
   // A matmul whose operands the row-block kernel cannot read in place gets them stored, when
@@ -420,7 +459,8 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
       d.note[mm] =
           matmul_kernel_note(graph, d, graph.node(mm), rowblock, mm == x ? NodeId{-1} : x, rates) +
           "; stores %" + std::to_string(node.id) + " (NCHW)";
-    } else if (d.epilogue_of[node.id] >= 0) {
+    } else if (d.epilogue_of[node.id] >= 0 &&
+               graph.node(d.epilogue_of[node.id]).op == OpKind::MatMul) {
       const Node& mm = graph.node(d.epilogue_of[node.id]);
       d.note[mm.id] = matmul_kernel_note(graph, d, mm, rowblock, node.id, rates);
     } else if (node.op == OpKind::MatMul && d.materialize[node.id] &&

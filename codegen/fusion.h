@@ -45,6 +45,9 @@ enum class FusionRule {
   kMatmulLayout,     // permute(reshape(C, [N, H, W, C_out]), {0, 3, 1, 2}) of a row-block A·Bᵀ
                      // product C = [N·H·W, C_out] (a conv lowered to im2col + product): the
                      // product kernel stores the permuted NCHW tensor, C is never stored
+  kWindowEpilogue,   // a depthwise_nhwc read only through the reshape to its [N·H·W, C] matrix,
+                     // then an elementwise region on scalar operands (its activation): its
+                     // kernel applies the region before its store, stored at the region's exit
 };
 const char* fusion_rule_name(FusionRule rule);
 
@@ -61,7 +64,8 @@ struct LayerNormMatch {
 struct FusionDecision {
   std::vector<bool> materialize;     // per node; sources (input/constant) are always buffers
   std::vector<FusionRule> rule;      // why, per compute node
-  std::vector<NodeId> epilogue_of;   // per stored root: the kMatmulEpilogue matmul it applies to
+  std::vector<NodeId> epilogue_of;   // per stored root: the kMatmulEpilogue matmul (or
+                                     // kWindowEpilogue depthwise_nhwc) it applies to
   std::vector<NodeId> attention_of;  // per stored root: the P·V matmul of the kAttention kernel
                                      // that writes it (the matmul itself, or the heads-merging
                                      // view permute(.., -2 <-> -3) + reshape of it)

@@ -524,6 +524,9 @@ Expected<KernelPlan> plan_kernels(const Graph& graph, const CodegenOptions& opti
     } else if (const NodeId x = fusion.layout_of[n.id]; x >= 0) {  // kMatmulLayout
       const NodeId mm = layout_matmul(fusion, x);
       k = matmul_rowblock_kernel(graph, fusion, mm, options, mm == x ? NodeId{-1} : x, n.id);
+    } else if (const NodeId ep = fusion.epilogue_of[n.id];
+               ep >= 0 && graph.node(ep).op == OpKind::DepthwiseNhwc) {  // kWindowEpilogue
+      k = depthwise_nhwc_epilogue_kernel(graph, fusion, ep, options, KernelVariant::kScatter, n.id);
     } else if (fusion.epilogue_of[n.id] >= 0) {
       k = matmul_kernel(graph, fusion, fusion.epilogue_of[n.id], options, n.id);
     } else {

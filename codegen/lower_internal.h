@@ -157,6 +157,12 @@ bool pool_channels_applies(const Graph& g, const Node& n);
 Expected<Kernel> pool_channels_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,
                                       const CodegenOptions& opt);
 
+/// depthwise_nhwc (lower_depthwise_nhwc.cpp) that stores `exit`, the end of its kWindowEpilogue
+/// region, instead of its own output.
+Expected<Kernel> depthwise_nhwc_epilogue_kernel(const Graph& g, const FusionDecision& fusion,
+                                                NodeId root, const CodegenOptions& opt,
+                                                KernelVariant variant, NodeId exit);
+
 /// Conv, MaxPool, AvgPool: one invocation per output element looping over its window, the
 /// inputs' elementwise producers folded into the loads (codegen/lower_window.cpp).
 Expected<Kernel> window_kernel(const Graph& g, const FusionDecision& fusion, NodeId root,

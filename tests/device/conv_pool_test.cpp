@@ -594,6 +594,72 @@ TEST_F(DeviceConvPool, FireModuleRunsItsPoolsAndConcatOnTheProducts) {
   }
 }
 
+// An inverted-residual block (MobileNet's): a 1x1 expand conv with a HardSwish, a depthwise
+// conv (3x3 and 5x5, strides 1 and 2, dilation 2, with and without bias) with a ReLU, and a 1x1
+// project conv. With the row-block product the depthwise conv runs as depthwise_nhwc on the
+// expand product read as NHWC (the HardSwish stored by the product kernel, which applies it
+// whole although it reads the product twice), and the project conv reads its output matrix as
+// its im2col. Values against the interpreter at odd sizes (a 1x1 output map included), static
+// and symbolic.
+TEST_F(DeviceConvPool, InvertedResidualRunsItsDepthwiseConvOnTheProduct) {
+  const bool rowblock = has_rowblock_kernel(Device::vulkan().vulkan_device()->info());
+  auto weight = [&](const Shape& s) {
+    return rnd(DType::kF32, s) * (1.0 / std::sqrt(static_cast<double>(s[1] * s[2] * s[3])));
+  };
+  auto hardswish = [](const Tensor& x) {
+    const Tensor gate = minimum(maximum(x * (1.0 / 6.0) + 0.5, scalar(0.0)), scalar(1.0));
+    return x * gate;
+  };
+  struct Dw {
+    int64_t c, k, stride, pad, dil;
+    bool bias;
+  };
+  for (const Dw& d :
+       {Dw{16, 3, 1, 1, 1, true}, Dw{24, 5, 2, 2, 1, false}, Dw{20, 3, 1, 2, 2, true}}) {
+    const std::vector<Tensor> host = {weight({d.c, 8, 1, 1}), rnd(DType::kF32, {d.c}),
+                                      weight({d.c, 1, d.k, d.k}), rnd(DType::kF32, {d.c}),
+                                      weight({16, d.c, 1, 1})};
+    auto block = [&](const Tensor& x, const std::vector<Tensor>& p) {
+      const Tensor e = hardswish(conv(x, p[0], p[1], {1, 1}, {0, 0, 0, 0}));
+      const Tensor h = relu(conv(e, p[2], d.bias ? p[3] : Tensor(), {d.stride, d.stride},
+                                 {d.pad, d.pad, d.pad, d.pad}, {d.dil, d.dil}, d.c));
+      return conv(h, p[4], Tensor(), {1, 1}, {0, 0, 0, 0});
+    };
+    std::vector<Tensor> dev;
+    for (const Tensor& t : host) dev.push_back(t.to(Device::vulkan()));
+    for (const Dynamic dynamic : {Dynamic::kFalse, Dynamic::kTrue}) {
+      auto compiled = compile([&](const Tensor& x) { return block(x, dev); },
+                              {.name = "inverted_residual", .dynamic = dynamic});
+      for (Shape s : {Shape{2, 8, 9, 7}, Shape{3, 8, 6, 11}, Shape{2, 8, 2, 1}}) {
+        const Tensor x = rnd(DType::kF32, s);
+        test::poison_device_memory(1 << 20);
+        Tensor got = compiled(x.to(Device::vulkan()));
+        const std::string what = "c " + std::to_string(d.c) + " k " + std::to_string(d.k) + " s " +
+                                 std::to_string(d.stride) + " d " + std::to_string(d.dil) + " x" +
+                                 shape_str(s) + (dynamic == Dynamic::kTrue ? ", symbolic" : "");
+        test::expect_close(got, block(x, host), Tol{1e-4, 1e-4}, what);
+      }
+      if (!rowblock) continue;
+      // Every entry runs the depthwise conv as depthwise_nhwc (its ReLU applied before its
+      // store), with no window kernel, no elementwise kernel of its own, and one im2col at most
+      // (the expand conv's: a small product may read its input through the tiled kernel).
+      for (const EntryInfo& entry : compiled.entries()) {
+        std::string kernels;
+        int dws = 0, im2cols = 0;
+        for (const std::string& k : entry.kernels) kernels += k + " ";
+        for (const std::string& k : entry.kernels) {
+          const std::string kind = k.substr(k.find('_') + 1);
+          dws += kind.rfind("depthwise_nhwc", 0) == 0;
+          im2cols += kind == "im2col";
+          EXPECT_TRUE(kind != "conv" && kind != "relu" && kind != "mul") << kernels;
+        }
+        EXPECT_EQ(dws, 1) << kernels;
+        EXPECT_LE(im2cols, 1) << kernels;
+      }
+    }
+  }
+}
+
 // Pools over a conv's product (no ReLU between: negative values, so a max must start at -inf)
 // in every window shape the 3-D form must carry: non-square kernels and strides, uneven pads,
 // dilation, ceil_mode, average pools with and without count_include_pad, and a 1x1 window

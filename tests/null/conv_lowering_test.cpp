@@ -13,6 +13,7 @@
 
 #include "codegen/fusion.h"
 #include "codegen/lower.h"
+#include "codegen/spirv.h"
 #include "eager/interpreter.h"
 #include "null/graph_builders.h"
 
@@ -505,6 +506,130 @@ TEST(ConvLowering, Im2colPadsItsRowsWithZeros) {
         EXPECT_EQ(got, want) << "row " << p << " tap " << t;
     }
   }
+}
+
+/// An inverted-residual block (MobileNet's): a 1x1 expand conv 8 -> c with bias, ReLU, a
+/// depthwise conv (`dw`: kernel, stride, pad, dilation), ReLU, a 1x1 project conv c -> 16.
+struct DwCase {
+  Shape x;
+  int64_t c, k, stride, pad, dil;
+  bool bias;
+};
+
+Graph inverted_residual(const DwCase& d, ShapeEnv* env) {
+  Graph g;
+  if (env != nullptr) g.set_shape_env(env);
+  SymShape xs;
+  if (env != nullptr)
+    xs = {SymInt(env->symbol(env->create_symbol(d.x[0], "input 0 dim 0"))), SymInt(d.x[1]),
+          SymInt(env->symbol(env->create_symbol(d.x[2], "input 0 dim 2"))),
+          SymInt(env->symbol(env->create_symbol(d.x[3], "input 0 dim 3")))};
+  const NodeId x = g.add_input({DType::kF32, d.x}, "", xs);
+  const NodeId we = g.add_input({DType::kF32, {d.c, d.x[1], 1, 1}});
+  const NodeId be = g.add_input({DType::kF32, {d.c}});
+  const NodeId wd = g.add_input({DType::kF32, {d.c, 1, d.k, d.k}});
+  const NodeId bd = g.add_input({DType::kF32, {d.c}});
+  const NodeId wp = g.add_input({DType::kF32, {16, d.c, 1, 1}});
+  Attrs one;
+  one.window.strides = {1, 1};
+  one.window.pads = {0, 0, 0, 0};
+  one.window.dilations = {1, 1};
+  Attrs dw;
+  dw.window.strides = {d.stride, d.stride};
+  dw.window.pads = {d.pad, d.pad, d.pad, d.pad};
+  dw.window.dilations = {d.dil, d.dil};
+  dw.window.groups = d.c;
+  const NodeId e = add(g, OpKind::Relu, {add(g, OpKind::Conv, {x, we, be}, one)});
+  std::vector<NodeId> dw_in{e, wd};
+  if (d.bias) dw_in.push_back(bd);
+  const NodeId h = add(g, OpKind::Relu, {add(g, OpKind::Conv, dw_in, dw)});
+  g.set_outputs({add(g, OpKind::Conv, {h, wp}, one)});
+  if (env != nullptr) {
+    g.canonicalize(*env);
+    g.set_shape_env(nullptr);
+  }
+  return g;
+}
+
+// A depthwise conv over an expand conv's product becomes depthwise_nhwc over the product read
+// as [N, H, W, C] (its ReLU then moves onto its output matrix, and the project conv reads that
+// matrix as its im2col: one im2col in all, the expand conv's); a channel count that is not a
+// multiple of 4 keeps the conv. The lowered graph against the graph as built on the
+// interpreter: strides, padding, dilation, odd and one-pixel maps.
+TEST(ConvLowering, DepthwiseConvsRunOnTheProducts) {
+  // (The expand conv needs 16 output channels to be lowered: form_of.)
+  const std::vector<DwCase> cases = {
+      {{2, 8, 9, 7}, 16, 3, 1, 1, 1, true},  {{3, 8, 11, 6}, 16, 5, 2, 2, 1, true},
+      {{2, 8, 7, 9}, 20, 3, 2, 1, 1, false}, {{2, 8, 10, 10}, 24, 3, 1, 2, 2, true},
+      {{2, 8, 2, 2}, 16, 3, 2, 1, 1, true},  {{2, 8, 9, 7}, 18, 3, 1, 1, 1, true},
+  };
+  std::mt19937 rng(17);
+  for (const DwCase& d : cases) {
+    for (const bool symbolic : {false, true}) {
+      ShapeEnv env;
+      const Graph g = inverted_residual(d, symbolic ? &env : nullptr);
+      const std::string what = "x" + shape_str(d.x) + " c " + std::to_string(d.c) + " k " +
+                               std::to_string(d.k) + " s " + std::to_string(d.stride) +
+                               (symbolic ? " symbolic" : " static");
+      auto lowered = lower_for_device(g, test::shuffle_options().caps);
+      ASSERT_TRUE(lowered.ok()) << what << ": " << lowered.status().to_string();
+      ASSERT_TRUE(lowered->has_value()) << what;
+      const Graph& lg = **lowered;
+      int dws = 0, convs = 0, im2cols = 0, relu2 = 0;
+      for (const Node& n : lg.nodes()) {
+        dws += n.op == OpKind::DepthwiseNhwc;
+        convs += n.op == OpKind::Conv;
+        im2cols += n.op == OpKind::Im2col;
+        relu2 += n.op == OpKind::Relu && n.meta.rank() == 2;
+      }
+      const bool on_matrix = d.c % 4 == 0;
+      EXPECT_EQ(dws, on_matrix ? 1 : 0) << what << "\n" << lg.to_string();
+      // (18 channels: the project conv's K of 18 is padded only for 32 outputs or more.)
+      EXPECT_EQ(convs, on_matrix ? 0 : 2) << what << "\n" << lg.to_string();
+      EXPECT_EQ(relu2, on_matrix ? 2 : 1) << what << "\n" << lg.to_string();
+      if (on_matrix) {
+        EXPECT_EQ(im2cols, 1) << what << "\n" << lg.to_string();
+      }
+      auto plan = plan_kernels(lg, test::shuffle_options());
+      ASSERT_TRUE(plan.ok()) << what << ": " << plan.status().to_string();
+      if (on_matrix) {
+        bool kernel = false;
+        for (const Kernel& k : plan->kernels)
+          kernel |= k.name.find("depthwise_nhwc") != std::string::npos;
+        EXPECT_TRUE(kernel) << what;
+        EXPECT_TRUE(compile_kernels(*plan, test::shuffle_options()).ok()) << what;
+      }
+      if (!symbolic) expect_same_values(g, lg, rng, what);
+    }
+  }
+}
+
+TEST(ConvLowering, DepthwiseNhwcShapeRuleRejectsWhatTheKernelCannotTake) {
+  Graph g;
+  const NodeId x = g.add_input({DType::kF32, {2, 5, 6, 8}});
+  const NodeId w = g.add_input({DType::kF32, {8, 1, 3, 3}});
+  const NodeId b = g.add_input({DType::kF32, {8}});
+  Attrs a = im2col_3x3(1);
+  a.window.strides = {2, 1};
+  auto ok = g.add(OpKind::DepthwiseNhwc, {x, w, b}, a);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(g.node(*ok).meta.shape, (Shape{2, 3, 6, 8}));
+  EXPECT_TRUE(g.add(OpKind::DepthwiseNhwc, {x, w}, a).ok());  // no bias
+  const NodeId w4 = g.add_input({DType::kF32, {4, 1, 3, 3}});
+  EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {x, w4, b}, a).ok());  // weight per channel
+  const NodeId w2 = g.add_input({DType::kF32, {8, 2, 3, 3}});
+  EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {x, w2}, a).ok());  // one input channel each
+  const NodeId w5 = g.add_input({DType::kF32, {8, 1, 5, 5}});
+  EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {x, w5}, a).ok());  // not the window's kernel
+  const NodeId b4 = g.add_input({DType::kF32, {4}});
+  EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {x, w, b4}, a).ok());
+  Attrs big = a;
+  big.window.kernel = {9, 9};
+  const NodeId w9 = g.add_input({DType::kF32, {8, 1, 9, 9}});
+  EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {x, w9}, big).ok());  // larger than the input
+  const NodeId h = g.add_input({DType::kF16, {2, 5, 6, 8}});
+  EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {h, w}, a).ok());
+  EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {x}, a).ok());
 }
 
 }  // namespace
