@@ -91,11 +91,12 @@ Form form_of(const Graph& g, const Node& n, const TargetCaps& caps) {
   const int64_t c_out = n.meta.shape[1], k = xs[1] * w.meta.shape[2] * w.meta.shape[3];
   const int64_t positions = n.meta.shape[0] * n.meta.shape[2] * n.meta.shape[3];
   // A K that is not a multiple of 4 (a 3-channel stem's 147 or 27 taps) is padded with zero
-  // taps in the im2col rows and zero columns in the weight, when it is at least 16 and the conv
-  // has at least 32 output channels (measured on lavapipe: a 16-channel 3x3 stem's product is
-  // too small to pay for its im2col; docs/perf.md).
+  // taps in the im2col rows and zero columns in the weight, when it is at least 16 (measured on
+  // lavapipe: mobilenet_v3's 16-channel 3x3 stem as im2col + product about as fast as
+  // conv_gemm, and its product's view lets the depthwise conv after it run as depthwise_nhwc:
+  // 0.3 ms less over the three kernels; docs/perf.md).
   if (k < 4 || c_out < 16 || positions == 0) return Form::kNone;
-  if (k % 4 != 0 && (k < 16 || c_out < 32)) return Form::kNone;
+  if (k % 4 != 0 && k < 16) return Form::kNone;
   if (k % 4 == 0 && pointwise_on_1x1_map(g, n)) return Form::kPointwise;  // stores no im2col
   const int64_t max_bytes =
       std::min<int64_t>(kMaxIm2colBytes, static_cast<int64_t>(caps.max_storage_range));
@@ -329,13 +330,15 @@ std::optional<NodeId> depthwise_on_matrix(Graph& out, const Node& n,
       wt.meta.rank() != 4 || wt.meta.shape[1] != 1 || w.strides.size() != 2 ||
       w.pads.size() != 4 || w.dilations.size() != 2)
     return std::nullopt;
-  const Shape& xs = x.meta.shape;
-  Expected<NodeId> r =
-      out.add(OpKind::Reshape, {v->second.matrix}, Attrs{.dims = {xs[0], xs[2], xs[3], xs[1]}},
-              n.loc, {x.sym[0], x.sym[2], x.sym[3], x.sym[1]});
-  if (!r.ok()) return std::nullopt;
+  // (Copied before out.add, which may move the nodes `x` and `wt` refer to.)
   Attrs a;
   a.window.kernel = {wt.meta.shape[2], wt.meta.shape[3]};
+  const Shape xs = x.meta.shape;
+  const SymShape xsym = x.sym;
+  Expected<NodeId> r =
+      out.add(OpKind::Reshape, {v->second.matrix}, Attrs{.dims = {xs[0], xs[2], xs[3], xs[1]}},
+              n.loc, {xsym[0], xsym[2], xsym[3], xsym[1]});
+  if (!r.ok()) return std::nullopt;
   a.window.strides = w.strides;
   a.window.pads = w.pads;
   a.window.dilations = w.dilations;
