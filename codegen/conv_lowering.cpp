@@ -309,6 +309,30 @@ std::optional<NodeId> pool_on_matrix(Graph& out, const Node& n, const std::vecto
   return record_view(out, *m, true, n, views);
 }
 
+/// Whether the matrix `m` (a product, or ops the lowering moved onto products) reads as vec4s
+/// along its rows: every concat on the way from the products is of parts a multiple of 4 wide
+/// (the emitter's vec4 concat); a narrower part needs a scalar load.
+bool loads_as_vec4(const Graph& out, NodeId m) {
+  std::vector<NodeId> stack{m};
+  std::vector<bool> seen(out.size(), false);
+  while (!stack.empty()) {
+    const Node& n = out.node(stack.back());
+    stack.pop_back();
+    if (seen[static_cast<size_t>(n.id)]) continue;
+    seen[static_cast<size_t>(n.id)] = true;
+    if (n.op == OpKind::Concat) {
+      for (NodeId in : n.inputs) {
+        const SymInt& w = out.node(in).sym.back();
+        if (!w.is_constant() || w.constant_value() % 4 != 0) return false;
+      }
+    } else if (!is_elementwise(n.op) && n.op != OpKind::Reshape) {
+      continue;  // a stored product, pool or depthwise output
+    }
+    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+  }
+  return true;
+}
+
 /// A depthwise conv (one input channel per output channel, a multiple of 4 of them) over a
 /// product's view, as depthwise_nhwc over the product read as [N, H, W, C]: its output is again
 /// a [N·OH·OW, C] product's view, so that what follows it runs on a matrix too (its activation
@@ -320,7 +344,8 @@ std::optional<NodeId> depthwise_on_matrix(Graph& out, const Node& n,
   if (n.op != OpKind::Conv || n.meta.rank() != 4 || n.meta.dtype != DType::kF32)
     return std::nullopt;
   const auto v = views.find(ins[0]);
-  if (v == views.end() || !v->second.nhwc) return std::nullopt;
+  if (v == views.end() || !v->second.nhwc || !loads_as_vec4(out, v->second.matrix))
+    return std::nullopt;
   const Node& x = out.node(ins[0]);
   const Node& wt = out.node(ins[1]);
   const Attrs::Window& w = n.attrs.window;

@@ -70,11 +70,15 @@ bool rule_multi_consumer(const Node& n, int uses) {
 NodeId rule_matmul_epilogue(const Graph& graph, const FusionDecision& d, const Node& root,
                             const std::vector<int>& uses) {
   if (!is_elementwise(root.op)) return -1;
-  // Depth-first through the root's inline elementwise producers of the root's shape.
+  // Depth-first through the root's inline elementwise producers of the root's shape (each once:
+  // an epilogue region may read a node twice).
   std::vector<NodeId> stack(root.inputs.begin(), root.inputs.end());
+  std::vector<bool> seen(graph.size(), false);
   while (!stack.empty()) {
     const Node& n = graph.node(stack.back());
     stack.pop_back();
+    if (seen[n.id]) continue;
+    seen[n.id] = true;
     if (!(n.sym == root.sym) || n.meta.dtype != root.meta.dtype) continue;
     if (op_category(n.op) == OpCategory::kContraction) {
       if (uses[n.id] == 1 && d.rule[n.id] == FusionRule::kOwnKernel) return n.id;
@@ -273,6 +277,26 @@ std::vector<NodeId> epilogue_region(const Graph& g, const Node& mm,
   return best;
 }
 
+/// Whether `region` (epilogue_region) may become an epilogue: not empty; none of its nodes is
+/// part of an attention or a layer-norm pattern or of a region taken before; and none before
+/// its exit is a graph output or stored by a rule other than several consumers reading it (an
+/// earlier rule's decision stands).
+bool region_is_free(const FusionDecision& d, const std::vector<NodeId>& region,
+                    const std::vector<bool>& is_output, const std::vector<bool>& claimed) {
+  if (region.empty()) return false;
+  for (size_t i = 1; i < region.size(); ++i) {
+    const NodeId id = region[i];
+    if (claimed[id] || d.rule[id] == FusionRule::kAttention ||
+        d.rule[id] == FusionRule::kLayerNorm || d.attention_of[id] >= 0 ||
+        d.layer_norm_of[id] >= 0)
+      return false;
+    if (i + 1 < region.size() &&
+        (is_output[id] || (d.materialize[id] && d.rule[id] != FusionRule::kMultiConsumer)))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool rowblock,
@@ -363,20 +387,32 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
   }
   // A matmul's elementwise region (epilogue_region) is stored by the matmul kernel at its one
   // exit (kEpilogueRoot); the nodes inside it are computed there, not stored.
+  // Nodes of a region already taken, or of the elementwise chain an attention kernel applies to
+  // its scores (inline nodes between the scores and the softmax): never part of a region.
+  std::vector<bool> claimed(n, false);
+  for (const Node& sm : graph.nodes()) {
+    if (sm.op != OpKind::Softmax || d.rule[sm.id] != FusionRule::kAttention) continue;
+    std::vector<NodeId> stack(sm.inputs.begin(), sm.inputs.end());
+    while (!stack.empty()) {
+      const Node& c = graph.node(stack.back());
+      stack.pop_back();
+      if (claimed[c.id] || d.materialize[c.id] || !is_elementwise(c.op)) continue;
+      claimed[c.id] = true;
+      stack.insert(stack.end(), c.inputs.begin(), c.inputs.end());
+    }
+  }
   {
     std::vector<std::vector<NodeId>> readers(n);
     for (const Node& c : graph.nodes())
       for (NodeId in : c.inputs) readers[static_cast<size_t>(in)].push_back(c.id);
     for (const Node& mm : graph.nodes()) {
-      if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel) continue;
+      // (The product read once: rule_matmul_epilogue takes it only then.)
+      if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel || uses[mm.id] != 1)
+        continue;
       const std::vector<NodeId> region = epilogue_region(graph, mm, readers, is_output, false);
-      if (region.empty()) continue;
+      if (!region_is_free(d, region, is_output, claimed)) continue;
       const NodeId exit = region.back();
-      // A stored node of the region other than its exit (an output) keeps it from fusing.
-      bool stored_inside = false;
-      for (size_t i = 1; i + 1 < region.size(); ++i)
-        stored_inside |= is_output[region[i]];
-      if (stored_inside) continue;
+      for (size_t i = 1; i < region.size(); ++i) claimed[region[i]] = true;
       for (size_t i = 1; i + 1 < region.size(); ++i) {
         d.materialize[region[i]] = false;
         d.rule[region[i]] = FusionRule::kInlinePointwise;
@@ -401,11 +437,9 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
           !(r.sym[1] == dw.sym[3]))
         continue;
       const std::vector<NodeId> region = epilogue_region(graph, r, readers, is_output, true);
-      if (region.empty()) continue;
+      if (!region_is_free(d, region, is_output, claimed)) continue;
       const NodeId exit = region.back();
-      bool stored_inside = false;
-      for (size_t i = 1; i + 1 < region.size(); ++i) stored_inside |= is_output[region[i]];
-      if (stored_inside) continue;
+      for (size_t i = 1; i < region.size(); ++i) claimed[region[i]] = true;
       for (size_t i = 1; i + 1 < region.size(); ++i) {
         d.materialize[region[i]] = false;
         d.rule[region[i]] = FusionRule::kInlinePointwise;

@@ -57,10 +57,12 @@ bool epilogue_reads_operands(const Graph& g, const FusionDecision& fusion, NodeI
   const NodeId a = storage_of(g, fusion, matmul.inputs[0]),
                b = storage_of(g, fusion, matmul.inputs[1]);
   std::vector<NodeId> stack = {root};
+  std::vector<bool> seen(g.size(), false);  // an epilogue region may read a node twice
   while (!stack.empty()) {
     const Node& n = g.node(stack.back());
     stack.pop_back();
-    if (n.id == matmul.id) continue;
+    if (n.id == matmul.id || seen[n.id]) continue;
+    seen[n.id] = true;
     if (n.id == matmul.inputs[0] || n.id == matmul.inputs[1] || n.id == a || n.id == b) return true;
     if (n.id != root && fusion.materialize[n.id]) continue;
     stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());

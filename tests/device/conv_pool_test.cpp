@@ -595,12 +595,12 @@ TEST_F(DeviceConvPool, FireModuleRunsItsPoolsAndConcatOnTheProducts) {
 }
 
 // An inverted-residual block (MobileNet's): a 1x1 expand conv with a HardSwish, a depthwise
-// conv (3x3 and 5x5, strides 1 and 2, dilation 2, with and without bias) with a ReLU, and a 1x1
-// project conv. With the row-block product the depthwise conv runs as depthwise_nhwc on the
-// expand product read as NHWC (the HardSwish stored by the product kernel, which applies it
-// whole although it reads the product twice), and the project conv reads its output matrix as
-// its im2col. Values against the interpreter at odd sizes (a 1x1 output map included), static
-// and symbolic.
+// conv (3x3 and 5x5, strides 1 and 2, dilation 2, with and without bias) with a ReLU or a
+// HardSwish, and a 1x1 project conv. With the row-block product the depthwise conv runs as
+// depthwise_nhwc on the expand product read as NHWC (the HardSwish stored by the product kernel,
+// which applies it whole although it reads the product twice), and the project conv reads its
+// output matrix as its im2col. Values against the interpreter at odd sizes (a 1x1 output map
+// included), static and symbolic.
 TEST_F(DeviceConvPool, InvertedResidualRunsItsDepthwiseConvOnTheProduct) {
   const bool rowblock = has_rowblock_kernel(Device::vulkan().vulkan_device()->info());
   auto weight = [&](const Shape& s) {
@@ -612,17 +612,18 @@ TEST_F(DeviceConvPool, InvertedResidualRunsItsDepthwiseConvOnTheProduct) {
   };
   struct Dw {
     int64_t c, k, stride, pad, dil;
-    bool bias;
+    bool bias, hswish = false;  // hswish: a HardSwish after the depthwise conv, not a ReLU
   };
-  for (const Dw& d :
-       {Dw{16, 3, 1, 1, 1, true}, Dw{24, 5, 2, 2, 1, false}, Dw{20, 3, 1, 2, 2, true}}) {
+  for (const Dw& d : {Dw{16, 3, 1, 1, 1, true}, Dw{24, 5, 2, 2, 1, false},
+                      Dw{20, 3, 1, 2, 2, true, true}, Dw{16, 3, 2, 2, 2, true, true}}) {
     const std::vector<Tensor> host = {weight({d.c, 8, 1, 1}), rnd(DType::kF32, {d.c}),
                                       weight({d.c, 1, d.k, d.k}), rnd(DType::kF32, {d.c}),
                                       weight({16, d.c, 1, 1})};
     auto block = [&](const Tensor& x, const std::vector<Tensor>& p) {
       const Tensor e = hardswish(conv(x, p[0], p[1], {1, 1}, {0, 0, 0, 0}));
-      const Tensor h = relu(conv(e, p[2], d.bias ? p[3] : Tensor(), {d.stride, d.stride},
-                                 {d.pad, d.pad, d.pad, d.pad}, {d.dil, d.dil}, d.c));
+      const Tensor dw = conv(e, p[2], d.bias ? p[3] : Tensor(), {d.stride, d.stride},
+                             {d.pad, d.pad, d.pad, d.pad}, {d.dil, d.dil}, d.c);
+      const Tensor h = d.hswish ? hardswish(dw) : relu(dw);
       return conv(h, p[4], Tensor(), {1, 1}, {0, 0, 0, 0});
     };
     std::vector<Tensor> dev;
@@ -640,8 +641,8 @@ TEST_F(DeviceConvPool, InvertedResidualRunsItsDepthwiseConvOnTheProduct) {
         test::expect_close(got, block(x, host), Tol{1e-4, 1e-4}, what);
       }
       if (!rowblock) continue;
-      // Every entry runs the depthwise conv as depthwise_nhwc (its ReLU applied before its
-      // store), with no window kernel, no elementwise kernel of its own, and one im2col at most
+      // Every entry runs the depthwise conv as depthwise_nhwc (its activation applied before
+      // its store), with no window kernel, no elementwise kernel of its own, and one im2col at most
       // (the expand conv's: a small product may read its input through the tiled kernel).
       for (const EntryInfo& entry : compiled.entries()) {
         std::string kernels;

@@ -632,5 +632,40 @@ TEST(ConvLowering, DepthwiseNhwcShapeRuleRejectsWhatTheKernelCannotTake) {
   EXPECT_FALSE(g.add(OpKind::DepthwiseNhwc, {x}, a).ok());
 }
 
+// A depthwise conv over the concat of two expand convs' products: depthwise_nhwc where both
+// parts are a multiple of 4 wide (16 + 20), the conv left as it is where they are not (18 + 18:
+// the kernel's vec4 loads could not read them), and every plan compiles.
+TEST(ConvLowering, DepthwiseOverAConcatNeedsPartsOfWholeVec4s) {
+  for (const auto& [a, b] : std::vector<std::pair<int64_t, int64_t>>{{16, 20}, {18, 18}}) {
+    Graph g;
+    const NodeId x = g.add_input({DType::kF32, {2, 16, 6, 6}});
+    const NodeId wa = g.add_input({DType::kF32, {a, 16, 1, 1}});
+    const NodeId wb = g.add_input({DType::kF32, {b, 16, 1, 1}});
+    const NodeId wd = g.add_input({DType::kF32, {a + b, 1, 3, 3}});
+    Attrs one;
+    one.window.strides = {1, 1};
+    one.window.pads = {0, 0, 0, 0};
+    one.window.dilations = {1, 1};
+    Attrs dw = one;
+    dw.window.pads = {1, 1, 1, 1};
+    dw.window.groups = a + b;
+    Attrs cat;
+    cat.axis = 1;
+    const NodeId c =
+        add(g, OpKind::Concat,
+            {add(g, OpKind::Conv, {x, wa}, one), add(g, OpKind::Conv, {x, wb}, one)}, cat);
+    g.set_outputs({add(g, OpKind::Conv, {c, wd}, dw)});
+    auto lowered = lower_for_device(g, test::shuffle_options().caps);
+    ASSERT_TRUE(lowered.ok() && lowered->has_value());
+    int dws = 0;
+    for (const Node& n : (**lowered).nodes()) dws += n.op == OpKind::DepthwiseNhwc;
+    EXPECT_EQ(dws, a % 4 == 0 ? 1 : 0) << a << " + " << b;
+    auto plan = plan_kernels(**lowered, test::shuffle_options());
+    EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+    std::mt19937 rng(5);
+    expect_same_values(g, **lowered, rng, std::to_string(a) + " + " + std::to_string(b));
+  }
+}
+
 }  // namespace
 }  // namespace kiln

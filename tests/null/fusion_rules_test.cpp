@@ -151,6 +151,68 @@ TEST(FusionRules, EpilogueRegionReadingTheProductTwiceIsStoredAtItsExit) {
   }
 }
 
+// Regions that must not become epilogues, or only once: two products whose regions share
+// nodes (the second region is not taken: the first one's exit applies them), an attention
+// whose additive score bias is another product's HardSwish-like region (the scores chain stays
+// the attention kernel's), and a product plus 1 followed by 40 squarings, each reading the previous
+// node twice (the searches through the region visit each node once: walking every path took
+// time exponential in the depth). Every plan compiles.
+TEST(FusionRules, EpilogueRegionsLeaveOtherRulesAndEachOtherAlone) {
+  {
+    Graph g;
+    NodeId x1 = g.add_input({DType::kF32, {8, 16}});
+    NodeId w1 = g.add_input({DType::kF32, {16, 16}});
+    NodeId x2 = g.add_input({DType::kF32, {8, 16}});
+    NodeId w2 = g.add_input({DType::kF32, {16, 16}});
+    NodeId mm1 = add(g, OpKind::MatMul, {x1, w1});
+    NodeId mm2 = add(g, OpKind::MatMul, {x2, w2});
+    NodeId y = add(g, OpKind::Add, {mm1, add(g, OpKind::Full, {}, scalar(1.0))});
+    NodeId t = add(g, OpKind::Mul, {y, mm2});
+    NodeId s = add(g, OpKind::Add, {t, y});
+    NodeId v = add(g, OpKind::Mul, {y, add(g, OpKind::Full, {}, scalar(3.0))});
+    NodeId f = add(g, OpKind::Add, {s, x2});
+    NodeId e = add(g, OpKind::Add, {f, v});
+    g.set_outputs({e});
+    const FusionDecision d = decide_fusion(g, true);
+    EXPECT_EQ(d.epilogue_of[e], mm1);
+    EXPECT_FALSE(d.materialize[s]);
+    EXPECT_TRUE(d.materialize[mm2]);
+    EXPECT_EQ(plan_and_compile(g).kernels.size(), 2u);
+  }
+  {
+    Graph g;
+    NodeId q = g.add_input({DType::kF32, {2, 8, 8}});
+    NodeId k = g.add_input({DType::kF32, {2, 8, 8}});
+    NodeId vv = g.add_input({DType::kF32, {2, 8, 8}});
+    NodeId xa = g.add_input({DType::kF32, {2, 8, 8}});
+    NodeId w = g.add_input({DType::kF32, {8, 8}});
+    NodeId c = g.add_input({DType::kF32, {8}});
+    NodeId sc =
+        add(g, OpKind::Mul,
+            {add(g, OpKind::MatMul, {q, k}, trans_b()), add(g, OpKind::Full, {}, scalar(0.125))});
+    NodeId b = add(g, OpKind::Add, {add(g, OpKind::MatMul, {xa, w}), c});
+    NodeId h = add(g, OpKind::Mul, {b, add(g, OpKind::Relu, {b})});
+    NodeId t = add(g, OpKind::Add, {sc, h});
+    NodeId out = add(g, OpKind::MatMul, {add(g, OpKind::Softmax, {t}, axis(-1)), vv});
+    g.set_outputs({out});
+    const FusionDecision d = decide_fusion(g, true, true);
+    EXPECT_NE(d.rule[t], FusionRule::kEpilogueRoot);
+    EXPECT_FALSE(plan_and_compile(g).kernels.empty());
+  }
+  {
+    Graph g;
+    NodeId x = g.add_input({DType::kF32, {8, 16}});
+    NodeId w = g.add_input({DType::kF32, {16, 16}});
+    const NodeId mm = add(g, OpKind::MatMul, {x, w}, trans_b());
+    NodeId y = add(g, OpKind::Add, {mm, add(g, OpKind::Full, {}, scalar(1.0))});
+    for (int i = 0; i < 40; ++i) y = add(g, OpKind::Mul, {y, y});
+    g.set_outputs({y});
+    const FusionDecision d = decide_fusion(g, true);
+    EXPECT_EQ(d.epilogue_of[y], mm);
+    EXPECT_EQ(plan_and_compile(g).kernels.size(), 1u);
+  }
+}
+
 // An embedding's output is a reshape of the gathered rows: the row-block kernel reads the
 // stored rows through it.
 TEST(FusionRules, RowBlockReadsAReshapeOfAStoredTensor) {
