@@ -297,6 +297,22 @@ bool region_is_free(const FusionDecision& d, const std::vector<NodeId>& region,
   return true;
 }
 
+/// Makes `region` an epilogue: its inner nodes computed by the kernel, its exit stored
+/// (kEpilogueRoot unless already stored by another rule), every node but the first claimed.
+/// Returns the exit.
+NodeId take_region(FusionDecision& d, const std::vector<NodeId>& region,
+                   std::vector<bool>& claimed) {
+  const NodeId exit = region.back();
+  for (size_t i = 1; i < region.size(); ++i) claimed[region[i]] = true;
+  for (size_t i = 1; i + 1 < region.size(); ++i) {
+    d.materialize[region[i]] = false;
+    d.rule[region[i]] = FusionRule::kInlinePointwise;
+  }
+  if (!d.materialize[exit]) d.rule[exit] = FusionRule::kEpilogueRoot;
+  d.materialize[exit] = true;
+  return exit;
+}
+
 }  // namespace
 
 FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool rowblock,
@@ -411,14 +427,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
         continue;
       const std::vector<NodeId> region = epilogue_region(graph, mm, readers, is_output, false);
       if (!region_is_free(d, region, is_output, claimed)) continue;
-      const NodeId exit = region.back();
-      for (size_t i = 1; i < region.size(); ++i) claimed[region[i]] = true;
-      for (size_t i = 1; i + 1 < region.size(); ++i) {
-        d.materialize[region[i]] = false;
-        d.rule[region[i]] = FusionRule::kInlinePointwise;
-      }
-      if (!d.materialize[exit]) d.rule[exit] = FusionRule::kEpilogueRoot;
-      d.materialize[exit] = true;
+      take_region(d, region, claimed);
     }
   }
   // A depthwise_nhwc read only through the reshape to its product matrix: the elementwise
@@ -438,14 +447,7 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
         continue;
       const std::vector<NodeId> region = epilogue_region(graph, r, readers, is_output, true);
       if (!region_is_free(d, region, is_output, claimed)) continue;
-      const NodeId exit = region.back();
-      for (size_t i = 1; i < region.size(); ++i) claimed[region[i]] = true;
-      for (size_t i = 1; i + 1 < region.size(); ++i) {
-        d.materialize[region[i]] = false;
-        d.rule[region[i]] = FusionRule::kInlinePointwise;
-      }
-      if (!d.materialize[exit]) d.rule[exit] = FusionRule::kEpilogueRoot;
-      d.materialize[exit] = true;
+      const NodeId exit = take_region(d, region, claimed);
       d.materialize[dw.id] = false;
       d.rule[dw.id] = FusionRule::kWindowEpilogue;
       d.epilogue_of[exit] = dw.id;

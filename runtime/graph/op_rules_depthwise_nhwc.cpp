@@ -3,7 +3,6 @@
 // kernel (KH, KW), strides, pads and dilations for the two spatial dims, the window fitting the
 // padded input. Gives f32 [N, OH, OW, C].
 #include "graph/shape_rule.h"
-#include "graph/window_size.h"
 
 namespace kiln::detail {
 namespace {
@@ -20,30 +19,18 @@ Expected<SymMeta> depthwise_nhwc_shape(ShapeRule& r) {
   for (size_t i = 0; i < r.inputs(); ++i)
     if (r.dtype(i) != DType::kF32) return r.error("x, weight and bias must be f32");
   if (r.rank(0) != 4) return r.error("x must be [N, H, W, C]");
-  if (w.kernel.size() != 2 || w.strides.size() != 2 || w.dilations.size() != 2 ||
-      w.pads.size() != 4)
-    return r.error("needs a 2-D window: kernel, strides and dilations of 2, pads of 4");
+  if (w.kernel.size() != 2) return r.error("needs a 2-D window");
   const SymShape& x = r.shape(0);
   if (!x[3].is_constant()) return r.error("needs a static channel count");
   const int64_t c = x[3].constant_value();
   const SymShape& ws = r.shape(1);
-  if (ws.size() != 4 || !is_size(ws[0], c) || !is_size(ws[1], 1) ||
-      !is_size(ws[2], w.kernel[0]) || !is_size(ws[3], w.kernel[1]))
+  if (ws.size() != 4 || !is_size(ws[0], c) || !is_size(ws[1], 1) || !is_size(ws[2], w.kernel[0]) ||
+      !is_size(ws[3], w.kernel[1]))
     return r.error("weight must be [C, 1, KH, KW] with the window's kernel");
   if (r.inputs() == 3 && (r.rank(2) != 1 || !is_size(r.shape(2)[0], c)))
     return r.error("bias must be [C]");
-  SymShape out{x[0], SymInt(0), SymInt(0), x[3]};
-  for (size_t i = 0; i < 2; ++i) {
-    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 || w.pads[i] < 0 ||
-        w.pads[i + 2] < 0)
-      return r.error("kernel, strides and dilations must be >= 1, pads >= 0");
-    // At the traced sizes (the conv this stands for guarded the window's fit).
-    if (window_output_size(r.meta(0).shape[i + 1], w.kernel[i], w.strides[i], w.pads[i],
-                           w.pads[i + 2], w.dilations[i], false) < 0)
-      return r.error("the window is larger than the padded input");
-    out[i + 1] = window_output_sym(x[i + 1], w, i);
-  }
-  return SymMeta{DType::kF32, std::move(out)};
+  KILN_ASSIGN_OR_RETURN(const auto out, window_2d_output(r, 1));
+  return SymMeta{DType::kF32, SymShape{x[0], out[0], out[1], x[3]}};
 }
 
 }  // namespace kiln::detail

@@ -11,6 +11,7 @@
 /// (a KILN_RULE_OP or KILN_KERNEL_OP row of ops.def) has no second, concrete rule.
 #pragma once
 
+#include <array>
 #include <span>
 #include <string>
 
@@ -83,6 +84,12 @@ namespace detail {
 #undef KILN_KERNEL_OP
 #undef KILN_RULE_OP
 #undef KILN_OP
+
+/// The output sizes of Attrs::window, a 2-D window (kernel, strides, dilations of 2, pads of 4),
+/// over input 0's dims `first` and `first + 1`; errors for a malformed window or one larger
+/// than the padded input at the traced sizes (runtime/graph/op_rules_im2col.cpp: im2col's and
+/// depthwise_nhwc's rules).
+Expected<std::array<SymInt, 2>> window_2d_output(ShapeRule& r, size_t first);
 
 /// The rule of `op`'s row, or null for an op whose rules are written by category.
 ShapeRuleFn shape_rule(OpKind op);
