@@ -401,10 +401,9 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
     d.layer_norm_of[m->root] = static_cast<int>(d.layer_norms.size());
     d.layer_norms.push_back(*m);
   }
-  // A matmul's elementwise region (epilogue_region) is stored by the matmul kernel at its one
-  // exit (kEpilogueRoot); the nodes inside it are computed there, not stored.
-  // Nodes of a region already taken, or of the elementwise chain an attention kernel applies to
-  // its scores (inline nodes between the scores and the softmax): never part of a region.
+  // Epilogue regions (epilogue_region). Nodes of a region already taken, or of the elementwise
+  // chain an attention kernel applies to its scores (inline nodes between the scores and the
+  // softmax), are never part of one.
   std::vector<bool> claimed(n, false);
   for (const Node& sm : graph.nodes()) {
     if (sm.op != OpKind::Softmax || d.rule[sm.id] != FusionRule::kAttention) continue;
@@ -417,41 +416,35 @@ FusionDecision decide_fusion(const Graph& graph, bool fuse, bool attention, bool
       stack.insert(stack.end(), c.inputs.begin(), c.inputs.end());
     }
   }
-  {
-    std::vector<std::vector<NodeId>> readers(n);
-    for (const Node& c : graph.nodes())
-      for (NodeId in : c.inputs) readers[static_cast<size_t>(in)].push_back(c.id);
-    for (const Node& mm : graph.nodes()) {
-      // (The product read once: rule_matmul_epilogue takes it only then.)
-      if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel || uses[mm.id] != 1)
-        continue;
-      const std::vector<NodeId> region = epilogue_region(graph, mm, readers, is_output, false);
-      if (!region_is_free(d, region, is_output, claimed)) continue;
-      take_region(d, region, claimed);
-    }
+  std::vector<std::vector<NodeId>> reader_lists(n);  // per node, the nodes reading it directly
+  for (const Node& c : graph.nodes())
+    for (NodeId in : c.inputs) reader_lists[static_cast<size_t>(in)].push_back(c.id);
+  // A matmul's region is stored by the matmul kernel at its one exit (kEpilogueRoot); the nodes
+  // inside it are computed there, not stored.
+  for (const Node& mm : graph.nodes()) {
+    // (The product read once: rule_matmul_epilogue takes it only then.)
+    if (mm.op != OpKind::MatMul || d.rule[mm.id] != FusionRule::kOwnKernel || uses[mm.id] != 1)
+      continue;
+    const std::vector<NodeId> region = epilogue_region(graph, mm, reader_lists, is_output, false);
+    if (region_is_free(d, region, is_output, claimed)) take_region(d, region, claimed);
   }
   // A depthwise_nhwc read only through the reshape to its product matrix: the elementwise
   // region after that reshape (an activation on scalar operands) is applied by its kernel
   // before the store (kWindowEpilogue), as a matmul's epilogue is.
-  {
-    std::vector<std::vector<NodeId>> readers(n);
-    for (const Node& c : graph.nodes())
-      for (NodeId in : c.inputs) readers[static_cast<size_t>(in)].push_back(c.id);
-    for (const Node& dw : graph.nodes()) {
-      if (dw.op != OpKind::DepthwiseNhwc || d.rule[dw.id] != FusionRule::kOwnKernel ||
-          readers[dw.id].size() != 1)
-        continue;
-      const Node& r = graph.node(readers[dw.id][0]);
-      if (r.op != OpKind::Reshape || is_output[r.id] || r.sym.size() != 2 ||
-          !(r.sym[1] == dw.sym[3]))
-        continue;
-      const std::vector<NodeId> region = epilogue_region(graph, r, readers, is_output, true);
-      if (!region_is_free(d, region, is_output, claimed)) continue;
-      const NodeId exit = take_region(d, region, claimed);
-      d.materialize[dw.id] = false;
-      d.rule[dw.id] = FusionRule::kWindowEpilogue;
-      d.epilogue_of[exit] = dw.id;
-    }
+  for (const Node& dw : graph.nodes()) {
+    if (dw.op != OpKind::DepthwiseNhwc || d.rule[dw.id] != FusionRule::kOwnKernel ||
+        reader_lists[dw.id].size() != 1)
+      continue;
+    const Node& r = graph.node(reader_lists[dw.id][0]);
+    if (r.op != OpKind::Reshape || is_output[r.id] || r.sym.size() != 2 ||
+        !(r.sym[1] == dw.sym[3]))
+      continue;
+    const std::vector<NodeId> region = epilogue_region(graph, r, reader_lists, is_output, true);
+    if (!region_is_free(d, region, is_output, claimed)) continue;
+    const NodeId exit = take_region(d, region, claimed);
+    d.materialize[dw.id] = false;
+    d.rule[dw.id] = FusionRule::kWindowEpilogue;
+    d.epilogue_of[exit] = dw.id;
   }
   // A matmul whose operands the row-block kernel cannot read in place gets them stored, when
   // cheaper.
